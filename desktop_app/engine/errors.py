@@ -1,0 +1,35 @@
+"""Errors the engine raises. Each carries a message meant for the user, not a traceback."""
+
+from __future__ import annotations
+
+
+class EngineError(Exception):
+    """Base class: something the user can read and act on."""
+
+
+class ModelNotFoundError(EngineError):
+    """A model file is missing."""
+
+
+class ModelLoadError(EngineError):
+    """A model file exists but cannot be loaded (not GGUF, truncated, unsupported, too large)."""
+
+
+class IncompatibleDraftError(EngineError):
+    """The draft model cannot propose tokens for this target; ``reasons`` says what differs."""
+
+    def __init__(self, reasons: list[str]) -> None:
+        self.reasons = list(reasons)
+        super().__init__("Draft model is incompatible with the target: " + "; ".join(self.reasons))
+
+
+class ContextOverflowError(EngineError):
+    """The prompt does not fit in the context window."""
+
+
+class TemplateError(EngineError):
+    """A chat template failed to render (or tried something the sandbox forbids)."""
+
+
+class DecodeError(EngineError):
+    """llama_decode failed."""

@@ -1,0 +1,283 @@
+"""One GGUF model with its context, on llama.cpp's low-level API.
+
+A :class:`LlamaModel` owns a model, a context, a reusable batch and a record of which tokens its
+KV cache holds, so callers can reuse a cached prefix (a new chat turn decodes only new tokens)
+and trim rejected draft tokens. One thread at a time may use it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import llama_cpp
+import numpy as np
+
+from desktop_app.engine.backend import clear_log, ensure_backend, recent_log
+from desktop_app.engine.errors import ContextOverflowError, DecodeError, ModelLoadError
+from desktop_app.engine.gguf_file import GGUFInfo, read_gguf
+
+
+@dataclass(frozen=True)
+class ModelOptions:
+    """Per-model load settings (target and draft each have their own)."""
+
+    n_gpu_layers: int = -1  # -1: offload every layer the backend can take; 0: CPU only
+    n_ctx: int = 4096
+    n_batch: int = 512
+    n_threads: int | None = None  # None: every core
+    flash_attn: bool | None = None  # None: let llama.cpp decide
+
+
+def available_memory() -> int | None:
+    """Bytes of RAM the OS could give us now (Linux MemAvailable; None when unknown)."""
+    try:
+        with open("/proc/meminfo") as handle:
+            for line in handle:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+class LlamaModel:
+    def __init__(self, path: str | Path, options: ModelOptions | None = None) -> None:
+        ensure_backend()
+        self.path = Path(path)
+        self.options = options or ModelOptions()
+        self.info: GGUFInfo = read_gguf(self.path)
+        self._check_memory()
+        self._model = None
+        self._ctx = None
+        self._batch = None
+        self._load()
+        self.vocab = llama_cpp.llama_model_get_vocab(self._model)
+        self.n_vocab = int(llama_cpp.llama_vocab_n_tokens(self.vocab))
+        self.n_ctx = int(llama_cpp.llama_n_ctx(self._ctx))
+        self.n_batch = self.options.n_batch
+        self._batch = llama_cpp.llama_batch_init(self.n_batch, 0, 1)
+        self._memory = llama_cpp.llama_get_memory(self._ctx)
+        self.kv_tokens: list[int] = []
+        self._pieces: dict[int, bytes] = {}
+        self._piece_buf = ctypes.create_string_buffer(256)
+        self._eog = np.array([bool(llama_cpp.llama_vocab_is_eog(self.vocab, i)) for i in range(self.n_vocab)])
+
+    # ----------------------------------------------------------------- loading
+    def _check_memory(self) -> None:
+        if self.options.n_gpu_layers != 0 and llama_cpp.llama_supports_gpu_offload():
+            return  # the GPU backend reports its own allocation failures
+        free = available_memory()
+        size = self.info.file_size
+        if free is not None and size > free:
+            raise ModelLoadError(
+                f"{self.path.name} needs about {size / 2**30:.1f} GiB of memory but only "
+                f"{free / 2**30:.1f} GiB is available: choose a smaller model or quantization"
+            )
+
+    def _load(self) -> None:
+        mparams = llama_cpp.llama_model_default_params()
+        mparams.n_gpu_layers = self.options.n_gpu_layers if self.options.n_gpu_layers >= 0 else 999
+        clear_log()
+        model = llama_cpp.llama_model_load_from_file(str(self.path).encode(), mparams)
+        if not model:
+            raise ModelLoadError(f"llama.cpp could not load {self.path.name}: {self._log_reason()}")
+        self._model = model
+        cparams = llama_cpp.llama_context_default_params()
+        train_ctx = int(llama_cpp.llama_model_n_ctx_train(model))
+        cparams.n_ctx = min(self.options.n_ctx, train_ctx) if train_ctx > 0 else self.options.n_ctx
+        cparams.n_batch = self.options.n_batch
+        cparams.n_ubatch = self.options.n_batch
+        threads = self.options.n_threads or os.cpu_count() or 1
+        cparams.n_threads = threads
+        cparams.n_threads_batch = threads
+        if self.options.flash_attn is not None:
+            cparams.flash_attn_type = 1 if self.options.flash_attn else 0
+        ctx = llama_cpp.llama_init_from_model(model, cparams)
+        if not ctx:
+            llama_cpp.llama_model_free(model)
+            self._model = None
+            raise ModelLoadError(f"llama.cpp could not create a context for {self.path.name}: {self._log_reason()}")
+        self._ctx = ctx
+
+    @staticmethod
+    def _log_reason() -> str:
+        lines = [line for line in recent_log(12) if "error" in line.lower() or "failed" in line.lower()]
+        return (lines[-1] if lines else (recent_log(1) or ["unknown error"])[-1]).strip()
+
+    def close(self) -> None:
+        if self._batch is not None:
+            llama_cpp.llama_batch_free(self._batch)
+            self._batch = None
+        if self._ctx is not None:
+            llama_cpp.llama_free(self._ctx)
+            self._ctx = None
+        if self._model is not None:
+            llama_cpp.llama_model_free(self._model)
+            self._model = None
+
+    def __del__(self) -> None:  # pragma: no cover - best effort
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    # ----------------------------------------------------------------- properties
+    @property
+    def name(self) -> str:
+        return str(self.info.get("general.name") or self.path.stem)
+
+    @property
+    def is_recurrent(self) -> bool:
+        return bool(llama_cpp.llama_model_is_recurrent(self._model)) or bool(
+            getattr(llama_cpp, "llama_model_is_hybrid", lambda _m: False)(self._model)
+        )
+
+    @property
+    def size_bytes(self) -> int:
+        return int(llama_cpp.llama_model_size(self._model))
+
+    @property
+    def bos_id(self) -> int:
+        return int(llama_cpp.llama_vocab_bos(self.vocab))
+
+    @property
+    def eos_id(self) -> int:
+        return int(llama_cpp.llama_vocab_eos(self.vocab))
+
+    @property
+    def add_bos(self) -> bool:
+        return bool(llama_cpp.llama_vocab_get_add_bos(self.vocab))
+
+    @property
+    def add_eos(self) -> bool:
+        return bool(llama_cpp.llama_vocab_get_add_eos(self.vocab))
+
+    @property
+    def vocab_type(self) -> int:
+        return int(llama_cpp.llama_vocab_type(self.vocab))
+
+    def token_text(self, token: int) -> bytes:
+        return llama_cpp.llama_vocab_get_text(self.vocab, token) or b""
+
+    def is_eog(self, token: int) -> bool:
+        return bool(self._eog[token])
+
+    # ----------------------------------------------------------------- text
+    def tokenize(self, text: str, add_special: bool = True, parse_special: bool = True) -> list[int]:
+        data = text.encode("utf-8")
+        capacity = len(data) + 8
+        buf = (llama_cpp.llama_token * capacity)()
+        n = llama_cpp.llama_tokenize(self.vocab, data, len(data), buf, capacity, add_special, parse_special)
+        if n < 0:
+            capacity = -n
+            buf = (llama_cpp.llama_token * capacity)()
+            n = llama_cpp.llama_tokenize(self.vocab, data, len(data), buf, capacity, add_special, parse_special)
+        return list(buf[:n])
+
+    def piece(self, token: int) -> bytes:
+        """The bytes a token stands for (special tokens render as empty)."""
+        cached = self._pieces.get(token)
+        if cached is None:
+            n = llama_cpp.llama_token_to_piece(self.vocab, token, self._piece_buf, 256, 0, False)
+            cached = self._piece_buf.raw[: max(n, 0)]
+            self._pieces[token] = cached
+        return cached
+
+    def detokenize(self, tokens: Sequence[int]) -> str:
+        return b"".join(self.piece(t) for t in tokens).decode("utf-8", errors="replace")
+
+    # ----------------------------------------------------------------- decoding
+    def _decode(self, tokens: Sequence[int], start: int, want_logits: str) -> None:
+        """Decode ``tokens`` at positions ``start``...; want_logits: 'all', 'last' or 'none'."""
+        n = len(tokens)
+        batch = self._batch
+        batch.n_tokens = n
+        last = n - 1
+        for i, token in enumerate(tokens):
+            batch.token[i] = token
+            batch.pos[i] = start + i
+            batch.n_seq_id[i] = 1
+            batch.seq_id[i][0] = 0
+            batch.logits[i] = want_logits == "all" or (want_logits == "last" and i == last)
+        rc = llama_cpp.llama_decode(self._ctx, batch)
+        if rc != 0:
+            reason = {1: "no free slot in the KV cache (context full)", 2: "aborted", -1: "invalid batch"}
+            raise DecodeError(f"llama_decode failed ({rc}): {reason.get(rc, 'backend error')}")
+
+    def ensure_fits(self, n_tokens: int) -> None:
+        if n_tokens > self.n_ctx:
+            raise ContextOverflowError(
+                f"The conversation needs {n_tokens} tokens but the context holds {self.n_ctx}"
+            )
+
+    def prefill(self, tokens: Sequence[int], need_logits: bool = True) -> int:
+        """Make the KV cache hold exactly ``tokens``, reusing the cached prefix.
+
+        With ``need_logits`` the last token is (re)decoded so :meth:`logits` (-1) is its
+        prediction. Returns how many tokens were decoded now.
+        """
+        self.ensure_fits(len(tokens))
+        keep = common_prefix(self.kv_tokens, tokens)
+        if need_logits and keep == len(tokens) and keep > 0:
+            keep -= 1
+        self.truncate(keep)
+        todo = list(tokens[keep:])
+        pos = keep
+        for begin in range(0, len(todo), self.n_batch):
+            chunk = todo[begin : begin + self.n_batch]
+            is_last = begin + self.n_batch >= len(todo)
+            self._decode(chunk, pos, "last" if (is_last and need_logits) else "none")
+            pos += len(chunk)
+            self.kv_tokens.extend(chunk)
+        return len(todo)
+
+    def decode_all_rows(self, tokens: Sequence[int]) -> None:
+        """Append ``tokens`` to the cache with logits for every row (the verify pass)."""
+        if len(self.kv_tokens) + len(tokens) > self.n_ctx:
+            raise ContextOverflowError(f"The context of {self.n_ctx} tokens is full")
+        self._decode(tokens, len(self.kv_tokens), "all")
+        self.kv_tokens.extend(tokens)
+
+    def decode_one(self, token: int) -> None:
+        """Append one token with logits (plain decoding, drafting)."""
+        if len(self.kv_tokens) + 1 > self.n_ctx:
+            raise ContextOverflowError(f"The context of {self.n_ctx} tokens is full")
+        self._decode((token,), len(self.kv_tokens), "last")
+        self.kv_tokens.append(token)
+
+    def logits(self, row: int = -1) -> np.ndarray:
+        """A view of one row's logits from the last decode (valid until the next decode)."""
+        ptr = llama_cpp.llama_get_logits_ith(self._ctx, row)
+        if not ptr:
+            raise DecodeError(f"no logits for row {row}")
+        return np.ctypeslib.as_array(ptr, shape=(self.n_vocab,))
+
+    def truncate(self, n_keep: int) -> None:
+        """Drop cached tokens from position ``n_keep`` on."""
+        if n_keep >= len(self.kv_tokens):
+            return
+        ok = llama_cpp.llama_memory_seq_rm(self._memory, 0, n_keep, -1)
+        if not ok:  # recurrent caches cannot drop a suffix: start again
+            llama_cpp.llama_memory_clear(self._memory, True)
+            self.kv_tokens = []
+            return
+        del self.kv_tokens[n_keep:]
+
+    def reset(self) -> None:
+        llama_cpp.llama_memory_clear(self._memory, True)
+        self.kv_tokens = []

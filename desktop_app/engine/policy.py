@@ -1,0 +1,179 @@
+"""How many tokens to draft per cycle: fixed, off, or chosen from measured costs (auto).
+
+Auto mode picks k to maximise expected tokens per second:
+
+    E(a, k) = (1 - a^(k+1)) / (1 - a)           tokens per target pass
+    T(k)    = k * draft_token_s + target_batch_s[k + 1]
+    speed   = E(a, k) / T(k)                     (k = 0: 1 / target_batch_s[1])
+
+where the costs are measured on this machine at load time and refined as generation runs, and
+the acceptance rate ``a`` is tracked as it goes. When no k > 0 beats plain decoding, it drafts
+nothing, and probes now and then (cheaply) so it can switch back when acceptance recovers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+PRIOR_ACCEPTANCE = 0.6
+PRIOR_WEIGHT = 4.0  # pseudo-trials behind the prior
+DECAY = 0.9  # per observed cycle: recent cycles count more
+MIN_GAIN = 1.02  # a k > 0 must promise at least 2% over plain decoding
+
+
+def expected_tokens(a: float, k: int) -> float:
+    """Expected tokens per target pass with per-token acceptance ``a`` and ``k`` drafts."""
+    if k <= 0:
+        return 1.0
+    if a >= 1.0:
+        return float(k + 1)
+    return (1.0 - a ** (k + 1)) / (1.0 - a)
+
+
+@dataclass
+class CostModel:
+    """Seconds per target decode of b tokens (index b - 1) and per drafted token."""
+
+    target_batch_s: list[float]
+    draft_token_s: float
+
+    @property
+    def k_max(self) -> int:
+        return len(self.target_batch_s) - 1
+
+    def cycle_s(self, k: int) -> float:
+        return k * self.draft_token_s + self.target_batch_s[k]
+
+    def update_target(self, batch: int, seconds: float, weight: float = 0.1) -> None:
+        if 1 <= batch <= len(self.target_batch_s):
+            old = self.target_batch_s[batch - 1]
+            self.target_batch_s[batch - 1] = (1 - weight) * old + weight * seconds
+
+    def update_draft(self, per_token_s: float, weight: float = 0.1) -> None:
+        self.draft_token_s = (1 - weight) * self.draft_token_s + weight * per_token_s
+
+
+def expected_speed(a: float, k: int, costs: CostModel) -> float:
+    return expected_tokens(a, k) / costs.cycle_s(k)
+
+
+def best_k(a: float, costs: CostModel, k_max: int | None = None) -> tuple[int, float]:
+    """The k that maximises expected speed and its predicted speed-up over plain decoding."""
+    limit = costs.k_max if k_max is None else min(k_max, costs.k_max)
+    base = expected_speed(a, 0, costs)
+    best, best_speed = 0, base
+    for k in range(1, limit + 1):
+        speed = expected_speed(a, k, costs)
+        if speed > best_speed:
+            best, best_speed = k, speed
+    if best > 0 and best_speed < base * MIN_GAIN:
+        return 0, 1.0
+    return best, best_speed / base
+
+
+class Policy(Protocol):
+    mode: str
+    k_max: int
+
+    def choose_k(self) -> int: ...
+    def observe(self, drafted: int, accepted: int, draft_s: float, verify_s: float, batch: int) -> None: ...
+    def reason(self) -> str: ...
+
+
+class OffPolicy:
+    mode = "off"
+    k_max = 0
+
+    def choose_k(self) -> int:
+        return 0
+
+    def observe(self, drafted: int, accepted: int, draft_s: float, verify_s: float, batch: int) -> None:
+        pass
+
+    def reason(self) -> str:
+        return "speculation off"
+
+
+@dataclass
+class FixedPolicy:
+    k_max: int
+    mode: str = "on"
+
+    def choose_k(self) -> int:
+        return self.k_max
+
+    def observe(self, drafted: int, accepted: int, draft_s: float, verify_s: float, batch: int) -> None:
+        pass
+
+    def reason(self) -> str:
+        return f"fixed k={self.k_max}"
+
+
+@dataclass
+class AcceptanceTracker:
+    """Per-token acceptance with exponential forgetting, started from a weak prior."""
+
+    successes: float = PRIOR_ACCEPTANCE * PRIOR_WEIGHT
+    trials: float = PRIOR_WEIGHT
+
+    def observe(self, drafted: int, accepted: int) -> None:
+        if drafted <= 0:
+            return
+        # Each drafted position reached is a trial; the first rejection ends the cycle.
+        trials = accepted + (1 if accepted < drafted else 0)
+        self.successes = self.successes * DECAY + accepted
+        self.trials = self.trials * DECAY + trials
+
+    @property
+    def rate(self) -> float:
+        return self.successes / self.trials if self.trials > 0 else 0.0
+
+
+@dataclass
+class AutoPolicy:
+    costs: CostModel
+    k_max: int
+    mode: str = "auto"
+    probe_k: int = 2
+    acceptance: AcceptanceTracker = field(default_factory=AcceptanceTracker)
+    _k: int = -1
+    _predicted_gain: float = 1.0
+    _cycles_off: int = 0
+    _probe_every: int = 8
+    _probing: bool = False
+
+    def __post_init__(self) -> None:
+        self._decide()
+
+    def _decide(self) -> None:
+        self._k, self._predicted_gain = best_k(self.acceptance.rate, self.costs, self.k_max)
+
+    def choose_k(self) -> int:
+        self._probing = False
+        if self._k == 0:
+            self._cycles_off += 1
+            if self._cycles_off >= self._probe_every:
+                # Probe: a small draft tells whether acceptance has recovered. Back off
+                # exponentially while it has not, so probing costs little.
+                self._cycles_off = 0
+                self._probe_every = min(self._probe_every * 2, 256)
+                self._probing = True
+                return min(self.probe_k, self.k_max)
+        return self._k
+
+    def observe(self, drafted: int, accepted: int, draft_s: float, verify_s: float, batch: int) -> None:
+        self.acceptance.observe(drafted, accepted)
+        self.costs.update_target(batch, verify_s)
+        if drafted > 0 and draft_s > 0:
+            self.costs.update_draft(draft_s / drafted)
+        was_off = self._k == 0
+        self._decide()
+        if was_off and self._k > 0:
+            self._probe_every = 8
+
+    def reason(self) -> str:
+        a = self.acceptance.rate
+        if self._k == 0:
+            return f"off: acceptance {a:.0%} cannot pay for drafting on this hardware"
+        return f"k={self._k}: acceptance {a:.0%}, predicted {self._predicted_gain:.2f}x over plain decoding"

@@ -1,0 +1,100 @@
+"""Sampling transforms and the speculative acceptance rule.
+
+The rule (Leviathan et al. 2023; Chen et al. 2023) keeps the target's distribution exactly as
+long as the target's p and the draft's q go through the SAME transforms, which is why both go
+through :func:`probabilities` here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    """How the next token is chosen. ``temperature == 0`` means greedy (argmax)."""
+
+    temperature: float = 0.0
+    top_k: int = 0
+    top_p: float = 1.0
+    min_p: float = 0.0
+    seed: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.temperature < 0:
+            raise ValueError("temperature must be >= 0")
+        if self.top_k < 0:
+            raise ValueError("top_k must be >= 0 (0 = off)")
+        if not 0.0 < self.top_p <= 1.0:
+            raise ValueError("top_p must be in (0, 1]")
+        if not 0.0 <= self.min_p < 1.0:
+            raise ValueError("min_p must be in [0, 1)")
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature == 0.0
+
+
+def probabilities(logits: np.ndarray, params: SamplingParams) -> np.ndarray:
+    """The distribution to sample from after temperature, top-k, top-p and min-p (float64)."""
+    scaled = logits.astype(np.float64) / params.temperature
+    n = scaled.shape[0]
+    if 0 < params.top_k < n:
+        keep = np.argpartition(scaled, n - params.top_k)[n - params.top_k :]
+        masked = np.full(n, -np.inf)
+        masked[keep] = scaled[keep]
+        scaled = masked
+    scaled -= scaled.max()
+    probs = np.exp(scaled)
+    probs /= probs.sum()
+    if params.min_p > 0.0:
+        probs[probs < params.min_p * probs.max()] = 0.0
+        probs /= probs.sum()
+    if params.top_p < 1.0:
+        order = np.argsort(-probs, kind="stable")
+        cumulative = np.cumsum(probs[order])
+        # keep the smallest prefix whose mass reaches top_p (always at least one token)
+        cut = int(np.searchsorted(cumulative, params.top_p)) + 1
+        trimmed = np.zeros_like(probs)
+        trimmed[order[:cut]] = probs[order[:cut]]
+        probs = trimmed / trimmed.sum()
+    return probs
+
+
+def sample(probs: np.ndarray, rng: np.random.Generator) -> int:
+    """Draw one token id from a probability vector."""
+    cdf = np.cumsum(probs)
+    index = int(np.searchsorted(cdf, rng.random() * cdf[-1], side="right"))
+    return min(index, probs.shape[0] - 1)
+
+
+def next_token(logits: np.ndarray, params: SamplingParams, rng: np.random.Generator) -> int:
+    if params.greedy:
+        return int(np.argmax(logits))
+    return sample(probabilities(logits, params), rng)
+
+
+def accept_draft(
+    p: np.ndarray, q: np.ndarray | None, token: int, rng: np.random.Generator
+) -> tuple[bool, int | None]:
+    """Decide one drafted token under sampling.
+
+    ``p``: target distribution at this position; ``q``: draft distribution (None = the draft
+    chose ``token`` deterministically, i.e. q is one-hot). Returns (accepted, replacement):
+    on rejection, ``replacement`` is drawn from normalize(max(0, p - q)).
+    """
+    q_token = 1.0 if q is None else float(q[token])
+    p_token = float(p[token])
+    if q_token > 0.0 and rng.random() < min(1.0, p_token / q_token):
+        return True, None
+    if q is None:
+        residual = p.copy()
+        residual[token] = 0.0
+    else:
+        residual = np.maximum(p - q, 0.0)
+    total = residual.sum()
+    if total <= 0.0:  # p == q exactly: any rejection is measure-zero; fall back to p
+        residual, total = p, p.sum()
+    return False, sample(residual / total, rng)

@@ -1,0 +1,86 @@
+"""Generation statistics: per answer, live, and a sliding-window speed for the gauge."""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+class SpeedWindow:
+    """Tokens per second over the last ``window_s`` seconds of a stream."""
+
+    def __init__(self, window_s: float = 1.0) -> None:
+        self.window_s = window_s
+        self._events: deque[tuple[float, int]] = deque()
+
+    def add(self, n_tokens: int, now: float | None = None) -> None:
+        now = time.perf_counter() if now is None else now
+        self._events.append((now, n_tokens))
+        while len(self._events) > 2 and now - self._events[1][0] > self.window_s:
+            self._events.popleft()
+
+    def rate(self, now: float | None = None) -> float:
+        if len(self._events) < 2:
+            return 0.0
+        now = time.perf_counter() if now is None else now
+        start = self._events[0][0]
+        span = max(now, self._events[-1][0]) - start
+        tokens = sum(n for _, n in list(self._events)[1:])
+        return tokens / span if span > 0 else 0.0
+
+
+@dataclass
+class GenerationStats:
+    """What one answer cost and how speculation did. ``to_dict`` is the CLI/JSON shape."""
+
+    mode: str = "off"  # off | on | auto
+    drafter: str = "none"  # none | model | ngram
+    draft_max: int = 0
+    k_current: int = 0
+    prompt_tokens: int = 0
+    prompt_tokens_new: int = 0
+    dropped_turns: int = 0
+    prefill_s: float = 0.0
+    ttft_s: float = 0.0
+    generated_tokens: int = 0
+    decode_s: float = 0.0
+    target_passes: int = 0
+    drafted: int = 0
+    accepted: int = 0
+    draft_s: float = 0.0
+    verify_s: float = 0.0
+    window_tokens_per_s: float = 0.0
+    finish_reason: str | None = None
+    auto_reason: str = ""
+    k_history: list[int] = field(default_factory=list)
+
+    @property
+    def acceptance_rate(self) -> float:
+        return self.accepted / self.drafted if self.drafted else 0.0
+
+    @property
+    def tokens_per_pass(self) -> float:
+        return self.generated_tokens / self.target_passes if self.target_passes else 0.0
+
+    @property
+    def decode_tokens_per_s(self) -> float:
+        return self.generated_tokens / self.decode_s if self.decode_s > 0 else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data.pop("k_history")
+        data.update(
+            acceptance_rate=round(self.acceptance_rate, 4),
+            tokens_per_pass=round(self.tokens_per_pass, 4),
+            decode_tokens_per_s=round(self.decode_tokens_per_s, 3),
+        )
+        for key in ("prefill_s", "ttft_s", "decode_s", "draft_s", "verify_s", "window_tokens_per_s"):
+            data[key] = round(data[key], 5)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> GenerationStats:
+        names = {f for f in cls.__dataclass_fields__ if f != "k_history"}
+        return cls(**{k: v for k, v in data.items() if k in names})

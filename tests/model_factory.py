@@ -1,0 +1,207 @@
+"""Deterministic generator of small GGUF test models that share the default model's tokenizer.
+
+Every model here is a llama-architecture network with random (seeded) weights and the real
+SmolLM2 tokenizer and chat template copied from the embedded default model, so the engine's
+tokenizer, template and compatibility code paths see the real thing.
+
+- ``target``: ``TARGET_LAYERS`` layers.
+- ``draft``: the target's first ``DRAFT_LAYERS`` layers plus the same embeddings and norm. The
+  target's later layers are scaled down (``TAIL_SCALE``), so they nudge the residual stream and
+  the two models' greedy choices agree on most, not all, positions.
+- ``draft_other_vocab``: a draft whose vocabulary has some token texts swapped.
+- ``truncated``: a valid header cut off before the tensor data ends.
+- ``not_gguf``: a text file with a .gguf name.
+
+No weights are committed: tests build these into a temp dir once per session (< 5 s).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+
+import gguf
+import numpy as np
+
+from desktop_app.engine.default_model import default_model_path
+from desktop_app.engine.gguf_file import read_gguf
+
+N_EMBD = 64
+N_HEAD = 4
+N_HEAD_KV = 2
+N_FF = 192
+TARGET_LAYERS = 6
+DRAFT_LAYERS = 3
+TAIL_SCALE = 0.35
+SEED = 1234
+CONTEXT = 4096
+
+@dataclass(frozen=True)
+class Tokenizer:
+    """Tokenizer metadata read from a GGUF file, ready to be written into another."""
+
+    model: str
+    pre: str | None
+    tokens: list[str]
+    token_types: list[int]
+    merges: list[str]
+    bos_id: int
+    eos_id: int
+    add_bos: bool
+    chat_template: str | None
+
+
+def read_tokenizer(path: Path) -> Tokenizer:
+    info = read_gguf(path)
+    return Tokenizer(
+        model=info.get("tokenizer.ggml.model"),
+        pre=info.get("tokenizer.ggml.pre"),
+        tokens=list(info.get("tokenizer.ggml.tokens")),
+        token_types=list(info.get("tokenizer.ggml.token_type")),
+        merges=list(info.get("tokenizer.ggml.merges", [])),
+        bos_id=int(info.get("tokenizer.ggml.bos_token_id")),
+        eos_id=int(info.get("tokenizer.ggml.eos_token_id")),
+        add_bos=bool(info.get("tokenizer.ggml.add_bos_token", False)),
+        chat_template=info.get("tokenizer.chat_template"),
+    )
+
+
+def _write_tokenizer(writer: gguf.GGUFWriter, tok: Tokenizer) -> None:
+    writer.add_tokenizer_model(tok.model)
+    if tok.pre:
+        writer.add_tokenizer_pre(tok.pre)
+    writer.add_token_list(tok.tokens)
+    writer.add_token_types(tok.token_types)
+    if tok.merges:
+        writer.add_token_merges(tok.merges)
+    writer.add_bos_token_id(tok.bos_id)
+    writer.add_eos_token_id(tok.eos_id)
+    writer.add_add_bos_token(tok.add_bos)
+    if tok.chat_template:
+        writer.add_chat_template(tok.chat_template)
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    name: str
+    n_layers: int
+    n_embd: int = N_EMBD
+    n_ff: int = N_FF
+    n_head: int = N_HEAD
+    n_head_kv: int = N_HEAD_KV
+    tail_from: int = DRAFT_LAYERS
+    tail_scale: float = TAIL_SCALE
+    seed: int = SEED
+
+
+def _weights(spec: ModelSpec, n_vocab: int) -> dict[str, np.ndarray]:
+    """Seeded weights; layer i is the same in every model built from the same seed and shape."""
+    rng = np.random.default_rng(spec.seed)
+    d, ff = spec.n_embd, spec.n_ff
+    d_kv = d // spec.n_head * spec.n_head_kv
+    tensors: dict[str, np.ndarray] = {
+        "token_embd.weight": rng.normal(0.0, 1.0, (n_vocab, d)).astype(np.float32),
+        "output_norm.weight": np.ones(d, dtype=np.float32),
+    }
+    for i in range(spec.n_layers):
+        layer_rng = np.random.default_rng([spec.seed, i])
+        scale = 1.0 if i < spec.tail_from else spec.tail_scale
+
+        def mat(rows: int, cols: int, gain: float = 1.0) -> np.ndarray:
+            return (layer_rng.normal(0.0, gain / np.sqrt(cols), (rows, cols))).astype(np.float32)
+
+        tensors.update(
+            {
+                f"blk.{i}.attn_norm.weight": np.ones(d, dtype=np.float32),
+                f"blk.{i}.attn_q.weight": mat(d, d, 2.0),
+                f"blk.{i}.attn_k.weight": mat(d_kv, d, 2.0),
+                f"blk.{i}.attn_v.weight": mat(d_kv, d),
+                f"blk.{i}.attn_output.weight": mat(d, d) * scale,
+                f"blk.{i}.ffn_norm.weight": np.ones(d, dtype=np.float32),
+                f"blk.{i}.ffn_gate.weight": mat(ff, d),
+                f"blk.{i}.ffn_up.weight": mat(ff, d),
+                f"blk.{i}.ffn_down.weight": mat(d, ff) * scale,
+            }
+        )
+    return tensors
+
+
+def write_model(path: Path, spec: ModelSpec, tokenizer: Tokenizer) -> Path:
+    """Write one llama-architecture GGUF (Q8_0 embeddings, F32 elsewhere) to ``path``."""
+    tokens = tokenizer.tokens
+    writer = gguf.GGUFWriter(str(path), "llama")
+    writer.add_name(f"specchat-test-{spec.name}")
+    writer.add_context_length(CONTEXT)
+    writer.add_embedding_length(spec.n_embd)
+    writer.add_block_count(spec.n_layers)
+    writer.add_feed_forward_length(spec.n_ff)
+    writer.add_head_count(spec.n_head)
+    writer.add_head_count_kv(spec.n_head_kv)
+    writer.add_rope_dimension_count(spec.n_embd // spec.n_head)
+    writer.add_rope_freq_base(10000.0)
+    writer.add_layer_norm_rms_eps(1e-5)
+    writer.add_vocab_size(len(tokens))
+    writer.add_file_type(gguf.LlamaFileType.MOSTLY_Q8_0)
+    _write_tokenizer(writer, tokenizer)
+    for name, array in _weights(spec, len(tokens)).items():
+        if name == "token_embd.weight":
+            quantized = gguf.quants.quantize(array, gguf.GGMLQuantizationType.Q8_0)
+            writer.add_tensor(name, quantized, raw_dtype=gguf.GGMLQuantizationType.Q8_0)
+        else:
+            writer.add_tensor(name, array)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return path
+
+
+def _swapped_vocab(tokenizer: Tokenizer) -> Tokenizer:
+    """Same tokenizer with the texts of ids 300..309 rotated: a different vocabulary."""
+    tokens = list(tokenizer.tokens)
+    block = tokens[300:310]
+    tokens[300:310] = block[1:] + block[:1]
+    return dataclasses.replace(tokenizer, tokens=tokens)
+
+
+@dataclass(frozen=True)
+class FactoryModels:
+    target: Path
+    draft: Path
+    draft_other_vocab: Path
+    truncated: Path
+    not_gguf: Path
+
+
+def build_all(directory: Path) -> FactoryModels:
+    """Build every test model into ``directory`` (existing files are reused)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    out = FactoryModels(
+        target=directory / "target.gguf",
+        draft=directory / "draft.gguf",
+        draft_other_vocab=directory / "draft-other-vocab.gguf",
+        truncated=directory / "truncated.gguf",
+        not_gguf=directory / "not-a-model.gguf",
+    )
+    if all(p.exists() for p in vars(out).values()):
+        return out
+    tokenizer = read_tokenizer(default_model_path())
+    write_model(out.target, ModelSpec("target", TARGET_LAYERS), tokenizer)
+    write_model(out.draft, ModelSpec("draft", DRAFT_LAYERS), tokenizer)
+    write_model(out.draft_other_vocab, ModelSpec("draft-other", DRAFT_LAYERS), _swapped_vocab(tokenizer))
+    data = out.target.read_bytes()
+    out.truncated.write_bytes(data[: len(data) * 2 // 3])
+    out.not_gguf.write_text("This is not a model file, just text with a .gguf name.\n")
+    return out
+
+
+if __name__ == "__main__":
+    import sys
+    import time
+
+    start = time.perf_counter()
+    models = build_all(Path(sys.argv[1] if len(sys.argv) > 1 else "build/test-models"))
+    print(f"built in {time.perf_counter() - start:.2f}s")
+    for name, path in vars(models).items():
+        print(f"{name:18} {path.stat().st_size / 1e6:7.2f} MB  {path}")
