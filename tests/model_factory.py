@@ -33,7 +33,7 @@ N_HEAD_KV = 2
 N_FF = 192
 TARGET_LAYERS = 6
 DRAFT_LAYERS = 3
-TAIL_SCALE = 0.35
+TAIL_SCALE = 0.1
 SEED = 1234
 CONTEXT = 4096
 
@@ -103,6 +103,8 @@ def _weights(spec: ModelSpec, n_vocab: int) -> dict[str, np.ndarray]:
     tensors: dict[str, np.ndarray] = {
         "token_embd.weight": rng.normal(0.0, 1.0, (n_vocab, d)).astype(np.float32),
         "output_norm.weight": np.ones(d, dtype=np.float32),
+        # An untied output head: with tied embeddings a random model just repeats its input.
+        "output.weight": rng.normal(0.0, 1.0, (n_vocab, d)).astype(np.float32),
     }
     for i in range(spec.n_layers):
         layer_rng = np.random.default_rng([spec.seed, i])
@@ -127,6 +129,9 @@ def _weights(spec: ModelSpec, n_vocab: int) -> dict[str, np.ndarray]:
     return tensors
 
 
+_QUANT = {"token_embd.weight": gguf.GGMLQuantizationType.Q8_0, "output.weight": gguf.GGMLQuantizationType.Q4_0}
+
+
 def write_model(path: Path, spec: ModelSpec, tokenizer: Tokenizer) -> Path:
     """Write one llama-architecture GGUF (Q8_0 embeddings, F32 elsewhere) to ``path``."""
     tokens = tokenizer.tokens
@@ -145,9 +150,9 @@ def write_model(path: Path, spec: ModelSpec, tokenizer: Tokenizer) -> Path:
     writer.add_file_type(gguf.LlamaFileType.MOSTLY_Q8_0)
     _write_tokenizer(writer, tokenizer)
     for name, array in _weights(spec, len(tokens)).items():
-        if name == "token_embd.weight":
-            quantized = gguf.quants.quantize(array, gguf.GGMLQuantizationType.Q8_0)
-            writer.add_tensor(name, quantized, raw_dtype=gguf.GGMLQuantizationType.Q8_0)
+        qtype = _QUANT.get(name)
+        if qtype is not None:
+            writer.add_tensor(name, gguf.quants.quantize(array, qtype), raw_dtype=qtype)
         else:
             writer.add_tensor(name, array)
     writer.write_header_to_file()
@@ -165,6 +170,14 @@ def _swapped_vocab(tokenizer: Tokenizer) -> Tokenizer:
     return dataclasses.replace(tokenizer, tokens=tokens)
 
 
+def _rename_architecture(data: bytes, new: bytes) -> bytes:
+    """Patch general.architecture's value ("llama") in place: a valid GGUF llama.cpp cannot run."""
+    key = b"general.architecture"
+    at = data.index(key) + len(key) + 4 + 8  # value type (u32) and string length (u64)
+    assert data[at : at + 5] == b"llama" and len(new) == 5
+    return data[:at] + new + data[at + 5 :]
+
+
 @dataclass(frozen=True)
 class FactoryModels:
     target: Path
@@ -172,6 +185,7 @@ class FactoryModels:
     draft_other_vocab: Path
     truncated: Path
     not_gguf: Path
+    unknown_arch: Path
 
 
 def build_all(directory: Path) -> FactoryModels:
@@ -183,6 +197,7 @@ def build_all(directory: Path) -> FactoryModels:
         draft_other_vocab=directory / "draft-other-vocab.gguf",
         truncated=directory / "truncated.gguf",
         not_gguf=directory / "not-a-model.gguf",
+        unknown_arch=directory / "unknown-arch.gguf",
     )
     if all(p.exists() for p in vars(out).values()):
         return out
@@ -193,6 +208,7 @@ def build_all(directory: Path) -> FactoryModels:
     data = out.target.read_bytes()
     out.truncated.write_bytes(data[: len(data) * 2 // 3])
     out.not_gguf.write_text("This is not a model file, just text with a .gguf name.\n")
+    out.unknown_arch.write_bytes(_rename_architecture(out.draft.read_bytes(), b"zebra"))
     return out
 
 

@@ -116,8 +116,12 @@ class LlamaModel:
 
     @staticmethod
     def _log_reason() -> str:
-        lines = [line for line in recent_log(12) if "error" in line.lower() or "failed" in line.lower()]
-        return (lines[-1] if lines else (recent_log(1) or ["unknown error"])[-1]).strip()
+        lines = recent_log(12)
+        for marker in ("error loading model:", "error:", "failed"):
+            for line in reversed(lines):
+                if marker in line.lower():
+                    return line.split(marker, 1)[-1].strip() if marker.endswith(":") else line.strip()
+        return (lines[-1] if lines else "unknown error").strip()
 
     def close(self) -> None:
         if self._batch is not None:

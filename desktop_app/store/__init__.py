@@ -1,0 +1,1 @@
+"""Settings and chat history (SQLite). Never imports Qt."""

@@ -1,0 +1,38 @@
+"""Shared fixtures: factory models built once per session, user data in a temp dir."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def specchat_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Every test's settings, history and models live in a throwaway SPECCHAT_HOME."""
+    home = tmp_path_factory.mktemp("specchat-home")
+    old = os.environ.get("SPECCHAT_HOME")
+    os.environ["SPECCHAT_HOME"] = str(home)
+    yield home
+    if old is None:
+        os.environ.pop("SPECCHAT_HOME", None)
+    else:
+        os.environ["SPECCHAT_HOME"] = old
+
+
+@pytest.fixture(scope="session")
+def models(tmp_path_factory: pytest.TempPathFactory):  # -> FactoryModels
+    from tests.model_factory import build_all
+
+    return build_all(tmp_path_factory.mktemp("factory-models"))
+
+
+@pytest.fixture(scope="session")
+def default_model() -> Path:
+    from desktop_app.engine import default_model_path
+
+    return default_model_path()

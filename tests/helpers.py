@@ -1,0 +1,25 @@
+"""Small helpers shared by tests."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from desktop_app.engine import Engine, Finished, GenerateRequest, TextChunk
+
+
+def run(engine: Engine, cancel: threading.Event | None = None, **kwargs: Any) -> tuple[Finished, list[TextChunk]]:
+    """Generate to the end; return the Finished event and the text chunks seen."""
+    if "messages" not in kwargs and "prompt" not in kwargs:
+        kwargs["messages"] = [{"role": "user", "content": "Hello"}]
+    chunks: list[TextChunk] = []
+    for event in engine.generate(GenerateRequest(**kwargs), cancel):
+        if isinstance(event, TextChunk):
+            chunks.append(event)
+        elif isinstance(event, Finished):
+            return event, chunks
+    raise AssertionError("generate() ended without a Finished event")
+
+
+def user(text: str) -> list[dict[str, str]]:
+    return [{"role": "user", "content": text}]
