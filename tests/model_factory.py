@@ -133,7 +133,7 @@ _QUANT = {"token_embd.weight": gguf.GGMLQuantizationType.Q8_0, "output.weight": 
 
 
 def write_model(path: Path, spec: ModelSpec, tokenizer: Tokenizer) -> Path:
-    """Write one llama-architecture GGUF (Q8_0 embeddings, F32 elsewhere) to ``path``."""
+    """Write one llama-architecture GGUF (quantized 2-D weights, F32 norms) to ``path``."""
     tokens = tokenizer.tokens
     writer = gguf.GGUFWriter(str(path), "llama")
     writer.add_name(f"specchat-test-{spec.name}")
@@ -150,7 +150,9 @@ def write_model(path: Path, spec: ModelSpec, tokenizer: Tokenizer) -> Path:
     writer.add_file_type(gguf.LlamaFileType.MOSTLY_Q8_0)
     _write_tokenizer(writer, tokenizer)
     for name, array in _weights(spec, len(tokens)).items():
-        qtype = _QUANT.get(name)
+        # 2-D weights quantized: llama.cpp's quantized CPU kernels give bit-identical rows for
+        # batched and single-token decodes (its F32 matmuls do not), as real GGUF models do.
+        qtype = _QUANT.get(name, gguf.GGMLQuantizationType.Q8_0 if array.ndim == 2 else None)
         if qtype is not None:
             writer.add_tensor(name, gguf.quants.quantize(array, qtype), raw_dtype=qtype)
         else:

@@ -18,7 +18,7 @@ from desktop_app.engine.chat_template import ChatTemplate, Message, validate_mes
 from desktop_app.engine.compat import DraftCompatibility, check_draft
 from desktop_app.engine.drafters import Drafter, ModelDrafter, NgramDrafter
 from desktop_app.engine.errors import ContextOverflowError, EngineError, IncompatibleDraftError
-from desktop_app.engine.events import Event
+from desktop_app.engine.events import Event, Finished
 from desktop_app.engine.generator import LoopConfig, run_loop
 from desktop_app.engine.model import LlamaModel, ModelOptions
 from desktop_app.engine.policy import AutoPolicy, CostModel, FixedPolicy, OffPolicy, Policy
@@ -81,6 +81,8 @@ class Engine:
         self.template: ChatTemplate | None = None
         self._costs: dict[tuple[str, int], CostModel] = {}
         self._lock = threading.Lock()
+        self._history: tuple[str, list[int]] = ("", [])  # last chat prompt + answer, as text and tokens
+        self._last_prompt_text = ""
 
     # ------------------------------------------------------------------ loading
     def load_target(self, path: str | Path, options: ModelOptions | None = None) -> ModelInfo:
@@ -91,6 +93,7 @@ class Engine:
                 self.target.close()
             self.target = model
             self._costs.clear()
+            self._history = ("", [])
             self.template = ChatTemplate(
                 model.info.chat_template, _special_text(model, model.bos_id), _special_text(model, model.eos_id)
             )
@@ -186,6 +189,12 @@ class Engine:
         target = self._require_target()
         assert self.template is not None
         text = self.template.render(messages, add_generation_prompt=True)
+        self._last_prompt_text = text
+        # Re-tokenizing our own earlier answer need not give the tokens we generated (BPE is
+        # not canonical), which would spoil the KV cache. Reuse them when the text matches.
+        hist_text, hist_tokens = self._history
+        if hist_tokens and len(text) > len(hist_text) and text.startswith(hist_text):
+            return hist_tokens + target.tokenize(text[len(hist_text) :], add_special=False, parse_special=True)
         bos_text = self.template.bos_token
         add_special = target.add_bos and not (bos_text and text.startswith(bos_text))
         return target.tokenize(text, add_special=add_special, parse_special=True)
@@ -273,4 +282,8 @@ class Engine:
                 stop=request.stop,
                 draft_p_min=AUTO_DRAFT_P_MIN if request.spec == "auto" else 0.0,
             )
-            yield from run_loop(target, prompt, config, policy, drafter, stats, cancel)
+            prompt_text = self._last_prompt_text if request.messages is not None else ""
+            for event in run_loop(target, prompt, config, policy, drafter, stats, cancel):
+                if isinstance(event, Finished) and prompt_text and target.detokenize(event.token_ids) == event.text:
+                    self._history = (prompt_text + event.text, prompt + event.token_ids)
+                yield event

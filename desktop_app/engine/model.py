@@ -69,7 +69,7 @@ class LlamaModel:
         self.vocab = llama_cpp.llama_model_get_vocab(self._model)
         self.n_vocab = int(llama_cpp.llama_vocab_n_tokens(self.vocab))
         self.n_ctx = int(llama_cpp.llama_n_ctx(self._ctx))
-        self.n_batch = self.options.n_batch
+        self.n_batch = int(llama_cpp.llama_n_batch(self._ctx))  # llama.cpp may clamp it to n_ctx
         self._batch = llama_cpp.llama_batch_init(self.n_batch, 0, 1)
         self._memory = llama_cpp.llama_get_memory(self._ctx)
         self.kv_tokens: list[int] = []

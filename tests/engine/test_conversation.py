@@ -1,0 +1,119 @@
+"""Multi-turn cache reuse, cancel, stop conditions and a full context."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from desktop_app.engine import ContextOverflowError, Engine, GenerateRequest, ModelOptions
+from tests.helpers import run, user
+
+
+def test_second_turn_prefills_only_the_new_tokens(pair_engine: Engine) -> None:
+    first, _ = run(pair_engine, messages=user("Tell me a story about a robot."), max_tokens=24, spec="on")
+    assert first.stats.prompt_tokens_new >= first.stats.prompt_tokens - 1
+    follow_up = "And then what happened?"
+    messages = user("Tell me a story about a robot.") + [
+        {"role": "assistant", "content": first.text},
+        {"role": "user", "content": follow_up},
+    ]
+    second, _ = run(pair_engine, messages=messages, max_tokens=24, spec="on")
+    assert pair_engine.target is not None
+    new_turn = len(pair_engine.target.tokenize(follow_up, add_special=False)) + 12  # + template markers
+    assert second.stats.prompt_tokens > first.stats.prompt_tokens + 24
+    assert second.stats.prompt_tokens_new <= new_turn, second.stats.to_dict()
+
+
+def test_cancel_stops_within_one_cycle(pair_engine: Engine) -> None:
+    cancel = threading.Event()
+    request = GenerateRequest(messages=user("Write a long essay."), max_tokens=400, spec="on", draft_max=4, drafter="model")
+    passes_when_cancelled = None
+    result = None
+    for event in pair_engine.generate(request, cancel):
+        if type(event).__name__ == "TextChunk" and not cancel.is_set():
+            cancel.set()
+        if type(event).__name__ == "StatsUpdate" and passes_when_cancelled is None and cancel.is_set():
+            passes_when_cancelled = event.stats.target_passes
+        if type(event).__name__ == "Finished":
+            result = event
+    assert result is not None
+    assert result.stats.finish_reason == "cancelled"
+    assert result.stats.target_passes == 1  # the cycle in flight finishes, no new one starts
+    assert 1 <= result.stats.generated_tokens <= 5
+
+
+def test_cancel_from_another_thread(default_engine: Engine) -> None:
+    cancel = threading.Event()
+    box: dict = {}
+
+    def worker() -> None:
+        box["result"], _ = run(default_engine, cancel, messages=user("Count to one thousand."), max_tokens=2000, spec="off")
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    time.sleep(0.5)
+    cancel.set()
+    set_at = time.perf_counter()
+    thread.join(timeout=30)
+    assert not thread.is_alive()
+    assert box["result"].stats.finish_reason == "cancelled"
+    assert box["result"].stats.generated_tokens < 2000
+    assert time.perf_counter() - set_at < 1.0  # one ~10 ms cycle, generous for a busy machine
+
+
+def test_stop_string_ends_the_answer_and_is_not_shown(pair_engine: Engine) -> None:
+    full, _ = run(pair_engine, messages=user("Hello"), max_tokens=30, spec="off")
+    stop = full.text[10:14]
+    assert stop.strip()
+    cut, _ = run(pair_engine, messages=user("Hello"), max_tokens=30, spec="on", stop=[stop])
+    assert cut.stats.finish_reason == "stop"
+    assert cut.text == full.text[: full.text.index(stop)]
+
+
+def test_max_tokens_is_exact_with_speculation(pair_engine: Engine) -> None:
+    for n in (1, 2, 5, 13):
+        result, _ = run(pair_engine, messages=user("Hello"), max_tokens=n, spec="on", draft_max=4)
+        assert len(result.token_ids) == n
+        assert result.stats.finish_reason == "length"
+
+
+def test_the_default_model_stops_at_end_of_turn(default_engine: Engine) -> None:
+    result, _ = run(default_engine, messages=user("Say just the word yes."), max_tokens=64, spec="on", drafter="ngram")
+    assert result.stats.finish_reason == "stop"
+    assert "<|im_end|>" not in result.text
+
+
+@pytest.fixture(scope="module")
+def small_context_engine(models) -> Engine:
+    engine = Engine()
+    engine.load_target(models.target, ModelOptions(n_ctx=160))
+    engine.load_draft(models.draft, ModelOptions(n_ctx=160))
+    return engine
+
+
+def test_long_conversation_drops_oldest_turns(small_context_engine: Engine) -> None:
+    messages = [{"role": "system", "content": "Be brief."}]
+    for i in range(30):
+        messages += [{"role": "user", "content": f"Question number {i} about something."},
+                     {"role": "assistant", "content": f"Answer number {i}, which is fine."}]
+    messages += user("Last question?")
+    result, _ = run(small_context_engine, messages=messages, max_tokens=8, spec="on")
+    assert result.stats.dropped_turns > 0
+    assert result.stats.prompt_tokens <= small_context_engine.target.n_ctx - 8
+    assert len(result.token_ids) == 8
+
+
+def test_a_message_longer_than_the_context_is_refused_clearly(small_context_engine: Engine) -> None:
+    n_ctx = small_context_engine.target.n_ctx
+    with pytest.raises(ContextOverflowError, match=f"context holds {n_ctx}"):
+        run(small_context_engine, messages=user("word " * (n_ctx + 50)), max_tokens=8)
+    ok, _ = run(small_context_engine, messages=user("Still there?"), max_tokens=4)  # engine still usable
+    assert len(ok.token_ids) == 4
+
+
+def test_generation_that_fills_the_context_ends_cleanly(small_context_engine: Engine) -> None:
+    result, _ = run(small_context_engine, messages=user("Go on and on."), max_tokens=1000, spec="on")
+    assert result.stats.finish_reason == "context_full"
+    assert result.stats.prompt_tokens + result.stats.generated_tokens <= small_context_engine.target.n_ctx + 1

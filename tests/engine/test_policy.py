@@ -1,0 +1,75 @@
+"""Auto speculation's decisions, from injected costs and acceptance (pure functions)."""
+
+from __future__ import annotations
+
+import pytest
+
+from desktop_app.engine.policy import AutoPolicy, CostModel, best_k, expected_tokens
+
+# This project's CPU: a decode of b tokens costs about these multiples of one token.
+CPU_BATCH = [1.0, 1.8, 2.4, 3.6, 4.9, 5.8, 6.6, 7.5, 8.0]
+# A memory-bound GPU: verifying up to 9 tokens costs about one token.
+GPU_BATCH = [1.0, 1.02, 1.04, 1.06, 1.08, 1.1, 1.12, 1.14, 1.16]
+
+
+def costs(batch: list[float], draft_ratio: float) -> CostModel:
+    unit = 0.010
+    return CostModel([b * unit for b in batch], draft_ratio * unit)
+
+
+def test_expected_tokens_formula() -> None:
+    assert expected_tokens(0.0, 4) == 1.0
+    assert expected_tokens(1.0, 4) == 5.0
+    assert expected_tokens(0.8, 4) == pytest.approx((1 - 0.8**5) / 0.2)
+
+
+def test_gpu_with_good_acceptance_drafts_several_tokens() -> None:
+    k, gain = best_k(0.8, costs(GPU_BATCH, 0.05))
+    assert 4 <= k <= 8
+    assert gain > 2.0
+
+
+def test_cpu_with_a_draft_model_switches_speculation_off() -> None:
+    k, gain = best_k(0.7, costs(CPU_BATCH, 0.1))
+    assert (k, gain) == (0, 1.0)
+
+
+def test_cheap_drafter_with_near_perfect_acceptance_pays_even_on_cpu() -> None:
+    k, gain = best_k(0.97, costs(CPU_BATCH, 0.0))
+    assert k >= 2 and gain > 1.0
+
+
+def test_off_when_expected_speedup_is_below_one() -> None:
+    for a in (0.0, 0.2, 0.4):
+        assert best_k(a, costs(GPU_BATCH, 0.5))[0] == 0
+
+
+def test_auto_switches_off_and_back_when_acceptance_recovers() -> None:
+    policy = AutoPolicy(costs(GPU_BATCH, 0.05), k_max=8)
+    assert policy.choose_k() > 0
+    for _ in range(30):  # the draft keeps missing
+        k = policy.choose_k()
+        policy.observe(k, 0, k * 0.0005, 0.010, k + 1)
+    assert policy.choose_k() == 0 or policy._probing
+    assert "off" in policy.reason()
+    # while off it probes now and then; when the probes hit, it switches back on
+    ks = []
+    for _ in range(200):
+        k = policy.choose_k()
+        ks.append(k)
+        policy.observe(k, k, k * 0.0005, 0.0101, k + 1)
+        if k and not policy._probing:
+            break
+    assert ks.count(0) >= 4, "it should not probe every cycle"
+    assert policy.choose_k() >= 2
+    assert "predicted" in policy.reason()
+
+
+def test_auto_adapts_k_to_acceptance() -> None:
+    high = AutoPolicy(costs(GPU_BATCH, 0.05), k_max=8)
+    for _ in range(20):
+        high.observe(8, 8, 0.004, 0.0116, 9)
+    low = AutoPolicy(costs(GPU_BATCH, 0.05), k_max=8)
+    for _ in range(20):
+        low.observe(4, 1, 0.002, 0.0108, 5)
+    assert high.choose_k() > low.choose_k() > 0
