@@ -59,17 +59,22 @@ def _build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--repeats", type=int, default=1)
     bench.add_argument("--categories", nargs="*", help="only these categories")
     bench.add_argument("--out", type=Path, default=Path("bench-out"))
+    bench.add_argument("--overhead", action="store_true",
+                       help="measure the loop's own overhead (vs llama-cpp-python, vs the speed-up formula)")
 
     models = sub.add_parser("models", help="list, download and pair GGUF models")
     msub = models.add_subparsers(dest="models_command", required=True)
     mlist = msub.add_parser("list", help="local models with their metadata")
     mlist.add_argument("--json", action="store_true")
-    pull = msub.add_parser("pull", help="download a GGUF file from Hugging Face")
-    pull.add_argument("repo")
-    pull.add_argument("filename")
+    pull = msub.add_parser("pull", help="download a GGUF file from Hugging Face (resumes, verifies)")
+    pull.add_argument("repo", help="Hugging Face repo id, e.g. bartowski/Qwen2.5-0.5B-Instruct-GGUF")
+    pull.add_argument("filename", help="the .gguf file in that repo")
+    pull.add_argument("--revision", default="main", help="branch, tag or commit (default: main)")
     pair = msub.add_parser("pair", help="can DRAFT speed up TARGET?")
     pair.add_argument("target", type=Path)
     pair.add_argument("draft", type=Path)
+    catalog = msub.add_parser("catalog", help="curated draft/target pairs and how to download them")
+    catalog.add_argument("--json", action="store_true")
     return parser
 
 

@@ -45,6 +45,7 @@ def _top_probability(logits: np.ndarray) -> float:
 
 class ModelDrafter:
     name = "model"
+    free = False
 
     def __init__(self, model: LlamaModel) -> None:
         self.model = model
@@ -83,6 +84,7 @@ class NgramDrafter:
     """Prompt lookup: match the context's last ``n`` tokens (longest first) earlier in it."""
 
     name = "ngram"
+    free = True  # proposing costs microseconds: auto mode can score it while drafting is off
 
     def __init__(self, max_ngram: int = 4, min_ngram: int = 2) -> None:
         self.max_ngram = max_ngram

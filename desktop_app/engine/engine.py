@@ -216,7 +216,7 @@ class Engine:
             return ModelDrafter(self.draft)
         return NgramDrafter()
 
-    def calibrate(self, drafter: Drafter | None, k_max: int, reps: int = 3) -> CostModel:
+    def calibrate(self, drafter: Drafter | None, k_max: int, reps: int = 5) -> CostModel:
         """Measure this machine's target cost per batch size and the draft's cost per token."""
         target = self._require_target()
         key = (getattr(drafter, "name", "none"), k_max)
@@ -236,6 +236,9 @@ class Engine:
                 samples.append(time.perf_counter() - t)
                 target.reset()
             batch_s.append(statistics.median(samples))
+        # A bigger batch never costs less: smooth out timing noise (running minimum from the right).
+        for b in range(len(batch_s) - 2, -1, -1):
+            batch_s[b] = min(batch_s[b], batch_s[b + 1])
         draft_s = 2e-5
         if isinstance(drafter, ModelDrafter):
             model = drafter.model

@@ -86,6 +86,11 @@ def run_loop(
     context = list(prompt)
     last_stats = decode_start
     finish = "length"
+    # While auto mode drafts nothing, a free drafter (prompt lookup) still proposes in the
+    # background and is scored against what the target said, so auto can switch back on.
+    shadow_free = drafter is not None and getattr(drafter, "free", False) and policy.k_max > 0
+    shadow: list[int] = []
+    shadow_hits = 0
 
     while True:
         if cancel is not None and cancel.is_set():
@@ -101,7 +106,10 @@ def run_loop(
         k = min(policy.choose_k(), remaining - 1, room - 1)
         draft = Draft()
         if k > 0 and drafter is not None:
+            shadow = []
             draft = drafter.draft(context, k, config.sampling, rng, config.draft_p_min)
+        elif shadow_free and not shadow:
+            shadow, shadow_hits = drafter.lookup(context, policy.k_max), 0  # type: ignore[union-attr]
         t_verify = time.perf_counter()
         kept_len = len(target.kv_tokens)
         batch = [context[-1], *draft.tokens]
@@ -120,6 +128,7 @@ def run_loop(
         stats.verify_s += now - t_verify
         stats.k_current = k
         stats.k_history.append(k)
+        stats.cycles.append((len(draft.tokens), n_accepted))
         policy.observe(len(draft.tokens), n_accepted, draft.seconds, now - t_verify, len(batch))
 
         done = False
@@ -131,6 +140,12 @@ def run_loop(
             tokens_out.append(token)
             context.append(token)
             emitted += 1
+            if shadow:
+                hit = token == shadow[shadow_hits]
+                shadow_hits += hit
+                if not hit or shadow_hits == len(shadow):
+                    policy.observe_shadow(len(shadow), shadow_hits)
+                    shadow = []
             text = stream.push(target.piece(token))
             if text:
                 yield TextChunk(text, from_draft=j < n_accepted)

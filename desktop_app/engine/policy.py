@@ -78,6 +78,8 @@ class Policy(Protocol):
 
     def choose_k(self) -> int: ...
     def observe(self, drafted: int, accepted: int, draft_s: float, verify_s: float, batch: int) -> None: ...
+    def observe_shadow(self, drafted: int, accepted: int) -> None:
+        """Score a proposal that was not verified (a free drafter while speculation is off)."""
     def reason(self) -> str: ...
 
 
@@ -89,6 +91,9 @@ class OffPolicy:
         return 0
 
     def observe(self, drafted: int, accepted: int, draft_s: float, verify_s: float, batch: int) -> None:
+        pass
+
+    def observe_shadow(self, drafted: int, accepted: int) -> None:
         pass
 
     def reason(self) -> str:
@@ -104,6 +109,9 @@ class FixedPolicy:
         return self.k_max
 
     def observe(self, drafted: int, accepted: int, draft_s: float, verify_s: float, batch: int) -> None:
+        pass
+
+    def observe_shadow(self, drafted: int, accepted: int) -> None:
         pass
 
     def reason(self) -> str:
@@ -171,6 +179,10 @@ class AutoPolicy:
         self._decide()
         if was_off and self._k > 0:
             self._probe_every = 8
+
+    def observe_shadow(self, drafted: int, accepted: int) -> None:
+        self.acceptance.observe(drafted, accepted)
+        self._decide()
 
     def reason(self) -> str:
         a = self.acceptance.rate

@@ -54,7 +54,8 @@ class GenerationStats:
     window_tokens_per_s: float = 0.0
     finish_reason: str | None = None
     auto_reason: str = ""
-    k_history: list[int] = field(default_factory=list)
+    k_history: list[int] = field(default_factory=list)  # k chosen per cycle
+    cycles: list[tuple[int, int]] = field(default_factory=list)  # (drafted, accepted) per cycle
 
     @property
     def acceptance_rate(self) -> float:
@@ -71,6 +72,7 @@ class GenerationStats:
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data.pop("k_history")
+        data.pop("cycles")
         data.update(
             acceptance_rate=round(self.acceptance_rate, 4),
             tokens_per_pass=round(self.tokens_per_pass, 4),
@@ -82,5 +84,5 @@ class GenerationStats:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GenerationStats:
-        names = {f for f in cls.__dataclass_fields__ if f != "k_history"}
+        names = {f for f in cls.__dataclass_fields__ if f not in ("k_history", "cycles")}
         return cls(**{k: v for k, v in data.items() if k in names})
