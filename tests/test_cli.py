@@ -1,0 +1,80 @@
+"""The ``specchat`` command line, run as users run it (a real subprocess)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+STATS_KEYS = {"generated_tokens", "decode_tokens_per_s", "ttft_s", "drafted", "accepted",
+              "acceptance_rate", "target_passes", "mode", "draft_max"}
+
+
+def specchat(*args: str, timeout: int = 180) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "desktop_app", *args], capture_output=True, text=True, timeout=timeout)
+
+
+def test_generate_json_with_a_draft_model(models) -> None:
+    out = specchat("generate", "--target", str(models.target), "--draft", str(models.draft), "--spec", "on",
+                   "--draft-max", "3", "--prompt", "Hello", "--max-tokens", "12", "--temperature", "0", "--seed", "1", "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert set(data) == {"text", "token_ids", "stats"}
+    assert STATS_KEYS <= set(data["stats"])
+    assert len(data["token_ids"]) == 12
+    assert data["stats"]["mode"] == "on" and data["stats"]["draft_max"] == 3 and data["stats"]["drafted"] > 0
+
+
+def test_spec_off_and_on_print_the_same_text(models) -> None:
+    base = ["generate", "--target", str(models.target), "--draft", str(models.draft), "--prompt", "Hi", "--max-tokens", "20", "--json"]
+    off = json.loads(specchat(*base, "--spec", "off").stdout)
+    on = json.loads(specchat(*base, "--spec", "on").stdout)
+    assert off["token_ids"] == on["token_ids"]
+
+
+def test_messages_file_and_raw_prompt(models, tmp_path: Path) -> None:
+    messages = tmp_path / "chat.json"
+    messages.write_text(json.dumps([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]))
+    out = specchat("generate", "--target", str(models.target), "--messages", str(messages), "--max-tokens", "4", "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["stats"]["prompt_tokens"] > 10
+    raw = specchat("generate", "--target", str(models.target), "--prompt", "Hi", "--raw", "--max-tokens", "4", "--json")
+    assert json.loads(raw.stdout)["stats"]["prompt_tokens"] == 1  # "Hi" alone, no template
+
+
+def test_default_model_is_used_without_target() -> None:
+    out = specchat("generate", "--prompt", "Say hello.", "--max-tokens", "8", "--spec", "on", "--drafter", "ngram", "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["text"].strip()
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--target", "{not_gguf}"], "not a GGUF model file"),
+        (["--target", "{truncated}"], "is truncated"),
+        (["--target", "{target}", "--draft", "{draft_other_vocab}"], "incompatible"),
+        (["--target", "{target}", "--messages", "/nonexistent.json"], "messages file not found"),
+        (["--target", "{target}", "--temperature", "-1"], "temperature must be"),
+        (["--target", "{target}", "--drafter", "model"], "--drafter model needs --draft"),
+    ],
+)
+def test_errors_are_one_line_without_traceback(models, args: list[str], message: str) -> None:
+    filled = [a.format(**{k: str(v) for k, v in vars(models).items()}) for a in args]
+    if "--messages" not in filled:
+        filled += ["--prompt", "Hi"]
+    out = specchat("generate", *filled, "--max-tokens", "4")
+    assert out.returncode == 1
+    assert message in out.stderr
+    assert "Traceback" not in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_self_test_passes() -> None:
+    out = specchat("--self-test")
+    assert out.returncode == 0, out.stderr
+    assert "backend: CPU" in out.stdout or "backend:" in out.stdout
+    assert "identical" in out.stdout
