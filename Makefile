@@ -55,5 +55,21 @@ test: setup-test
 bench: setup-test
 	$(VENV)/bin/specchat bench --out bench-out
 
+# The installable app: a PyInstaller one-folder bundle in dist/specchat/.
+$(VENV)/.package: $(VENV)/.app
+	$(PIP) install --quiet -e ".[package]"
+	touch $@
+
+package: $(VENV)/.package
+	$(PY) packaging/render_icons.py
+	$(VENV)/bin/pyinstaller --noconfirm --clean --log-level WARN --distpath dist --workpath build/pyinstaller packaging/specchat.spec
+	@du -sh dist/specchat | awk '{print "bundle size: " $$1 " (dist/specchat)"}'
+
+package-test: package setup-test
+	SPECCHAT_BUNDLE=dist/specchat/specchat QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q tests/test_bundle.py
+
+install-desktop: package
+	packaging/linux/install-desktop.sh dist/specchat/specchat
+
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache

@@ -223,8 +223,7 @@ class Engine:
         if key in self._costs:
             return self._costs[key]
         probe = [target.bos_id if target.bos_id >= 0 else 1] * (k_max + 1)
-        saved = list(target.kv_tokens)
-        target.reset()
+        target.reset()  # the next prefill rebuilds the conversation's cache
         target.decode_all_rows(probe[:1])  # warm-up
         target.reset()
         batch_s = []
@@ -251,7 +250,6 @@ class Engine:
             draft_s = statistics.median(samples[1:])
             model.reset()
         target.reset()
-        del saved  # the next prefill rebuilds the conversation's cache
         costs = CostModel(batch_s, draft_s)
         self._costs[key] = costs
         return costs
