@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-BUNDLE = Path(os.environ.get("SPECCHAT_BUNDLE", ROOT / "dist" / "specchat" / "specchat"))
+BUNDLE = Path(os.environ.get("SPECCHAT_BUNDLE", ROOT / "dist" / "specchat" / "specchat")).resolve()
 
 
 def test_bundle_self_test_passes_offline(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""The engine and the store never import Qt (the GUI is a client of them)."""
+"""The engine, the store and the model manager (library) never import Qt (the GUI is a client of them)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "desktop_app"
-QT_FREE = ("engine", "store")
+QT_FREE = ("engine", "store", "library")
 FORBIDDEN = ("PySide6", "PyQt5", "PyQt6", "shiboken6", "qtpy", "pytestqt", "desktop_app.ui")
 
 
@@ -53,7 +53,7 @@ def test_the_check_catches_a_qt_import(tmp_path: Path) -> None:
 
 def test_importing_the_engine_and_store_loads_no_qt() -> None:
     code = (
-        "import sys, desktop_app.engine, desktop_app.store, desktop_app.cli;"
+        "import sys, desktop_app.engine, desktop_app.store, desktop_app.library, desktop_app.models_cli, desktop_app.cli;"
         "bad=[m for m in sys.modules if m.startswith(('PySide6','shiboken6'))];"
         "print(bad); sys.exit(1 if bad else 0)"
     )
