@@ -1,0 +1,341 @@
+"""Download one GGUF file from the hub into the models folder: resumable, cancellable, verified.
+
+huggingface_hub's ``hf_hub_download`` writes to a per-process temporary file that it deletes
+on failure, so it cannot resume across runs, and it reports progress only through tqdm. Here the
+bytes come from the same URL and headers (``hf_hub_url``, ``get_hf_file_metadata``,
+``build_hf_headers``, huggingface_hub's HTTP session), into ``<name>.<sha>.incomplete`` next to
+the destination; an interrupted download continues with an HTTP Range request. The SHA-256 is
+computed while the bytes arrive and compared with the hub's LFS etag before the file is renamed
+into place.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import shutil
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import httpx2
+from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
+from huggingface_hub.utils import get_session, hf_raise_for_status
+
+from desktop_app import paths
+from desktop_app.library.errors import (
+    ChecksumMismatchError,
+    DiskSpaceError,
+    DownloadCancelled,
+    DownloadError,
+    HubUnreachableError,
+)
+from desktop_app.library.hub import DEFAULT_TIMEOUT_S, RemoteFile, describe_failure, fetch_remote_file, hub_headers
+
+DISK_MARGIN_BYTES = 16 * 2**20  # keep a little room for the OS and the rename
+REPORT_INTERVAL_S = 0.1
+HASH_BLOCK = 4 * 2**20
+
+
+@dataclass(frozen=True)
+class DownloadProgress:
+    """A snapshot of one download. ``phase``: checking, downloading, verifying or done."""
+
+    filename: str
+    done: int
+    total: int | None
+    speed: float  # bytes per second over the last few seconds
+    eta_s: float | None
+    phase: str
+
+    @property
+    def fraction(self) -> float | None:
+        return self.done / self.total if self.total else None
+
+
+@dataclass(frozen=True)
+class DownloadResult:
+    path: Path
+    size: int
+    sha256: str | None  # None when the hub gave no SHA-256 to check against
+    verified: bool
+    resumed_from: int = 0
+    already_present: bool = False
+
+
+ProgressCallback = Callable[[DownloadProgress], None]
+
+
+class SpeedMeter:
+    """Bytes per second over a sliding window, and the time left at that speed."""
+
+    def __init__(self, window_s: float = 3.0) -> None:
+        self.window_s = window_s
+        self._samples: deque[tuple[float, int]] = deque()
+
+    def add(self, done: int, now: float | None = None) -> None:
+        now = time.monotonic() if now is None else now
+        self._samples.append((now, done))
+        while len(self._samples) > 2 and now - self._samples[0][0] > self.window_s:
+            self._samples.popleft()
+
+    def speed(self) -> float:
+        if len(self._samples) < 2:
+            return 0.0
+        (t0, b0), (t1, b1) = self._samples[0], self._samples[-1]
+        return (b1 - b0) / (t1 - t0) if t1 > t0 else 0.0
+
+    def eta(self, done: int, total: int | None) -> float | None:
+        speed = self.speed()
+        if not total or speed <= 0:
+            return None
+        return max(total - done, 0) / speed
+
+
+class _Transfer:
+    """The state of one download: the partial file, the running hash, progress reporting."""
+
+    def __init__(
+        self, remote: RemoteFile, partial: Path, progress: ProgressCallback | None, cancel: threading.Event | None
+    ) -> None:
+        self.remote = remote
+        self.partial = partial
+        self.progress = progress
+        self.cancel = cancel or threading.Event()
+        self.hasher = hashlib.sha256()
+        self.done = 0
+        self.meter = SpeedMeter()
+        self._last_report = 0.0
+
+    def report(self, phase: str, force: bool = False) -> None:
+        now = time.monotonic()
+        self.meter.add(self.done, now)
+        if self.progress is None or (not force and now - self._last_report < REPORT_INTERVAL_S):
+            return
+        self._last_report = now
+        total = self.remote.size
+        speed, eta = self.meter.speed(), self.meter.eta(self.done, total)
+        self.progress(DownloadProgress(self.remote.filename, self.done, total, speed, eta, phase))
+
+    def check_cancel(self) -> None:
+        if self.cancel.is_set():
+            raise DownloadCancelled(
+                f"download of {self.remote.filename} cancelled; {self.done / 1e6:.1f} MB kept, the next attempt resumes"
+            )
+
+    def hash_existing(self) -> None:
+        """Hash the bytes a previous attempt left, so the final digest covers the whole file."""
+        with self.partial.open("rb") as handle:
+            while block := handle.read(HASH_BLOCK):
+                self.check_cancel()
+                self.hasher.update(block)
+                self.done += len(block)
+                self.report("checking")
+
+    def restart(self) -> None:
+        self.hasher = hashlib.sha256()
+        self.done = 0
+        self.partial.write_bytes(b"")
+
+    def stream(self, headers: dict[str, str], timeout: float) -> None:
+        """One GET from ``self.done`` on; returns at the end of the body, raises on errors."""
+        request_headers = dict(headers)
+        if self.done:
+            request_headers["Range"] = f"bytes={self.done}-"
+        http_timeout = httpx2.Timeout(timeout, connect=timeout)
+        stream = get_session().stream(
+            "GET", self.remote.location, headers=request_headers, timeout=http_timeout, follow_redirects=True
+        )
+        with stream as response:
+            if response.status_code == 416 and self.remote.size is not None and self.done == self.remote.size:
+                return  # nothing left to fetch
+            if response.status_code >= 400:
+                response.read()
+                hf_raise_for_status(response)
+            if self.done and response.status_code != 206:
+                self.restart()  # the server ignored the Range header: start over
+            with self.partial.open("ab") as handle:
+                for chunk in response.iter_bytes():
+                    self.check_cancel()
+                    handle.write(chunk)
+                    self.hasher.update(chunk)
+                    self.done += len(chunk)
+                    self.report("downloading")
+
+
+def _auth_headers_for(remote: RemoteFile, token: str | None) -> dict[str, str]:
+    headers = hub_headers(token)
+    headers["Accept-Encoding"] = "identity"
+    if urlsplit(remote.location).netloc != urlsplit(remote.endpoint).netloc:
+        headers.pop("authorization", None)  # never send the token to a CDN
+        headers.pop("Authorization", None)
+    return headers
+
+
+def _check_disk_space(folder: Path, needed: int, filename: str) -> None:
+    free = shutil.disk_usage(folder).free
+    if free < needed + DISK_MARGIN_BYTES:
+        raise DiskSpaceError(
+            f"not enough disk space for {filename}: it needs {needed / 1e9:.2f} GB more, "
+            f"{free / 1e9:.2f} GB is free in {folder}"
+        )
+
+
+def partial_path(dest: Path, remote: RemoteFile) -> Path:
+    """Where the bytes collect; keyed by content hash so a changed upstream file never resumes."""
+    key = (remote.sha256 or remote.commit or "unversioned")[:16]
+    return dest.with_name(f"{dest.name}.{key}.incomplete")
+
+
+def download_file(
+    repo_id: str,
+    filename: str,
+    *,
+    revision: str = "main",
+    dest_dir: Path | None = None,
+    endpoint: str | None = None,
+    token: str | None = None,
+    progress: ProgressCallback | None = None,
+    cancel: threading.Event | None = None,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    max_retries: int = 3,
+    force: bool = False,
+) -> DownloadResult:
+    """Download ``filename`` from ``repo_id`` into ``dest_dir`` (default: the models folder).
+
+    A file already there is returned without touching the network (unless ``force``). A dropped
+    connection is retried ``max_retries`` times with a Range request; whatever arrived stays in
+    the ``.incomplete`` file, so calling again later resumes too.
+    """
+    folder = Path(dest_dir) if dest_dir else paths.models_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    dest = folder / Path(filename).name
+    if dest.exists() and not force:
+        size = dest.stat().st_size
+        return DownloadResult(dest, size, None, verified=False, already_present=True)
+
+    remote = fetch_remote_file(repo_id, filename, revision, endpoint, token, timeout)
+    partial = partial_path(dest, remote)
+    transfer = _Transfer(remote, partial, progress, cancel)
+    if partial.exists() and remote.size is not None and partial.stat().st_size > remote.size:
+        partial.unlink()
+    if partial.exists():
+        transfer.hash_existing()
+    resumed_from = transfer.done
+    if remote.size is not None:
+        _check_disk_space(folder, remote.size - transfer.done, dest.name)
+    headers = _auth_headers_for(remote, token)
+    transfer.report("downloading", force=True)
+
+    failures = 0
+    while remote.size is None or transfer.done < remote.size:
+        before = transfer.done
+        try:
+            transfer.stream(headers, timeout)
+            if remote.size is None or transfer.done >= remote.size:
+                break
+            raise httpx2.RemoteProtocolError("the server ended the response early")
+        except DownloadError:
+            raise
+        except (HfHubHTTPError, OfflineModeIsEnabled) as exc:
+            raise describe_failure(exc, repo_id, filename, revision, remote.endpoint, timeout) from None
+        except (httpx2.TransportError, ConnectionError) as exc:
+            # Count consecutive attempts; one that brought new bytes starts the count again.
+            failures = 1 if transfer.done > before else failures + 1
+            if failures > max_retries:
+                raise HubUnreachableError(
+                    f"the connection dropped after {transfer.done / 1e6:.1f} of "
+                    f"{(remote.size or 0) / 1e6:.1f} MB of {dest.name} ({exc}); run the download again to resume"
+                ) from None
+            time.sleep(min(0.2 * 2**failures, 5.0))
+        except OSError as exc:
+            if exc.errno == errno.ENOSPC:
+                raise DiskSpaceError(
+                    f"the disk filled up while writing {dest.name}; free some space and run the download again to resume"
+                ) from None
+            raise
+        except Exception as exc:
+            raise describe_failure(exc, repo_id, filename, revision, remote.endpoint, timeout) from None
+
+    if remote.size is not None and transfer.done != remote.size:
+        raise HubUnreachableError(f"{dest.name}: received {transfer.done} bytes but the hub announced {remote.size}")
+    transfer.report("verifying", force=True)
+    digest = transfer.hasher.hexdigest()
+    if remote.sha256 is not None and digest != remote.sha256:
+        partial.unlink(missing_ok=True)
+        raise ChecksumMismatchError(
+            f"{dest.name} is corrupt: its SHA-256 is {digest[:12]}… but the hub says {remote.sha256[:12]}…; "
+            "the file was deleted, download it again"
+        )
+    partial.replace(dest)
+    transfer.report("done", force=True)
+    return DownloadResult(dest, transfer.done, digest, remote.sha256 is not None, resumed_from)
+
+
+class DownloadTask:
+    """:func:`download_file` on a background thread, with callbacks and cancel.
+
+    Callbacks run on the download thread: a GUI must hand them to its own thread (Qt signals
+    do this) and never touch widgets from them.
+    """
+
+    def __init__(
+        self,
+        repo_id: str,
+        filename: str,
+        *,
+        on_progress: ProgressCallback | None = None,
+        on_finished: Callable[[DownloadResult], None] | None = None,
+        on_failed: Callable[[DownloadError], None] | None = None,
+        **options: object,
+    ) -> None:
+        self.repo_id = repo_id
+        self.filename = filename
+        self._on_progress = on_progress
+        self._on_finished = on_finished
+        self._on_failed = on_failed
+        self._options = options
+        self._cancel = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"download {filename}", daemon=True)
+        self.result: DownloadResult | None = None
+        self.error: DownloadError | None = None
+
+    def start(self) -> DownloadTask:
+        self._thread.start()
+        return self
+
+    def cancel(self) -> None:
+        self._cancel.set()
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+    def wait(self, timeout: float | None = None) -> DownloadResult:
+        """Block until done (for scripts and tests); raise the download's error if it failed."""
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            raise TimeoutError(f"download of {self.filename} still running after {timeout} s")
+        if self.error is not None:
+            raise self.error
+        assert self.result is not None
+        return self.result
+
+    def _run(self) -> None:
+        try:
+            self.result = download_file(
+                self.repo_id, self.filename, progress=self._on_progress, cancel=self._cancel, **self._options  # type: ignore[arg-type]
+            )
+        except DownloadError as exc:
+            self.error = exc
+        except Exception as exc:  # a bug or an OS error: still report it, never die silently
+            self.error = DownloadError(f"download of {self.filename} failed: {exc}")
+        if self.error is not None:
+            if self._on_failed:
+                self._on_failed(self.error)
+        elif self._on_finished and self.result is not None:
+            self._on_finished(self.result)

@@ -1,0 +1,53 @@
+"""Errors the model manager raises: one line each, meant for the user.
+
+They derive from :class:`~desktop_app.engine.errors.EngineError`, so the CLI prints them as
+``specchat: error: ...`` and the GUI can show them as they are.
+"""
+
+from __future__ import annotations
+
+from desktop_app.engine.errors import EngineError
+
+
+class LibraryError(EngineError):
+    """Base class of the model manager's errors."""
+
+
+class CatalogError(LibraryError):
+    """``models/catalog.toml`` is missing or an entry breaks the schema."""
+
+
+class DownloadError(LibraryError):
+    """A download could not finish; the subclass says why."""
+
+
+class OfflineError(DownloadError):
+    """HF_HUB_OFFLINE is set (or the hub cannot be reached) and the file is not on disk."""
+
+
+class HubUnreachableError(DownloadError):
+    """The hub did not answer (no network, DNS failure, timeout, connection cut too often)."""
+
+
+class GatedRepoError(DownloadError):
+    """401/403: the repository is gated or private and needs a token with access."""
+
+
+class RemoteNotFoundError(DownloadError):
+    """404: no such repository, revision or file."""
+
+
+class HubHTTPError(DownloadError):
+    """Any other HTTP error from the hub."""
+
+
+class DiskSpaceError(DownloadError):
+    """Not enough free space in the models folder for the file."""
+
+
+class ChecksumMismatchError(DownloadError):
+    """The downloaded bytes do not hash to the hub's SHA-256; the file was deleted."""
+
+
+class DownloadCancelled(DownloadError):
+    """The user cancelled; the partial file is kept so the next attempt resumes."""

@@ -1,0 +1,153 @@
+"""The GGUF files on this computer: list them with their metadata, delete, import, and see which
+drafts fit which targets.
+
+Metadata comes from the file header (no weights are loaded); compatibility from vocab-only loads.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from desktop_app import paths
+from desktop_app.engine.compat import DraftCompatibility, check_draft
+from desktop_app.engine.errors import EngineError
+from desktop_app.engine.gguf_file import read_gguf
+from desktop_app.library.errors import DiskSpaceError, LibraryError
+from desktop_app.library.vocab import VocabOnlyModel
+
+
+@dataclass(frozen=True)
+class LocalModel:
+    """One .gguf file and what its header says; ``error`` is set when it cannot be used."""
+
+    path: Path
+    name: str
+    architecture: str
+    n_parameters: int
+    quantization: str
+    context_length: int | None
+    size_bytes: int
+    error: str | None = None
+
+    @property
+    def usable(self) -> bool:
+        return self.error is None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": str(self.path), "name": self.name, "architecture": self.architecture,
+            "n_parameters": self.n_parameters, "quantization": self.quantization,
+            "context_length": self.context_length, "size_bytes": self.size_bytes, "error": self.error,
+        }
+
+
+def describe(path: str | Path) -> LocalModel:
+    """Read one file's header; a broken file yields a LocalModel with ``error`` set."""
+    path = Path(path)
+    size = path.stat().st_size if path.exists() else 0
+    try:
+        info = read_gguf(path)
+    except EngineError as exc:
+        return LocalModel(path, path.stem, "unknown", 0, "unknown", None, size, str(exc))
+    name = str(info.get("general.name") or path.stem)
+    return LocalModel(path, name, info.architecture, info.n_parameters, info.quantization, info.context_length, size)
+
+
+def library_folders(extra: Iterable[str | Path] = ()) -> list[Path]:
+    """The models folder first, then any extra folders (duplicates dropped)."""
+    folders: list[Path] = []
+    for folder in (paths.models_dir(), *map(Path, extra)):
+        folder = folder.expanduser().resolve()
+        if folder not in folders:
+            folders.append(folder)
+    return folders
+
+
+def scan_models(extra_folders: Iterable[str | Path] = ()) -> list[LocalModel]:
+    """Every .gguf under the library folders, sorted by name."""
+    seen: set[Path] = set()
+    found: list[LocalModel] = []
+    for folder in library_folders(extra_folders):
+        if not folder.is_dir():
+            continue
+        for path in sorted(folder.rglob("*.gguf")):
+            real = path.resolve()
+            if real in seen or not path.is_file():
+                continue
+            seen.add(real)
+            found.append(describe(path))
+    return sorted(found, key=lambda m: (m.path.name.lower(), str(m.path)))
+
+
+def delete_model(path: str | Path, extra_folders: Iterable[str | Path] = ()) -> None:
+    """Delete a model file, refusing anything outside the library folders."""
+    path = Path(path)
+    real = path.resolve()
+    if not any(real.is_relative_to(folder) for folder in library_folders(extra_folders)):
+        raise LibraryError(f"{path} is not in the model library; only files in the library can be deleted here")
+    if not path.is_file():
+        raise LibraryError(f"{path.name} is not in the library (already deleted?)")
+    path.unlink()
+
+
+def import_model(source: str | Path, dest_dir: str | Path | None = None) -> LocalModel:
+    """Copy a GGUF file from disk into the models folder after checking that it is complete."""
+    source = Path(source)
+    read_gguf(source)  # not GGUF / truncated: ModelLoadError with the reason
+    folder = Path(dest_dir) if dest_dir else paths.models_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    dest = folder / source.name
+    if dest.exists():
+        raise LibraryError(f"{dest.name} is already in the library ({dest})")
+    size = source.stat().st_size
+    free = shutil.disk_usage(folder).free
+    if free < size:
+        raise DiskSpaceError(
+            f"not enough disk space to import {source.name}: needs {size / 1e9:.2f} GB, {free / 1e9:.2f} GB free"
+        )
+    temp = dest.with_name(dest.name + ".importing")
+    try:
+        shutil.copyfile(source, temp)
+        temp.replace(dest)
+    finally:
+        temp.unlink(missing_ok=True)
+    return describe(dest)
+
+
+@dataclass(frozen=True)
+class PairVerdict:
+    target: LocalModel
+    draft: LocalModel
+    compatibility: DraftCompatibility
+
+
+def compatibility_matrix(models: Sequence[LocalModel]) -> list[PairVerdict]:
+    """Every (target, draft) pair of usable models where the draft is the smaller one."""
+    usable = [m for m in models if m.usable]
+    vocabs: dict[Path, VocabOnlyModel | str] = {}
+    for model in usable:
+        try:
+            vocabs[model.path] = VocabOnlyModel(model.path)
+        except EngineError as exc:
+            vocabs[model.path] = str(exc)
+    verdicts: list[PairVerdict] = []
+    try:
+        for target in usable:
+            for draft in usable:
+                if draft.path == target.path or draft.n_parameters >= target.n_parameters:
+                    continue
+                t, d = vocabs[target.path], vocabs[draft.path]
+                if isinstance(t, str) or isinstance(d, str):
+                    verdict = DraftCompatibility([t if isinstance(t, str) else str(d)])
+                else:
+                    verdict = check_draft(t, d)
+                verdicts.append(PairVerdict(target, draft, verdict))
+    finally:
+        for vocab in vocabs.values():
+            if isinstance(vocab, VocabOnlyModel):
+                vocab.close()
+    return verdicts

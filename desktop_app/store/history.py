@@ -1,0 +1,151 @@
+"""Chat history in SQLite (WAL mode): conversations and their messages with generation stats.
+
+An answer is written while it streams (:meth:`History.update_message`), so a crash of the
+engine or the app keeps the part the user already saw.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from desktop_app.paths import data_dir
+
+HISTORY_FILE = "history.sqlite3"
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS conversations (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    title TEXT NOT NULL,
+    created REAL NOT NULL,
+    updated REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS messages (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+    role TEXT NOT NULL CHECK (role IN ('system', 'user', 'assistant')),
+    content TEXT NOT NULL,
+    stats TEXT,
+    created REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS messages_by_conversation ON messages(conversation_id, id);
+"""
+
+
+@dataclass(frozen=True)
+class Conversation:
+    id: int
+    title: str
+    created: float
+    updated: float
+
+
+@dataclass(frozen=True)
+class StoredMessage:
+    id: int
+    conversation_id: int
+    role: str
+    content: str
+    stats: dict[str, Any] | None = field(default=None)
+    created: float = 0.0
+
+
+def _conversation(row: sqlite3.Row) -> Conversation:
+    return Conversation(row["id"], row["title"], row["created"], row["updated"])
+
+
+def _message(row: sqlite3.Row) -> StoredMessage:
+    stats = json.loads(row["stats"]) if row["stats"] else None
+    return StoredMessage(row["id"], row["conversation_id"], row["role"], row["content"], stats, row["created"])
+
+
+class History:
+    """Conversations, newest first. One instance per thread (sqlite3 connections are not shared)."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or data_dir() / HISTORY_FILE
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.path, isolation_level=None)
+        self._db.row_factory = sqlite3.Row
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("PRAGMA foreign_keys=ON")
+        self._db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        self._db.close()
+
+    @property
+    def journal_mode(self) -> str:
+        return str(self._db.execute("PRAGMA journal_mode").fetchone()[0])
+
+    # ------------------------------------------------------------------ conversations
+    def create_conversation(self, title: str = "New chat") -> Conversation:
+        now = time.time()
+        cur = self._db.execute(
+            "INSERT INTO conversations (title, created, updated) VALUES (?, ?, ?)", (title, now, now)
+        )
+        return Conversation(int(cur.lastrowid or 0), title, now, now)
+
+    def conversation(self, conversation_id: int) -> Conversation | None:
+        row = self._db.execute("SELECT * FROM conversations WHERE id = ?", (conversation_id,)).fetchone()
+        return _conversation(row) if row else None
+
+    def conversations(self) -> list[Conversation]:
+        """Every conversation, the most recently updated first."""
+        rows = self._db.execute("SELECT * FROM conversations ORDER BY updated DESC, id DESC").fetchall()
+        return [_conversation(r) for r in rows]
+
+    def rename(self, conversation_id: int, title: str) -> None:
+        self._db.execute("UPDATE conversations SET title = ? WHERE id = ?", (title.strip() or "Untitled", conversation_id))
+
+    def delete(self, conversation_id: int) -> None:
+        self._db.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
+
+    def search(self, text: str) -> list[Conversation]:
+        """Conversations whose title or any message contains ``text`` (case-insensitive), newest first."""
+        pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        rows = self._db.execute(
+            """SELECT * FROM conversations c
+               WHERE c.title LIKE ? ESCAPE '\\'
+                  OR EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = c.id AND m.content LIKE ? ESCAPE '\\')
+               ORDER BY updated DESC, id DESC""",
+            (pattern, pattern),
+        ).fetchall()
+        return [_conversation(r) for r in rows]
+
+    def _touch(self, conversation_id: int) -> None:
+        self._db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (time.time(), conversation_id))
+
+    # ------------------------------------------------------------------ messages
+    def add_message(
+        self, conversation_id: int, role: str, content: str, stats: dict[str, Any] | None = None
+    ) -> StoredMessage:
+        now = time.time()
+        cur = self._db.execute(
+            "INSERT INTO messages (conversation_id, role, content, stats, created) VALUES (?, ?, ?, ?, ?)",
+            (conversation_id, role, content, json.dumps(stats) if stats is not None else None, now),
+        )
+        self._touch(conversation_id)
+        return StoredMessage(int(cur.lastrowid or 0), conversation_id, role, content, stats, now)
+
+    def update_message(self, message_id: int, content: str, stats: dict[str, Any] | None = None) -> None:
+        """Replace a message's text (and its stats when given): used while an answer streams."""
+        if stats is None:
+            self._db.execute("UPDATE messages SET content = ? WHERE id = ?", (content, message_id))
+        else:
+            self._db.execute(
+                "UPDATE messages SET content = ?, stats = ? WHERE id = ?", (content, json.dumps(stats), message_id)
+            )
+
+    def delete_message(self, message_id: int) -> None:
+        self._db.execute("DELETE FROM messages WHERE id = ?", (message_id,))
+
+    def messages(self, conversation_id: int) -> list[StoredMessage]:
+        rows = self._db.execute(
+            "SELECT * FROM messages WHERE conversation_id = ? ORDER BY id", (conversation_id,)
+        ).fetchall()
+        return [_message(r) for r in rows]

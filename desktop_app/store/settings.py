@@ -1,0 +1,131 @@
+"""User settings, each declared once (name, type, default, description) and saved as JSON.
+
+The file lives in :func:`desktop_app.paths.config_dir` (``SPECCHAT_HOME`` relocates it). A file
+with unknown keys, values of the wrong type or broken JSON never stops the app: what cannot be
+used falls back to the declared default.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from desktop_app.paths import config_dir
+
+SETTINGS_FILE = "settings.json"
+MAX_RECENT_FILES = 8
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One option: its type, default, description and (optionally) allowed values."""
+
+    name: str
+    type: type
+    default: Any
+    description: str
+    choices: tuple[Any, ...] | None = None
+    check: Callable[[Any], bool] | None = None
+
+    def accepts(self, value: Any) -> bool:
+        if self.type is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if self.type is not bool and isinstance(value, bool):
+            return False
+        if not isinstance(value, self.type):
+            return False
+        if self.type is list and not all(isinstance(item, str) for item in value):
+            return False
+        if self.choices is not None and value not in self.choices:
+            return False
+        return self.check is None or self.check(value)
+
+    def coerce(self, value: Any) -> Any:
+        """``value`` in the declared type (ints become floats for float settings)."""
+        if self.type is float:
+            return float(value)
+        if self.type is list:
+            return list(value)
+        return value
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("target_path", str, "", "Target GGUF file; empty means the embedded default model"),
+    Setting("draft_path", str, "", "Draft GGUF file sharing the target's vocabulary; empty: none"),
+    Setting("drafter", str, "ngram", "Who proposes tokens: none, model (the draft) or ngram (prompt lookup)",
+            choices=("none", "model", "ngram")),
+    Setting("spec_mode", str, "auto", "Speculation: off, on, or auto (on when it pays)", choices=("off", "on", "auto")),
+    Setting("draft_max", int, 4, "Tokens drafted per cycle (k)", check=lambda v: 1 <= v <= 32),
+    Setting("n_gpu_layers", int, -1, "Target layers offloaded to the GPU (-1 all, 0 none)", check=lambda v: v >= -1),
+    Setting("draft_n_gpu_layers", int, -1, "Draft layers offloaded to the GPU (-1 all, 0 none)",
+            check=lambda v: v >= -1),
+    Setting("n_threads", int, 0, "CPU threads for the engine; 0 leaves one core to the window",
+            check=lambda v: v >= 0),
+    Setting("n_ctx", int, 4096, "Context size in tokens", check=lambda v: 256 <= v <= 1 << 20),
+    Setting("temperature", float, 0.0, "Sampling temperature; 0 is greedy", check=lambda v: 0.0 <= v <= 5.0),
+    Setting("seed", int, 42, "Sampling seed (used when temperature > 0 and by the race)"),
+    Setting("max_tokens", int, 512, "Longest answer in tokens", check=lambda v: 1 <= v <= 1 << 20),
+    Setting("highlight_drafts", bool, True, "Tint text that came from accepted draft tokens"),
+    Setting("recent_files", list, [], "Recently opened GGUF files, newest first"),
+    Setting("last_conversation", int, 0, "The conversation open when the app was closed (0: none)"),
+)
+BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}
+
+
+class Settings:
+    """The current values of :data:`SETTINGS`, read and written by name."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or config_dir() / SETTINGS_FILE
+        self._values: dict[str, Any] = {s.name: s.coerce(s.default) for s in SETTINGS}
+        self.ignored: list[str] = []  # what the loaded file held that could not be used
+
+    @classmethod
+    def load(cls, path: Path | None = None) -> Settings:
+        settings = cls(path)
+        try:
+            data = json.loads(settings.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return settings
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            settings.ignored.append("<whole file: not readable JSON>")
+            return settings
+        if not isinstance(data, dict):
+            settings.ignored.append("<whole file: not an object>")
+            return settings
+        for name, value in data.items():
+            setting = BY_NAME.get(name)
+            if setting is None or not setting.accepts(value):
+                settings.ignored.append(name)
+                continue
+            settings._values[name] = setting.coerce(value)
+        return settings
+
+    def __getitem__(self, name: str) -> Any:
+        value = self._values[name]
+        return list(value) if isinstance(value, list) else value
+
+    def set(self, name: str, value: Any) -> None:
+        """Set one value; raises KeyError for unknown names and ValueError for bad values."""
+        setting = BY_NAME[name]
+        if not setting.accepts(value):
+            raise ValueError(f"{value!r} is not a valid {name} ({setting.description})")
+        self._values[name] = setting.coerce(value)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {name: self[name] for name in self._values}
+
+    def add_recent_file(self, path: str) -> None:
+        recent = [p for p in self["recent_files"] if p != path]
+        self.set("recent_files", [path, *recent][:MAX_RECENT_FILES])
+
+    def save(self) -> None:
+        """Write atomically (a crash mid-write leaves the previous file)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(self.as_dict(), indent=2, sort_keys=True), encoding="utf-8")
+        os.replace(tmp, self.path)

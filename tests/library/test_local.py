@@ -1,0 +1,76 @@
+"""The local library: listing with metadata, import, delete, and the compatibility matrix."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from desktop_app.engine.errors import ModelLoadError
+from desktop_app.library.errors import LibraryError
+from desktop_app.library.local import compatibility_matrix, delete_model, import_model, scan_models
+from desktop_app.library.vocab import VocabOnlyModel, check_pair
+
+
+def test_scan_describes_models_and_flags_broken_files(models_dir: Path, models, tmp_path: Path) -> None:
+    for path in (models.target, models.truncated):
+        shutil.copy(models.target if path == models.target else path, models_dir / path.name)
+    extra = tmp_path / "elsewhere"
+    extra.mkdir()
+    shutil.copy(models.draft, extra / "draft.gguf")
+    (models_dir / "half.gguf.abc.incomplete").write_bytes(b"GGUF")  # a download in progress: not a model
+
+    found = {m.path.name: m for m in scan_models([extra])}
+
+    assert set(found) == {"target.gguf", "truncated.gguf", "draft.gguf"}
+    target = found["target.gguf"]
+    assert (target.architecture, target.quantization, target.context_length) == ("llama", "Q8_0", 4096)
+    assert target.n_parameters > found["draft.gguf"].n_parameters > 0
+    assert target.size_bytes == models.target.stat().st_size and target.usable
+    assert "truncated" in (found["truncated.gguf"].error or "")
+
+
+def test_import_copies_a_valid_model_and_refuses_a_broken_one(models_dir: Path, models) -> None:
+    imported = import_model(models.draft)
+
+    assert imported.path == models_dir / "draft.gguf" and imported.usable
+    assert imported.path.read_bytes() == models.draft.read_bytes()
+    with pytest.raises(LibraryError, match="already in the library"):
+        import_model(models.draft)
+    with pytest.raises(ModelLoadError, match="truncated"):
+        import_model(models.truncated)
+    assert not (models_dir / "truncated.gguf").exists()
+
+
+def test_delete_removes_library_files_only(models_dir: Path, models) -> None:
+    copy = models_dir / "draft.gguf"
+    shutil.copy(models.draft, copy)
+
+    delete_model(copy)
+
+    assert not copy.exists()
+    with pytest.raises(LibraryError, match="not in the model library"):
+        delete_model(models.draft)
+    assert models.draft.exists()
+
+
+def test_vocab_only_model_reads_what_the_compatibility_check_needs(models) -> None:
+    with VocabOnlyModel(models.target) as vocab:
+        assert vocab.n_vocab == 49152 and vocab.token_text(300) != b""
+        assert isinstance(vocab.add_bos, bool) and vocab.eos_id >= 0
+
+    assert check_pair(models.target, models.draft).compatible
+    other = check_pair(models.target, models.draft_other_vocab)
+    assert not other.compatible and "token 300 differs" in other.summary()
+
+
+def test_compatibility_matrix_pairs_smaller_drafts_with_targets(models_dir: Path, models) -> None:
+    for path in (models.target, models.draft, models.draft_other_vocab, models.not_gguf):
+        shutil.copy(path, models_dir / path.name)
+
+    verdicts = {(v.target.path.name, v.draft.path.name): v.compatibility for v in compatibility_matrix(scan_models())}
+
+    assert set(verdicts) == {("target.gguf", "draft.gguf"), ("target.gguf", "draft-other-vocab.gguf")}
+    assert verdicts[("target.gguf", "draft.gguf")].compatible
+    assert not verdicts[("target.gguf", "draft-other-vocab.gguf")].compatible

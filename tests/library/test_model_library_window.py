@@ -1,0 +1,88 @@
+"""The model library window (desktop_app/ui/model_library.py), driven with pytest-qt.
+
+It lives here, next to the library it shows, because tests/ui belongs to the chat window's suite.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pytestqt")
+
+from desktop_app.ui.model_library import ModelLibraryWindow  # noqa: E402
+from tests.library.hub_server import FakeHub  # noqa: E402
+
+
+def _window(qtbot, **options) -> ModelLibraryWindow:
+    window = ModelLibraryWindow(**options)
+    qtbot.addWidget(window)
+    with qtbot.waitSignal(window.refreshed, timeout=20_000):
+        window.refresh()
+    return window
+
+
+def _row_of(window: ModelLibraryWindow, name: str) -> int:
+    return [m.path.name for m in window.models].index(name)
+
+
+def test_lists_models_with_metadata_and_which_drafts_fit(qtbot, models_dir: Path, models) -> None:
+    for path in (models.target, models.draft, models.draft_other_vocab, models.truncated):
+        shutil.copy(path, models_dir / path.name)
+
+    window = _window(qtbot)
+
+    table = window.model_table
+    cells = {table.item(r, 0).text(): [table.item(r, c).text() for c in range(table.columnCount())] for r in range(table.rowCount())}
+    assert cells["target.gguf"][1:5] == ["llama", "6.6M", "Q8_0", "4096"]
+    assert "truncated" in cells["truncated.gguf"][6]
+    compat = {(window.compat_table.item(r, 0).text(), window.compat_table.item(r, 1).text()): window.compat_table.item(r, 2).text()
+              for r in range(window.compat_table.rowCount())}
+    assert compat[("target.gguf", "draft.gguf")] == "fits"
+    assert "token 300 differs" in compat[("target.gguf", "draft-other-vocab.gguf")]
+    assert "1 draft/target pair(s) fit" in window.status.text()
+    assert window.catalog_table.rowCount() >= 6
+
+
+def test_use_as_target_and_draft_emit_the_path(qtbot, models_dir: Path, models) -> None:
+    shutil.copy(models.draft, models_dir / "draft.gguf")
+    window = _window(qtbot)
+    window.model_table.selectRow(_row_of(window, "draft.gguf"))
+
+    with qtbot.waitSignal(window.target_chosen) as target:
+        window.target_button.click()
+    with qtbot.waitSignal(window.draft_chosen) as draft:
+        window.draft_button.click()
+
+    assert target.args == draft.args == [str(models_dir / "draft.gguf")]
+
+
+def test_import_and_delete_update_the_list(qtbot, models_dir: Path, models) -> None:
+    window = _window(qtbot)
+    assert window.model_table.rowCount() == 0
+
+    with qtbot.waitSignal(window.refreshed, timeout=20_000):
+        window.import_file(models.draft)
+    assert [m.path for m in window.models] == [models_dir / "draft.gguf"]
+
+    window.confirm = lambda _question: True
+    window.model_table.selectRow(0)
+    with qtbot.waitSignal(window.refreshed, timeout=20_000):
+        window.delete_button.click()
+    assert window.models == [] and not (models_dir / "draft.gguf").exists()
+    assert models.draft.exists()
+
+
+def test_downloading_a_catalog_file_adds_it_to_the_list(qtbot, hub: FakeHub, models_dir: Path, models) -> None:
+    window = _window(qtbot, endpoint=hub.endpoint)
+    pair = window.catalog[0]
+    hub.add_file(pair.draft.repo, pair.draft.file, models.draft)
+    window.catalog_table.selectRow(0)
+
+    with qtbot.waitSignal(window.refreshed, timeout=30_000):
+        window.download_draft_button.click()
+
+    assert [m.path.name for m in window.models] == [pair.draft.file]
+    assert window.downloads.bar.value() == window.downloads.bar.maximum()

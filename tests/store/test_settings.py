@@ -1,0 +1,93 @@
+"""Settings: declared once, saved as JSON under SPECCHAT_HOME, never broken by a bad file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from desktop_app.store.settings import MAX_RECENT_FILES, SETTINGS, Settings
+
+
+@pytest.fixture()
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("SPECCHAT_HOME", str(tmp_path))
+    return tmp_path
+
+
+def test_every_setting_is_declared_with_a_valid_default_and_description() -> None:
+    names = [s.name for s in SETTINGS]
+    assert len(names) == len(set(names))
+    for setting in SETTINGS:
+        assert setting.description
+        assert setting.accepts(setting.default), setting.name
+
+
+def test_first_run_gives_the_defaults(home: Path) -> None:
+    settings = Settings.load()
+    assert settings.path == home / "config" / "settings.json"
+    assert settings["spec_mode"] == "auto"
+    assert settings["draft_max"] == 4
+    assert settings["n_gpu_layers"] == -1
+    assert settings["temperature"] == 0.0
+    assert settings["max_tokens"] == 512
+    assert settings["highlight_drafts"] is True
+    assert settings["recent_files"] == []
+
+
+def test_values_survive_a_save_and_load(home: Path) -> None:
+    settings = Settings.load()
+    settings.set("spec_mode", "on")
+    settings.set("target_path", "/models/big.gguf")
+    settings.set("temperature", 1)  # an int is fine for a float setting
+    settings.save()
+    again = Settings.load()
+    assert again["spec_mode"] == "on"
+    assert again["target_path"] == "/models/big.gguf"
+    assert again["temperature"] == 1.0 and isinstance(again["temperature"], float)
+    assert json.loads((home / "config" / "settings.json").read_text())["spec_mode"] == "on"
+
+
+def test_unknown_keys_and_bad_values_fall_back_to_defaults(home: Path) -> None:
+    path = home / "config" / "settings.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({
+        "spec_mode": "sometimes", "draft_max": "4", "max_tokens": True, "colour": "blue",
+        "recent_files": ["a.gguf", 3], "temperature": 0.5,
+    }))
+    settings = Settings.load()
+    assert settings["spec_mode"] == "auto"
+    assert settings["draft_max"] == 4
+    assert settings["max_tokens"] == 512
+    assert settings["recent_files"] == []
+    assert settings["temperature"] == 0.5  # the good value is kept
+    assert set(settings.ignored) == {"spec_mode", "draft_max", "max_tokens", "colour", "recent_files"}
+
+
+@pytest.mark.parametrize("content", ["{not json", "[1, 2]", ""])
+def test_a_broken_file_gives_defaults(home: Path, content: str) -> None:
+    path = home / "config" / "settings.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(content)
+    assert Settings.load().as_dict() == Settings().as_dict()
+
+
+def test_setting_a_bad_value_is_refused(home: Path) -> None:
+    settings = Settings.load()
+    with pytest.raises(ValueError):
+        settings.set("drafter", "telepathy")
+    with pytest.raises(KeyError):
+        settings.set("no_such_setting", 1)
+    assert settings["drafter"] == "ngram"
+
+
+def test_recent_files_are_newest_first_without_duplicates(home: Path) -> None:
+    settings = Settings.load()
+    for i in range(MAX_RECENT_FILES + 3):
+        settings.add_recent_file(f"/m/{i}.gguf")
+    settings.add_recent_file("/m/5.gguf")
+    recent = settings["recent_files"]
+    assert recent[0] == "/m/5.gguf"
+    assert len(recent) == MAX_RECENT_FILES
+    assert len(set(recent)) == len(recent)
