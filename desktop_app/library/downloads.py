@@ -20,6 +20,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpx2
@@ -328,14 +329,23 @@ class DownloadTask:
     def _run(self) -> None:
         try:
             self.result = download_file(
-                self.repo_id, self.filename, progress=self._on_progress, cancel=self._cancel, **self._options  # type: ignore[arg-type]
+                self.repo_id, self.filename, progress=lambda p: self._notify(self._on_progress, p),
+                cancel=self._cancel, **self._options,  # type: ignore[arg-type]
             )
         except DownloadError as exc:
             self.error = exc
         except Exception as exc:  # a bug or an OS error: still report it, never die silently
             self.error = DownloadError(f"download of {self.filename} failed: {exc}")
         if self.error is not None:
-            if self._on_failed:
-                self._on_failed(self.error)
-        elif self._on_finished and self.result is not None:
-            self._on_finished(self.result)
+            self._notify(self._on_failed, self.error)
+        elif self.result is not None:
+            self._notify(self._on_finished, self.result)
+
+    @staticmethod
+    def _notify(callback: Callable[[Any], None] | None, value: object) -> None:
+        if callback is None:
+            return
+        try:
+            callback(value)
+        except RuntimeError:
+            pass  # the receiver is gone (a closed window's signal): nobody left to tell

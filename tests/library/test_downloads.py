@@ -30,7 +30,7 @@ def sha256(path: Path) -> str:
 
 
 def test_full_download_is_verified_lands_in_the_models_folder_and_is_listed(hub: FakeHub, models_dir: Path, models) -> None:
-    hub.add_file(REPO, "draft.gguf", models.draft)
+    hub.add_file(REPO, "draft.gguf", models.draft, chunk_delay_s=0.002)
     seen: list[DownloadProgress] = []
 
     result = download_file(REPO, "draft.gguf", endpoint=hub.endpoint, token="hf_secret", progress=seen.append)
@@ -40,6 +40,8 @@ def test_full_download_is_verified_lands_in_the_models_folder_and_is_listed(hub:
     assert not list(models_dir.glob("*.incomplete"))
     assert seen[-1].phase == "done" and seen[-1].done == seen[-1].total == models.draft.stat().st_size
     assert [p.done for p in seen] == sorted(p.done for p in seen)
+    midway = [p for p in seen if p.phase == "downloading" and 0 < p.done < p.total]
+    assert midway and all(p.speed > 0 and p.eta_s is not None for p in midway[1:])
     listed = {m.path.name: m for m in local.scan_models()}
     assert listed["draft.gguf"].architecture == "llama" and listed["draft.gguf"].quantization == "Q8_0"
     # The token goes to the hub, never to the CDN it redirects to.
@@ -183,3 +185,16 @@ def test_cancel_stops_a_background_download_and_keeps_the_partial_file(hub: Fake
     (partial,) = models_dir.glob("target.gguf.*.incomplete")
     assert 0 < partial.stat().st_size < models.target.stat().st_size
     assert not (models_dir / "target.gguf").exists()
+
+
+def test_speed_and_time_left_come_from_the_recent_rate() -> None:
+    meter = downloads.SpeedMeter(window_s=3.0)
+    meter.add(0, now=0.0)
+    meter.add(1_000_000, now=1.0)
+    meter.add(2_000_000, now=2.0)
+
+    assert meter.speed() == pytest.approx(1_000_000)
+    assert meter.eta(2_000_000, 5_000_000) == pytest.approx(3.0)
+    meter.add(2_000_000, now=10.0)  # a stall: old samples age out, the speed drops
+    assert meter.speed() < 1_000_000
+    assert downloads.SpeedMeter().eta(0, None) is None
