@@ -29,6 +29,7 @@ SPEC_MODES = ("off", "on", "auto")
 DRAFTERS = ("model", "ngram")
 AUTO_K_MAX = 8
 AUTO_DRAFT_P_MIN = 0.4
+CALIBRATION_DEPTH = 160  # tokens of context behind the timed decodes
 MIN_ANSWER_ROOM = 64
 
 
@@ -68,6 +69,26 @@ class ModelInfo:
     size_bytes: int
     n_ctx: int
     n_gpu_layers: int
+
+
+def _time_decode(model: LlamaModel, tokens: list[int], depth: int, reps: int) -> list[float]:
+    """Seconds for decoding ``tokens`` (all rows' logits) at context depth ``depth``."""
+    base = len(model.kv_tokens)
+    try:
+        if base < depth:
+            model.prefill(model.kv_tokens + tokens[:1] * (depth - base), need_logits=False)
+        start_len = len(model.kv_tokens)
+        model.decode_all_rows(tokens)  # warm-up
+        model.truncate(start_len)
+        samples = []
+        for _ in range(reps):
+            t = time.perf_counter()
+            model.decode_all_rows(tokens)
+            samples.append(time.perf_counter() - t)
+            model.truncate(start_len)
+        return samples
+    finally:
+        model.truncate(base)
 
 
 def _special_text(model: LlamaModel, token: int) -> str:
@@ -216,40 +237,24 @@ class Engine:
             return ModelDrafter(self.draft)
         return NgramDrafter()
 
-    def calibrate(self, drafter: Drafter | None, k_max: int, reps: int = 5) -> CostModel:
-        """Measure this machine's target cost per batch size and the draft's cost per token."""
+    def calibrate(self, drafter: Drafter | None, k_max: int, reps: int = 5, depth: int = CALIBRATION_DEPTH) -> CostModel:
+        """Measure this machine's target cost per batch size and the draft's cost per token.
+
+        Measured ``depth`` tokens into the context (attention grows with it), appending to
+        whatever the caches hold and trimming back afterwards, so a conversation's cache survives.
+        """
         target = self._require_target()
         key = (getattr(drafter, "name", "none"), k_max)
         if key in self._costs:
             return self._costs[key]
-        probe = [target.bos_id if target.bos_id >= 0 else 1] * (k_max + 1)
-        target.reset()  # the next prefill rebuilds the conversation's cache
-        target.decode_all_rows(probe[:1])  # warm-up
-        target.reset()
-        batch_s = []
-        for b in range(1, k_max + 2):
-            samples = []
-            for _ in range(reps):
-                t = time.perf_counter()
-                target.decode_all_rows(probe[:b])
-                samples.append(time.perf_counter() - t)
-                target.reset()
-            batch_s.append(statistics.median(samples))
+        filler = (target.tokenize(" the", add_special=False) or [max(target.bos_id, 1)])[0]
+        batch_s = [statistics.median(_time_decode(target, [filler] * b, depth, reps)) for b in range(1, k_max + 2)]
         # A bigger batch never costs less: smooth out timing noise (running minimum from the right).
         for b in range(len(batch_s) - 2, -1, -1):
             batch_s[b] = min(batch_s[b], batch_s[b + 1])
-        draft_s = 2e-5
+        draft_s = 2e-5  # prompt lookup: microseconds
         if isinstance(drafter, ModelDrafter):
-            model = drafter.model
-            model.reset()
-            samples = []
-            for i in range(reps + 1):
-                t = time.perf_counter()
-                model.decode_one(probe[0])
-                samples.append(time.perf_counter() - t)
-            draft_s = statistics.median(samples[1:])
-            model.reset()
-        target.reset()
+            draft_s = statistics.median(_time_decode(drafter.model, [filler], depth, reps))
         costs = CostModel(batch_s, draft_s)
         self._costs[key] = costs
         return costs
