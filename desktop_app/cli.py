@@ -54,7 +54,7 @@ def _build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="benchmark speculation on this machine")
     _add_model_args(bench)
     bench.add_argument("--prompts", type=Path, help="prompt set JSON (default: resources/bench)")
-    bench.add_argument("--draft-max", type=int, default=4, help="fixed k to compare")
+    bench.add_argument("--draft-max", type=int, nargs="+", default=[2, 4, 8], help="fixed k values to compare")
     bench.add_argument("--max-tokens", type=int, default=128)
     bench.add_argument("--repeats", type=int, default=1)
     bench.add_argument("--categories", nargs="*", help="only these categories")

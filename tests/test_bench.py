@@ -27,9 +27,9 @@ def test_bench_writes_report_and_chart(models, tmp_path: Path) -> None:
     for entry in report["summary"].values():
         assert entry["identical_at_t0"] is True
         assert entry["off"]["median_tokens_per_s"] > 0
-        assert entry["fixed"]["acceptance"] > 0
-        assert "speedup_vs_off" in entry["auto"]
-    assert {r["mode"] for r in report["runs"]} == {"off", "fixed", "auto"}
+        assert entry[entry["best_fixed"]]["acceptance"] > 0
+        assert "vs_best_fixed" in entry["auto"]
+    assert {r["mode"] for r in report["runs"]} == {"off", "k2", "k4", "k8", "auto"}
     png = (tmp_path / "out" / "bench.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = struct.unpack(">II", png[16:24])

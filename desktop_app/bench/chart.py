@@ -6,10 +6,14 @@ import os
 from pathlib import Path
 from typing import Any
 
-COLORS = {"off": "#8a8f98", "fixed": "#3b82f6", "auto": "#16a34a"}
+COLORS = {"off": "#8a8f98", "best_fixed": "#3b82f6", "auto": "#16a34a"}
 
 
-def draw_chart(summary: dict[str, dict[str, Any]], path: Path, title: str, k: int) -> None:
+def _bar(entry: dict[str, Any], mode: str) -> dict[str, Any]:
+    return entry[entry["best_fixed"]] if mode == "best_fixed" else entry[mode]
+
+
+def draw_chart(summary: dict[str, dict[str, Any]], path: Path, title: str) -> None:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtCore import QRectF, Qt
     from PySide6.QtGui import QColor, QFont, QGuiApplication, QImage, QPainter
@@ -24,7 +28,7 @@ def draw_chart(summary: dict[str, dict[str, Any]], path: Path, title: str, k: in
     p.drawText(QRectF(0, 8, width, 24), Qt.AlignmentFlag.AlignCenter, f"{title}: decode tokens/s by task")
     left, right, top, bottom = 70, 20, 50, 80
     plot_w, plot_h = width - left - right, height - top - bottom
-    values = [e[m]["median_tokens_per_s"] for e in summary.values() for m in COLORS]
+    values = [_bar(e, m)["median_tokens_per_s"] for e in summary.values() for m in COLORS]
     vmax = max(values + [1.0]) * 1.15
     p.setFont(QFont("Sans", 9))
     for i in range(6):  # grid and axis labels
@@ -40,15 +44,15 @@ def draw_chart(summary: dict[str, dict[str, Any]], path: Path, title: str, k: in
     for g, (category, entry) in enumerate(groups):
         x0 = left + g * group_w + group_w * 0.1
         for m, (mode, color) in enumerate(COLORS.items()):
-            v = entry[mode]["median_tokens_per_s"]
+            v = _bar(entry, mode)["median_tokens_per_s"]
             h = plot_h * v / vmax
             rect = QRectF(x0 + m * bar_w, top + plot_h - h, bar_w - 3, h)
             p.fillRect(rect, QColor(color))
             p.setPen(QColor("#111827"))
-            label = f"{v:.0f}" if mode == "off" else f"{entry[mode]['speedup_vs_off']:.2f}x"
+            label = f"{v:.0f}" if mode == "off" else f"{_bar(entry, mode)['speedup_vs_off']:.2f}x"
             p.drawText(QRectF(rect.x() - 6, rect.y() - 16, bar_w + 6, 14), Qt.AlignmentFlag.AlignCenter, label)
         p.drawText(QRectF(x0, top + plot_h + 6, group_w * 0.8, 18), Qt.AlignmentFlag.AlignCenter, category)
-    legend = [("off", "speculation off"), ("fixed", f"fixed k={k}"), ("auto", "auto")]
+    legend = [("off", "speculation off"), ("best_fixed", "best fixed k"), ("auto", "auto")]
     x = left
     for mode, text in legend:
         p.fillRect(QRectF(x, height - 30, 14, 14), QColor(COLORS[mode]))

@@ -118,5 +118,5 @@ def cmd_overhead(engine: Engine, prompts: dict[str, list[str]], args: argparse.N
     texts = [t for c in cats for t in prompts[c]]
     return {
         "spec_off_vs_create_completion": vs_llama_cpp_python(engine, args.max_tokens, threads),
-        "fixed_k_vs_prediction": vs_prediction(engine, texts, args.draft_max, drafter, args.max_tokens),
+        "fixed_k_vs_prediction": vs_prediction(engine, texts, 4, drafter, args.max_tokens),
     }

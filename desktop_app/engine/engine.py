@@ -5,7 +5,6 @@ No Qt here. One Engine is used by one thread at a time (the GUI runs it in a chi
 
 from __future__ import annotations
 
-import dataclasses
 import statistics
 import threading
 import time
@@ -21,7 +20,7 @@ from desktop_app.engine.errors import ContextOverflowError, EngineError, Incompa
 from desktop_app.engine.events import Event, Finished
 from desktop_app.engine.generator import LoopConfig, run_loop
 from desktop_app.engine.model import LlamaModel, ModelOptions
-from desktop_app.engine.policy import AutoPolicy, CostModel, FixedPolicy, OffPolicy, Policy
+from desktop_app.engine.policy import AcceptanceTracker, AutoPolicy, CostModel, FixedPolicy, OffPolicy, Policy
 from desktop_app.engine.sampling import SamplingParams
 from desktop_app.engine.stats import GenerationStats
 
@@ -102,6 +101,7 @@ class Engine:
         self.template: ChatTemplate | None = None
         self._costs: dict[tuple[str, int], CostModel] = {}
         self._lock = threading.Lock()
+        self._acceptance: dict[str, AcceptanceTracker] = {}
         self._history: tuple[str, list[int]] = ("", [])  # last chat prompt + answer, as text and tokens
         self._last_prompt_text = ""
 
@@ -114,6 +114,7 @@ class Engine:
                 self.target.close()
             self.target = model
             self._costs.clear()
+            self._acceptance.clear()
             self._history = ("", [])
             self.template = ChatTemplate(
                 model.info.chat_template, _special_text(model, model.bos_id), _special_text(model, model.eos_id)
@@ -136,6 +137,7 @@ class Engine:
                 self.draft.close()
             self.draft = model
             self._costs.clear()
+            self._acceptance.clear()
             return verdict
 
     def unload_draft(self) -> None:
@@ -265,9 +267,11 @@ class Engine:
         if request.spec == "on":
             return FixedPolicy(request.draft_max)
         k_max = max(request.draft_max, AUTO_K_MAX)
-        costs = dataclasses.replace(self.calibrate(drafter, k_max))
-        costs.target_batch_s = list(costs.target_batch_s)
-        return AutoPolicy(costs, k_max)
+        # Costs and acceptance carry over between answers: the next turn of a conversation
+        # starts from what this pair and this kind of task did last time.
+        costs = self.calibrate(drafter, k_max)
+        tracker = self._acceptance.setdefault(drafter.name, AcceptanceTracker())
+        return AutoPolicy(costs, k_max, acceptance=tracker)
 
     def generate(self, request: GenerateRequest, cancel: threading.Event | None = None) -> Iterator[Event]:
         """Yield TextChunk and StatsUpdate events, then one Finished event."""
