@@ -20,7 +20,16 @@ from desktop_app.engine.errors import ContextOverflowError, EngineError, Incompa
 from desktop_app.engine.events import Event, Finished
 from desktop_app.engine.generator import LoopConfig, run_loop
 from desktop_app.engine.model import LlamaModel, ModelOptions
-from desktop_app.engine.policy import AcceptanceTracker, AutoPolicy, CostModel, FixedPolicy, OffPolicy, Policy
+from desktop_app.engine.policy import (
+    HOT_PRIOR,
+    PRIOR_WEIGHT,
+    AcceptanceTracker,
+    AutoPolicy,
+    CostModel,
+    FixedPolicy,
+    OffPolicy,
+    Policy,
+)
 from desktop_app.engine.sampling import SamplingParams
 from desktop_app.engine.stats import GenerationStats
 
@@ -270,8 +279,9 @@ class Engine:
         # Costs and acceptance carry over between answers: the next turn of a conversation
         # starts from what this pair and this kind of task did last time.
         costs = self.calibrate(drafter, k_max)
-        tracker = self._acceptance.setdefault(drafter.name, AcceptanceTracker())
-        return AutoPolicy(costs, k_max, acceptance=tracker)
+        cold = self._acceptance.setdefault(drafter.name, AcceptanceTracker())
+        hot = self._acceptance.setdefault(drafter.name + ":hot", AcceptanceTracker(HOT_PRIOR * PRIOR_WEIGHT, PRIOR_WEIGHT))
+        return AutoPolicy(costs, k_max, probe=not getattr(drafter, "free", False), acceptance=cold, hot=hot)
 
     def generate(self, request: GenerateRequest, cancel: threading.Event | None = None) -> Iterator[Event]:
         """Yield TextChunk and StatsUpdate events, then one Finished event."""

@@ -18,8 +18,11 @@ from typing import Protocol
 
 PRIOR_ACCEPTANCE = 0.6
 PRIOR_WEIGHT = 4.0  # pseudo-trials behind the prior
+HOT_PRIOR = 0.9  # right after a fully accepted draft, the next one usually is too
 DECAY = 0.9  # per observed cycle: recent cycles count more
 MIN_GAIN = 1.02  # a k > 0 must promise at least 2% over plain decoding
+CARRY_WEIGHT = 6.0  # trials of evidence a new answer inherits from earlier ones
+PESSIMISM = 1.0  # pseudo-failures added when deciding: thin evidence drafts less
 
 
 def expected_tokens(a: float, k: int) -> float:
@@ -137,14 +140,33 @@ class AcceptanceTracker:
     def rate(self) -> float:
         return self.successes / self.trials if self.trials > 0 else 0.0
 
+    @property
+    def cautious_rate(self) -> float:
+        """The rate shrunk towards failure by a pseudo-failure: used to pick k."""
+        return self.successes / (self.trials + PESSIMISM)
+
+    def start_answer(self) -> None:
+        """Keep what earlier answers taught, but weakly: a new question may be a new task."""
+        if self.trials > CARRY_WEIGHT:
+            scale = CARRY_WEIGHT / self.trials
+            self.successes *= scale
+            self.trials = CARRY_WEIGHT
+
 
 @dataclass
 class AutoPolicy:
+    """Acceptance comes in runs (a copied passage is accepted token after token, then a
+    divergence), so it is tracked in two states: after a cycle whose drafts were all accepted
+    ("hot") and after one with a rejection ("cold"). Each state has its own rate and k."""
+
     costs: CostModel
     k_max: int
     mode: str = "auto"
+    probe: bool = True  # False when a free drafter is scored while off (no probes needed)
     probe_k: int = 2
-    acceptance: AcceptanceTracker = field(default_factory=AcceptanceTracker)
+    acceptance: AcceptanceTracker = field(default_factory=AcceptanceTracker)  # cold state
+    hot: AcceptanceTracker = field(default_factory=lambda: AcceptanceTracker(HOT_PRIOR * PRIOR_WEIGHT, PRIOR_WEIGHT))
+    _state_hot: bool = False
     _k: int = -1
     _predicted_gain: float = 1.0
     _cycles_off: int = 0
@@ -152,14 +174,20 @@ class AutoPolicy:
     _probing: bool = False
 
     def __post_init__(self) -> None:
+        self.acceptance.start_answer()
+        self.hot.start_answer()
         self._decide()
 
+    @property
+    def tracker(self) -> AcceptanceTracker:
+        return self.hot if self._state_hot else self.acceptance
+
     def _decide(self) -> None:
-        self._k, self._predicted_gain = best_k(self.acceptance.rate, self.costs, self.k_max)
+        self._k, self._predicted_gain = best_k(self.tracker.cautious_rate, self.costs, self.k_max)
 
     def choose_k(self) -> int:
         self._probing = False
-        if self._k == 0:
+        if self._k == 0 and self.probe:
             self._cycles_off += 1
             if self._cycles_off >= self._probe_every:
                 # Probe: a small draft tells whether acceptance has recovered. Back off
@@ -170,8 +198,14 @@ class AutoPolicy:
                 return min(self.probe_k, self.k_max)
         return self._k
 
+    def _record(self, drafted: int, accepted: int) -> None:
+        if drafted <= 0:
+            return  # nothing proposed (or scored) this cycle: the state stands
+        self.tracker.observe(drafted, accepted)
+        self._state_hot = accepted == drafted
+
     def observe(self, drafted: int, accepted: int, draft_s: float, verify_s: float, batch: int) -> None:
-        self.acceptance.observe(drafted, accepted)
+        self._record(drafted, accepted)
         self.costs.update_target(batch, verify_s)
         if drafted > 0 and draft_s > 0:
             self.costs.update_draft(draft_s / drafted)
@@ -181,11 +215,12 @@ class AutoPolicy:
             self._probe_every = 8
 
     def observe_shadow(self, drafted: int, accepted: int) -> None:
-        self.acceptance.observe(drafted, accepted)
+        self._record(drafted, accepted)
         self._decide()
 
     def reason(self) -> str:
-        a = self.acceptance.rate
+        a = self.tracker.rate
+        state = "after a full accept" if self._state_hot else "after a miss"
         if self._k == 0:
-            return f"off: acceptance {a:.0%} cannot pay for drafting on this hardware"
-        return f"k={self._k}: acceptance {a:.0%}, predicted {self._predicted_gain:.2f}x over plain decoding"
+            return f"off: acceptance {a:.0%} {state} cannot pay for drafting on this hardware"
+        return f"k={self._k}: acceptance {a:.0%} {state}, predicted {self._predicted_gain:.2f}x over plain decoding"

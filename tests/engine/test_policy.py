@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from desktop_app.engine.policy import AutoPolicy, CostModel, best_k, expected_tokens
+from desktop_app.engine.policy import AcceptanceTracker, AutoPolicy, CostModel, best_k, expected_tokens
 
 # This project's CPU: a decode of b tokens costs about these multiples of one token.
 CPU_BATCH = [1.0, 1.8, 2.4, 3.6, 4.9, 5.8, 6.6, 7.5, 8.0]
@@ -73,3 +73,26 @@ def test_auto_adapts_k_to_acceptance() -> None:
     for _ in range(20):
         low.observe(4, 1, 0.002, 0.0108, 5)
     assert high.choose_k() > low.choose_k() > 0
+
+
+def test_free_drafter_is_never_probed_while_off() -> None:
+    policy = AutoPolicy(costs(CPU_BATCH, 0.0), k_max=8, probe=False)
+    for _ in range(20):
+        policy.observe_shadow(4, 0)  # prompt lookup keeps guessing wrong
+    assert [policy.choose_k() for _ in range(300)] == [0] * 300
+    for _ in range(10):
+        policy.observe_shadow(8, 8)  # ... until the answer starts copying the prompt
+    assert policy.choose_k() > 0
+
+
+def test_a_new_answer_inherits_only_a_little_evidence() -> None:
+    tracker = AcceptanceTracker()
+    for _ in range(40):
+        tracker.observe(8, 8)
+    assert tracker.rate > 0.95
+    policy = AutoPolicy(costs(CPU_BATCH, 0.0), k_max=8, probe=False, acceptance=tracker)  # a new answer
+    assert tracker.trials <= 6.0
+    assert policy.choose_k() > 0
+    for _ in range(3):  # three misses are enough to change its mind on this CPU
+        policy.observe(policy.choose_k(), 0, 0.0, 0.02, 9)
+    assert policy.choose_k() == 0
