@@ -184,6 +184,9 @@ def _run_command(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    import multiprocessing
+
+    multiprocessing.freeze_support()  # a frozen bundle's engine process starts through here
     parser = _build_parser()
     args = parser.parse_args(argv)
     from desktop_app.engine.errors import EngineError

@@ -100,7 +100,8 @@ class History:
         return [_conversation(r) for r in rows]
 
     def rename(self, conversation_id: int, title: str) -> None:
-        self._db.execute("UPDATE conversations SET title = ? WHERE id = ?", (title.strip() or "Untitled", conversation_id))
+        title = title.strip() or "Untitled"
+        self._db.execute("UPDATE conversations SET title = ? WHERE id = ?", (title, conversation_id))
 
     def delete(self, conversation_id: int) -> None:
         self._db.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))

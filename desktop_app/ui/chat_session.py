@@ -1,0 +1,208 @@
+"""The open conversation: what is shown, what is stored, and what the engine is asked.
+
+Only this object writes messages to the history while chatting. The answer being streamed is
+saved every SAVE_INTERVAL_MS and at the end, so a crash keeps what the user saw.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, QTimer, Signal, Slot
+
+from desktop_app.store import History
+from desktop_app.ui.chat_view import ChatView, MessageWidget
+from desktop_app.ui.engine_client import EngineClient
+
+SAVE_INTERVAL_MS = 500
+TITLE_LENGTH = 48
+
+
+def title_for(text: str) -> str:
+    """A conversation title from its first message: one line, no Markdown marks, at most TITLE_LENGTH."""
+    line = " ".join(re.sub(r"[`*#>_]+", " ", text).split())
+    return line if len(line) <= TITLE_LENGTH else line[: TITLE_LENGTH - 1].rstrip() + "…"
+
+
+class ChatSession(QObject):
+    """Sends the conversation to the engine and streams the answer into the view and the store.
+
+    Signals:
+        busy_changed(bool): an answer started (True) or ended (False).
+        conversation_changed(int): the open conversation (0: a new one not stored yet).
+        answer_finished(dict): the stats of the answer just completed (also after a stop).
+        error(str): something to tell the user (a failed answer).
+    """
+
+    busy_changed = Signal(bool)
+    conversation_changed = Signal(int)
+    answer_finished = Signal(dict)
+    error = Signal(str)
+
+    def __init__(self, client: EngineClient, history: History, view: ChatView,
+                 request_fields: Callable[[], dict[str, Any]], parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.client = client
+        self.history = history
+        self.view = view
+        self.request_fields = request_fields
+        self.conversation_id: int | None = None
+        self.request_id: int | None = None
+        self.answer: MessageWidget | None = None
+        self.answer_id: int | None = None
+        self._unsaved = False
+        self._save_timer = QTimer(self)
+        self._save_timer.setInterval(SAVE_INTERVAL_MS)
+        self._save_timer.timeout.connect(self._save_partial)
+        client.token_received.connect(self._on_token)
+        client.stats_updated.connect(self._on_stats)
+        client.finished.connect(self._on_finished)
+        client.failed.connect(self._on_failed)
+        client.engine_crashed.connect(self._on_crash)
+        view.regenerate_requested.connect(self.regenerate)
+
+    @property
+    def busy(self) -> bool:
+        return self.request_id is not None
+
+    # ------------------------------------------------------------------ conversations
+    def open(self, conversation_id: int | None) -> None:
+        """Show a stored conversation (None: a fresh one, stored at its first message)."""
+        if self.busy:
+            self.cancel()
+            self._end_answer({"finish_reason": "cancelled"})
+        self.view.clear()
+        conv = self.history.conversation(conversation_id) if conversation_id else None
+        self.conversation_id = conv.id if conv else None
+        if conv is not None:
+            for message in self.history.messages(conv.id):
+                self.view.add_message(message.role, message.content, message.stats)
+        self.conversation_changed.emit(self.conversation_id or 0)
+
+    def engine_messages(self) -> list[dict[str, str]]:
+        if self.conversation_id is None:
+            return []
+        return [{"role": m.role, "content": m.content} for m in self.history.messages(self.conversation_id)
+                if m.content or m.role != "assistant"]
+
+    # ------------------------------------------------------------------ actions
+    def send(self, text: str) -> bool:
+        """Add a user message and start the answer; False when busy or the text is empty."""
+        text = text.strip()
+        if not text or self.busy:
+            return False
+        if self.conversation_id is None:
+            self.conversation_id = self.history.create_conversation(title_for(text)).id
+            self.conversation_changed.emit(self.conversation_id)
+        self.history.add_message(self.conversation_id, "user", text)
+        self.view.add_message("user", text)
+        self._start_answer()
+        return True
+
+    def regenerate(self) -> None:
+        """Drop the last answer and generate it again."""
+        if self.busy or self.conversation_id is None:
+            return
+        stored = self.history.messages(self.conversation_id)
+        if not stored or stored[-1].role != "assistant":
+            return
+        self.history.delete_message(stored[-1].id)
+        self.view.remove_last("assistant")
+        self._start_answer()
+
+    def take_last_user_message(self) -> str | None:
+        """Remove the last user message (and its answer) for editing; returns its text."""
+        if self.busy or self.conversation_id is None:
+            return None
+        stored = self.history.messages(self.conversation_id)
+        users = [i for i, m in enumerate(stored) if m.role == "user"]
+        if not users:
+            return None
+        text = stored[users[-1]].content
+        for message in stored[users[-1]:]:
+            self.history.delete_message(message.id)
+            self.view.remove_last()
+        return text
+
+    def cancel(self) -> None:
+        if self.busy:
+            self.client.cancel()
+
+    def save_now(self) -> None:
+        """Write the streaming answer's text so far (the window is closing)."""
+        self._unsaved = True
+        self._save_partial()
+
+    # ------------------------------------------------------------------ streaming
+    def _start_answer(self) -> None:
+        assert self.conversation_id is not None
+        messages = self.engine_messages()
+        self.answer_id = self.history.add_message(self.conversation_id, "assistant", "").id
+        self.answer = self.view.add_message("assistant")
+        self.answer.set_stats(None, live=True)
+        self.view.set_streaming(True)
+        self._save_timer.start()
+        self.request_id = self.client.generate(messages, **self.request_fields())
+        self.busy_changed.emit(True)
+
+    def _mine(self) -> bool:
+        return self.request_id is not None and self.client.current_request == self.request_id
+
+    @Slot(str, bool)
+    def _on_token(self, text: str, from_draft: bool) -> None:
+        if self._mine() and self.answer is not None:
+            self.answer.append(text, from_draft)
+            self._unsaved = True
+
+    @Slot(dict)
+    def _on_stats(self, stats: dict[str, Any]) -> None:
+        if self._mine() and self.answer is not None:
+            self.answer.set_stats(stats, live=True)
+
+    def _save_partial(self) -> None:
+        if self._unsaved and self.answer is not None and self.answer_id is not None:
+            self.history.update_message(self.answer_id, self.answer.text)
+            self._unsaved = False
+
+    @Slot(dict)
+    def _on_finished(self, payload: dict[str, Any]) -> None:
+        if payload.get("id") == self.request_id:
+            self._end_answer(payload["stats"], payload.get("text"))
+
+    @Slot(str)
+    def _on_failed(self, message: str) -> None:
+        if self.request_id is not None and self.client.current_request is None:
+            self._end_answer({"finish_reason": "failed", "error": message})
+            self.error.emit(message)
+
+    @Slot(str)
+    def _on_crash(self, reason: str) -> None:
+        if self.request_id is not None:
+            last = dict(self.answer.stats or {}) if self.answer is not None else {}
+            self._end_answer({**last, "finish_reason": "interrupted"})  # keep the last live figures
+
+    def _end_answer(self, stats: dict[str, Any], text: str | None = None) -> None:
+        answer, answer_id = self.answer, self.answer_id
+        self.request_id = None
+        self.answer = self.answer_id = None
+        self._save_timer.stop()
+        self.view.set_streaming(False)
+        if answer is not None:
+            if text is not None and text != answer.text:
+                answer.set_text(text)  # the final text is authoritative (stop strings trimmed)
+            answer.render()
+            if stats.get("finish_reason") == "failed":
+                answer.set_stats(None)
+                answer.footer.setText(f"failed: {stats.get('error', '')}")
+            else:
+                answer.set_stats(stats)
+            if answer_id is not None:
+                if answer.text or stats.get("finish_reason") != "failed":
+                    self.history.update_message(answer_id, answer.text, stats)
+                else:
+                    self.history.delete_message(answer_id)  # nothing worth keeping
+        self._unsaved = False
+        self.busy_changed.emit(False)
+        self.answer_finished.emit(stats)

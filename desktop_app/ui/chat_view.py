@@ -1,0 +1,293 @@
+"""The transcript: user and assistant messages, Markdown, streaming text, footers and actions."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QGuiApplication, QPalette, QTextCharFormat, QTextCursor, QTextDocument
+from PySide6.QtWidgets import (
+    QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSizePolicy, QVBoxLayout, QWidget,
+)
+
+RENDER_MS = 80  # re-render a streaming message at most ~12 times a second
+
+
+def format_footer(stats: dict[str, Any]) -> str:
+    """One line under an answer: tokens/s, time to first token, tokens, acceptance and mode."""
+    tps = stats.get("decode_tokens_per_s") or stats.get("window_tokens_per_s") or 0.0
+    parts = [f"{tps:.1f} tok/s", f"TTFT {stats.get('ttft_s', 0.0) * 1000:.0f} ms",
+             f"{stats.get('generated_tokens', 0)} tokens"]
+    if stats.get("drafted"):
+        parts.append(f"acceptance {stats.get('acceptance_rate', 0.0):.0%}")
+    else:
+        parts.append("acceptance –")
+    mode = str(stats.get("mode", "off"))
+    drafter = stats.get("drafter", "none")
+    parts.append(f"mode {mode}" + (f" ({'prompt lookup' if drafter == 'ngram' else 'draft model'})"
+                                   if drafter not in ("none", None) else ""))
+    reason = stats.get("finish_reason")
+    if reason == "cancelled":
+        parts.append("stopped")
+    elif reason == "interrupted":
+        parts.append("interrupted: engine crashed")
+    elif reason == "context_full":
+        parts.append("context full")
+    return " · ".join(parts)
+
+
+def _draft_positions(source: str, flags: Sequence[bool], rendered: str) -> list[int]:
+    """Positions in the rendered text of characters that came from drafts.
+
+    Markdown rendering drops markup (``**``, fences, ``#``) and changes whitespace, so source and
+    rendered text are aligned greedily: equal characters match, whitespace matches whitespace,
+    and unmatched markup in the source is skipped.
+    """
+    marks: list[int] = []
+    j, n = 0, len(rendered)
+    for i, c in enumerate(source):
+        while j < n and rendered[j].isspace() and not c.isspace():
+            j += 1  # whitespace the renderer added
+        if j >= n:
+            break
+        r = rendered[j]
+        if c == r or (c.isspace() and r.isspace()):
+            if flags[i]:
+                marks.append(j)
+            j += 1
+    return marks
+
+
+def highlighted_html(segments: Sequence[tuple[str, bool]], tint: QColor) -> str:
+    """Markdown rendered to HTML with the text from accepted draft tokens on a tinted background."""
+    source = "".join(t for t, _ in segments)
+    flags = [d for t, d in segments for _ in t]
+    doc = QTextDocument()
+    doc.setMarkdown(source)
+    marks = _draft_positions(source, flags, doc.toPlainText())
+    fmt = QTextCharFormat()
+    fmt.setBackground(tint)
+    cursor = QTextCursor(doc)
+    start = prev = None
+    for pos in [*marks, None]:
+        if pos is not None and prev is not None and pos == prev + 1:
+            prev = pos
+            continue
+        if start is not None and prev is not None:
+            cursor.setPosition(start)
+            cursor.setPosition(prev + 1, QTextCursor.MoveMode.KeepAnchor)
+            cursor.mergeCharFormat(fmt)
+        start = prev = pos
+    return doc.toHtml()
+
+
+class MessageWidget(QFrame):
+    """One message. Assistant messages stream in through :meth:`append`.
+
+    Signals:
+        copy_requested(): the user clicked Copy (the text is already on the clipboard).
+        regenerate_requested(): the user wants this answer again.
+        edit_requested(): the user wants to edit and resend this (user) message.
+    """
+
+    copy_requested = Signal()
+    regenerate_requested = Signal()
+    edit_requested = Signal()
+
+    def __init__(self, role: str, text: str = "", stats: dict[str, Any] | None = None,
+                 highlight: bool = True, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.role = role
+        self.segments: list[tuple[str, bool]] = [(text, False)] if text else []
+        self.stats = stats
+        self.highlight = highlight
+        self.dirty = False
+        self.setObjectName(f"{role}Message")
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.setAutoFillBackground(role == "user")
+        if role == "user":
+            self.setBackgroundRole(QPalette.ColorRole.AlternateBase)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(10, 6, 10, 6)
+        header = QLabel("You" if role == "user" else "Assistant")
+        header.setStyleSheet("font-weight: bold;")
+        layout.addWidget(header)
+        self.body = QLabel()
+        self.body.setObjectName("messageBody")
+        self.body.setWordWrap(True)
+        self.body.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
+        self.body.setOpenExternalLinks(False)
+        self.body.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
+        self.body.setAccessibleName(f"{header.text()} message")
+        layout.addWidget(self.body)
+        row = QHBoxLayout()
+        self.footer = QLabel()
+        self.footer.setObjectName("messageFooter")
+        self.footer.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        row.addWidget(self.footer, 1)
+        if role == "user":
+            row.addStretch(1)
+        self.copy_button = self._action(row, "Copy", "Copy this message", self._copy)
+        if role == "assistant":
+            self.action_button = self._action(row, "Regenerate", "Generate this answer again",
+                                              self.regenerate_requested.emit)
+        else:
+            self.action_button = self._action(row, "Edit && resend", "Edit this message and send it again",
+                                              self.edit_requested.emit)
+        layout.addLayout(row)
+        self.render()
+        self.set_stats(stats)
+
+    def _action(self, row: QHBoxLayout, text: str, name: str, slot: Any) -> QPushButton:
+        button = QPushButton(text)
+        button.setFlat(True)
+        button.setAccessibleName(name)
+        button.clicked.connect(slot)
+        row.addWidget(button)
+        return button
+
+    @property
+    def text(self) -> str:
+        return "".join(t for t, _ in self.segments)
+
+    @property
+    def draft_text(self) -> str:
+        return "".join(t for t, d in self.segments if d)
+
+    def append(self, text: str, from_draft: bool = False) -> None:
+        if self.segments and self.segments[-1][1] == from_draft:
+            self.segments[-1] = (self.segments[-1][0] + text, from_draft)
+        else:
+            self.segments.append((text, from_draft))
+        self.dirty = True
+
+    def set_text(self, text: str) -> None:
+        self.segments = [(text, False)] if text else []
+        self.dirty = True
+        self.render()
+
+    def set_highlight(self, on: bool) -> None:
+        self.highlight = on
+        self.render()
+
+    def set_stats(self, stats: dict[str, Any] | None, live: bool = False) -> None:
+        self.stats = stats
+        if self.role == "assistant":
+            self.footer.setText(format_footer(stats) if stats else ("generating…" if live else ""))
+        self.footer.setVisible(self.role == "assistant")
+
+    def render(self) -> None:
+        """Markdown; with highlighting on, text from accepted drafts is tinted."""
+        self.dirty = False
+        if self.highlight and any(d for _, d in self.segments):
+            tint = QColor(self.palette().color(QPalette.ColorRole.Highlight))
+            tint.setAlpha(70)
+            self.body.setTextFormat(Qt.TextFormat.RichText)
+            self.body.setText(highlighted_html(self.segments, tint))
+        else:
+            self.body.setTextFormat(Qt.TextFormat.MarkdownText)
+            self.body.setText(self.text or " ")
+
+    def _copy(self) -> None:
+        QGuiApplication.clipboard().setText(self.text)
+        self.copy_requested.emit()
+
+
+class ChatView(QScrollArea):
+    """The scrolling list of messages (objectName ``transcript``).
+
+    Signals:
+        regenerate_requested(): on the last answer.
+        edit_requested(str): the last user message's text, to edit and resend.
+    """
+
+    regenerate_requested = Signal()
+    edit_requested = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("transcript")
+        self.setAccessibleName("Conversation transcript")
+        self.setWidgetResizable(True)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        inner = QWidget()
+        self._layout = QVBoxLayout(inner)
+        self._layout.setContentsMargins(8, 8, 8, 8)
+        self._layout.setSpacing(8)
+        self.placeholder = QLabel("Ask anything. Enter sends, Shift+Enter adds a line, Esc stops.")
+        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.placeholder.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        self._layout.addWidget(self.placeholder)
+        self._layout.addStretch(1)
+        self.setWidget(inner)
+        self.messages: list[MessageWidget] = []
+        self.highlight = True
+        self._follow = True
+        self._render_timer = QTimer(self)
+        self._render_timer.setInterval(RENDER_MS)
+        self._render_timer.timeout.connect(self._render_dirty)
+        self.verticalScrollBar().rangeChanged.connect(self._keep_bottom)
+
+    def clear(self) -> None:
+        for widget in self.messages:
+            widget.setParent(None)
+            widget.deleteLater()
+        self.messages = []
+        self.placeholder.show()
+
+    def add_message(self, role: str, text: str = "", stats: dict[str, Any] | None = None) -> MessageWidget:
+        widget = MessageWidget(role, text, stats, self.highlight)
+        widget.regenerate_requested.connect(self.regenerate_requested.emit)
+        widget.edit_requested.connect(lambda w=widget: self.edit_requested.emit(w.text))
+        self._layout.insertWidget(self._layout.count() - 1, widget)
+        self.messages.append(widget)
+        self.placeholder.hide()
+        self._follow = True
+        self._update_actions()
+        return widget
+
+    def remove_last(self, role: str | None = None) -> None:
+        if self.messages and (role is None or self.messages[-1].role == role):
+            widget = self.messages.pop()
+            widget.setParent(None)
+            widget.deleteLater()
+        if not self.messages:
+            self.placeholder.show()
+        self._update_actions()
+
+    def set_streaming(self, streaming: bool) -> None:
+        if streaming:
+            self._render_timer.start()
+        else:
+            self._render_timer.stop()
+            self._render_dirty()
+        for widget in self.messages:
+            widget.action_button.setEnabled(not streaming and widget in self._last_of_roles())
+
+    def set_highlight(self, on: bool) -> None:
+        self.highlight = on
+        for widget in self.messages:
+            widget.set_highlight(on)
+
+    def _last_of_roles(self) -> list[MessageWidget]:
+        found: dict[str, MessageWidget] = {}
+        for widget in self.messages:
+            found[widget.role] = widget
+        return list(found.values())
+
+    def _update_actions(self) -> None:
+        last = self._last_of_roles()
+        for widget in self.messages:
+            widget.action_button.setEnabled(widget in last)
+
+    def _render_dirty(self) -> None:
+        bar = self.verticalScrollBar()
+        self._follow = bar.value() >= bar.maximum() - 4
+        for widget in self.messages:
+            if widget.dirty:
+                widget.render()
+
+    def _keep_bottom(self, _min: int, maximum: int) -> None:
+        if self._follow:
+            self.verticalScrollBar().setValue(maximum)

@@ -1,0 +1,127 @@
+"""A download's progress: bar, bytes / speed / time-left label, cancel button.
+
+The download runs on :class:`desktop_app.library.downloads.DownloadTask`'s thread; its callbacks
+only emit signals, which Qt queues to this widget's thread, so the widget never blocks and the
+worker never touches a widget.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
+
+from desktop_app.library.downloads import DownloadProgress, DownloadResult, DownloadTask
+from desktop_app.library.errors import DownloadCancelled, DownloadError
+from desktop_app.library.units import human_duration, human_size
+
+BAR_STEPS = 1000  # QProgressBar holds an int: count in permille, not bytes (files pass 2 GB)
+
+
+class DownloadWidget(QWidget):
+    """Shows one download at a time; ``start`` begins one, the Cancel button stops it.
+
+    Signals:
+        finished(str): the path of the downloaded, verified file.
+        failed(str): a one-line reason (gated repo, 404, offline, disk full, bad checksum...).
+        cancelled(): the user cancelled; the partial file stays for a later resume.
+    """
+
+    finished = Signal(str)
+    failed = Signal(str)
+    cancelled = Signal()
+
+    # Emitted from the download thread; queued to the GUI thread.
+    _progressed = Signal(object)
+    _succeeded = Signal(object)
+    _errored = Signal(object)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._task: DownloadTask | None = None
+        self.title = QLabel("No download")
+        self.title.setObjectName("downloadTitle")
+        self.bar = QProgressBar()
+        self.bar.setObjectName("downloadProgress")
+        self.bar.setRange(0, BAR_STEPS)
+        self.bar.setValue(0)
+        self.bar.setAccessibleName("Download progress")
+        self.detail = QLabel("")
+        self.detail.setObjectName("downloadDetail")
+        self.detail.setAccessibleName("Downloaded bytes, speed and time left")
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setObjectName("downloadCancel")
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.clicked.connect(self.cancel)
+        row = QHBoxLayout()
+        row.addWidget(self.bar, 1)
+        row.addWidget(self.cancel_button)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.title)
+        layout.addLayout(row)
+        layout.addWidget(self.detail)
+        self._progressed.connect(self._on_progress)
+        self._succeeded.connect(self._on_finished)
+        self._errored.connect(self._on_failed)
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None and self._task.running
+
+    def start(self, repo_id: str, filename: str, **options: Any) -> None:
+        """Begin downloading; ``options`` go to :func:`download_file` (endpoint, dest_dir, token...)."""
+        if self.running:
+            raise RuntimeError("a download is already running in this widget")
+        self.title.setText(f"Downloading {Path(filename).name} from {repo_id}")
+        self.bar.setValue(0)
+        self.detail.setText("Connecting…")
+        self.cancel_button.setEnabled(True)
+        self._task = DownloadTask(
+            repo_id, filename, on_progress=self._progressed.emit, on_finished=self._succeeded.emit,
+            on_failed=self._errored.emit, **options,
+        )
+        self.destroyed.connect(self._task.cancel)  # closing the widget stops its download
+        self._task.start()
+
+    def cancel(self) -> None:
+        if self._task is not None:
+            self.cancel_button.setEnabled(False)
+            self.detail.setText("Cancelling…")
+            self._task.cancel()
+
+    def _on_progress(self, p: DownloadProgress) -> None:
+        if p.fraction is not None:
+            self.bar.setValue(min(BAR_STEPS, int(p.fraction * BAR_STEPS)))
+        else:
+            self.bar.setRange(0, 0)  # unknown size: a busy bar
+        total = human_size(p.total) if p.total else "?"
+        if p.phase == "checking":
+            self.detail.setText(f"Checking the partial download: {human_size(p.done)} of {total}")
+        elif p.phase == "verifying":
+            self.detail.setText("Verifying the SHA-256…")
+        else:
+            self.detail.setText(
+                f"{human_size(p.done)} of {total} · {human_size(p.speed)}/s · {human_duration(p.eta_s)} left"
+            )
+
+    def _on_finished(self, result: DownloadResult) -> None:
+        self.bar.setRange(0, BAR_STEPS)
+        self.bar.setValue(BAR_STEPS)
+        self.cancel_button.setEnabled(False)
+        check = "verified" if result.verified else "already present" if result.already_present else "not verified"
+        self.title.setText(f"Downloaded {result.path.name}")
+        self.detail.setText(f"{result.path} · {human_size(result.size)} · {check}")
+        self.finished.emit(str(result.path))
+
+    def _on_failed(self, error: DownloadError) -> None:
+        self.bar.setRange(0, BAR_STEPS)
+        self.cancel_button.setEnabled(False)
+        self.detail.setText(str(error))
+        if isinstance(error, DownloadCancelled):
+            self.title.setText("Download cancelled")
+            self.cancelled.emit()
+        else:
+            self.title.setText("Download failed")
+            self.failed.emit(str(error))

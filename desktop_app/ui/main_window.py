@@ -1,0 +1,295 @@
+"""The main window: conversations, transcript, input, model bar, live speed panel, status bar.
+
+It wires widgets to the :class:`EngineClient` and the :class:`ChatSession`; it never waits on
+the engine (loading and generating happen in the engine's process).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt, Slot
+from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QHBoxLayout, QMainWindow, QPushButton, QSplitter, QVBoxLayout, QWidget,
+)
+
+from desktop_app.store import History, Settings
+from desktop_app.ui.chat_session import ChatSession
+from desktop_app.ui.chat_view import ChatView
+from desktop_app.ui.conversation_list import ConversationList
+from desktop_app.ui.engine_client import EngineClient
+from desktop_app.ui.engine_worker import default_threads
+from desktop_app.ui.message_input import MessageInput
+from desktop_app.ui.model_bar import ModelBar
+from desktop_app.ui.race_dialog import RaceDialog
+from desktop_app.ui.side_panel import SidePanel
+from desktop_app.ui.status_bar import CrashBanner, EngineStatusBar
+
+DEFAULT_LABEL = "SmolLM2-135M (built in)"
+
+
+class MainWindow(QMainWindow):
+    """SpecChat's window. ``start()`` starts the engine and loads the last (or default) models."""
+
+    def __init__(self, settings: Settings, history: History, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.settings = settings
+        self.history = history
+        self.setWindowTitle("SpecChat")
+        self.resize(1280, 800)
+        self.client = EngineClient(self)
+        self.race_dialog: RaceDialog | None = None
+        self.last_error = ""
+
+        self.model_bar = ModelBar(DEFAULT_LABEL)
+        self.banner = CrashBanner()
+        self.conversations = ConversationList(history)
+        self.chat_view = ChatView()
+        self.input = MessageInput()
+        self.send_button = QPushButton("Send")
+        self.send_button.setObjectName("sendButton")
+        self.send_button.setAccessibleName("Send message")
+        self.stop_button = QPushButton("Stop")
+        self.stop_button.setObjectName("stopButton")
+        self.stop_button.setAccessibleName("Stop the answer")
+        self.side = SidePanel()
+        self.status = EngineStatusBar(lambda: self.client.pid)
+        self.setStatusBar(self.status)
+        self._build_layout()
+        self.session = ChatSession(self.client, history, self.chat_view, self.request_fields, self)
+        self._restore_settings()
+        self._connect()
+        self.conversations.refresh()
+        last = settings["last_conversation"]
+        self.session.open(last if last and history.conversation(last) else None)
+        self._update_buttons()
+
+    # ------------------------------------------------------------------ layout
+    def _build_layout(self) -> None:
+        centre = QWidget()
+        column = QVBoxLayout(centre)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(self.banner)
+        column.addWidget(self.chat_view, 1)
+        row = QHBoxLayout()
+        row.addWidget(self.input, 1)
+        buttons = QVBoxLayout()
+        buttons.addWidget(self.send_button)
+        buttons.addWidget(self.stop_button)
+        row.addLayout(buttons)
+        column.addLayout(row)
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(self.conversations)
+        splitter.addWidget(centre)
+        splitter.addWidget(self.side)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([220, 760, 280])
+        root = QWidget()
+        layout = QVBoxLayout(root)
+        layout.setContentsMargins(4, 4, 4, 0)
+        layout.addWidget(self.model_bar)
+        layout.addWidget(splitter, 1)
+        self.setCentralWidget(root)
+        self.setTabOrder(self.input, self.send_button)
+        self.setTabOrder(self.send_button, self.stop_button)
+
+    def _restore_settings(self) -> None:
+        s = self.settings
+        self.model_bar.set_recent(s["recent_files"])
+        self.model_bar.show_paths(s["target_path"], s["draft_path"])
+        self.model_bar.set_drafter(s["drafter"])
+        self.model_bar.target_gpu.setValue(s["n_gpu_layers"])
+        self.model_bar.draft_gpu.setValue(s["draft_n_gpu_layers"])
+        self.side.set_mode_key(s["spec_mode"])
+        self.side.highlight.setChecked(s["highlight_drafts"])
+        self.chat_view.set_highlight(s["highlight_drafts"])
+        self.side.draft_max.setValue(s["draft_max"])
+        self.side.temperature.setValue(s["temperature"])
+        self.side.max_tokens.setValue(s["max_tokens"])
+
+    def _connect(self) -> None:
+        c = self.client
+        c.engine_started.connect(self.status.set_backend)
+        c.loading_started.connect(self.model_bar.set_loading)
+        c.model_loaded.connect(self._on_model_loaded)
+        c.load_failed.connect(self._on_load_failed)
+        c.generation_started.connect(lambda _id: self.side.gauge.set_streaming(True))
+        c.stats_updated.connect(self.side.show_live)
+        c.finished.connect(lambda payload: self.side.show_final(payload["stats"]))
+        c.engine_crashed.connect(self._on_crash)
+        self.session.busy_changed.connect(lambda _b: self._update_buttons())
+        self.session.conversation_changed.connect(self._on_conversation_changed)
+        self.session.error.connect(self._show_error)
+        self.input.send_requested.connect(self.send)
+        self.input.cancel_requested.connect(self.cancel)
+        self.send_button.clicked.connect(lambda: self.send(self.input.toPlainText()))
+        self.stop_button.clicked.connect(self.cancel)
+        QShortcut(QKeySequence(Qt.Key.Key_Escape), self, activated=self.cancel)
+        QShortcut(QKeySequence.StandardKey.New, self, activated=lambda: self.session.open(None))
+        self.chat_view.edit_requested.connect(lambda _t: self.edit_last())
+        self.conversations.conversation_selected.connect(self.session.open)
+        self.conversations.new_requested.connect(lambda: self.session.open(None))
+        self.conversations.conversation_deleted.connect(self._on_deleted)
+        self.banner.restart_requested.connect(self.restart_engine)
+        self.model_bar.load_requested.connect(self.load_models)
+        self.model_bar.file_opened.connect(self._remember_file)
+        self.model_bar.drafter_changed.connect(lambda key: self._set("drafter", key))
+        self.side.mode.currentTextChanged.connect(lambda _t: self._set("spec_mode", self.side.mode_key()))
+        self.side.highlight.toggled.connect(self._set_highlight)
+        self.side.draft_max.valueChanged.connect(lambda v: self._set("draft_max", v))
+        self.side.temperature.valueChanged.connect(lambda v: self._set("temperature", float(v)))
+        self.side.max_tokens.valueChanged.connect(lambda v: self._set("max_tokens", v))
+        self.side.race.clicked.connect(self.start_race)
+
+    def _set(self, name: str, value: Any) -> None:
+        self.settings.set(name, value)
+        self.settings.save()
+
+    # ------------------------------------------------------------------ engine
+    def start(self) -> None:
+        """Start the engine process and load the chosen models (the default model on first run)."""
+        self.client.start()
+        self.load_models()
+
+    def load_models(self) -> None:
+        """Load what the model bar shows, unless exactly that is already loaded (or loading)."""
+        s = self.settings
+        s.set("target_path", self.model_bar.target_path())
+        s.set("draft_path", self.model_bar.draft_path())
+        s.set("n_gpu_layers", self.model_bar.target_gpu.value())
+        s.set("draft_n_gpu_layers", self.model_bar.draft_gpu.value())
+        s.set("drafter", self.model_bar.drafter_choice())
+        s.save()
+        target = s["target_path"]  # "" is the default model; the engine process finds it
+        threads = s["n_threads"] or default_threads()
+        common = {"n_ctx": s["n_ctx"], "n_threads": threads}
+        request = {"target": target, "target_options": {**common, "n_gpu_layers": s["n_gpu_layers"]},
+                   "draft": s["draft_path"] or None,
+                   "draft_options": {**common, "n_gpu_layers": s["draft_n_gpu_layers"]}}
+        if request == self.client.last_load and self.client.running:
+            return  # e.g. a GPU-layers box lost focus without a change
+        self.model_bar.set_loading("Loading…")
+        self.client.load(**request)
+        self._update_buttons()
+
+    def request_fields(self) -> dict[str, Any]:
+        """GenerateRequest fields from the current settings (drafter "none" means spec off)."""
+        s = self.settings
+        drafter = s["drafter"]
+        if drafter == "model" and not self.client.models.get("draft"):
+            drafter = "ngram"  # no (compatible) draft loaded: prompt lookup still drafts; the footer says so
+        return {"max_tokens": s["max_tokens"], "temperature": s["temperature"], "seed": s["seed"],
+                "spec": "off" if drafter == "none" else s["spec_mode"], "draft_max": s["draft_max"],
+                "drafter": None if drafter == "none" else drafter}
+
+    @Slot(dict)
+    def _on_model_loaded(self, loaded: dict[str, Any]) -> None:
+        target = loaded["target"]
+        note = f"Ready: {target['name']}"
+        if loaded.get("speculation_refusal"):
+            note += " (speculation unavailable)"
+            self.model_bar.status.setToolTip(loaded["speculation_refusal"])
+        self.model_bar.set_idle(note)
+        if loaded.get("draft_error"):
+            self.model_bar.set_compatibility(False, loaded["draft_error"])
+        elif loaded.get("draft"):
+            self.model_bar.set_compatibility(True, str(loaded.get("draft_compatibility") or ""))
+        else:
+            self.model_bar.set_compatibility(None)
+        self.status.set_models(loaded)
+        self._update_buttons()
+
+    @Slot(str)
+    def _on_load_failed(self, message: str) -> None:
+        self.model_bar.set_idle("Load failed")
+        self._show_error(message)
+        self._update_buttons()
+
+    @Slot(str)
+    def _on_crash(self, reason: str) -> None:
+        self.banner.show_reason(reason)
+        self.side.gauge.set_streaming(False)
+        self.model_bar.set_idle("Engine stopped")
+        self.status.set_models(None)
+        self._update_buttons()
+
+    def restart_engine(self) -> None:
+        self.banner.hide()
+        self.client.restart()
+        self.model_bar.set_loading("Restarting the engine…")
+        self._update_buttons()
+
+    def _show_error(self, message: str) -> None:
+        self.last_error = message
+        self.status.showMessage(message, 15000)
+
+    # ------------------------------------------------------------------ chatting
+    def send(self, text: str) -> None:
+        if not self.client.running:
+            self._show_error("The engine is not running: restart it first")
+            return
+        if self.race_dialog is not None and self.race_dialog.running:
+            return
+        if self.session.send(text):
+            self.input.clear()
+
+    def cancel(self) -> None:
+        if self.race_dialog is not None and self.race_dialog.running:
+            self.client.cancel()
+        self.session.cancel()
+
+    def edit_last(self) -> None:
+        text = self.session.take_last_user_message()
+        if text is not None:
+            self.input.setPlainText(text)
+            self.input.setFocus()
+
+    def start_race(self) -> None:
+        messages = self.session.engine_messages()
+        while messages and messages[-1]["role"] == "assistant":
+            messages.pop()
+        if not messages or self.session.busy or not self.client.running:
+            self._show_error("Send a message first: the race reruns the last prompt")
+            return
+        if self.race_dialog is None:
+            self.race_dialog = RaceDialog(self.client, self)
+            self.race_dialog.race_finished.connect(lambda _r: self._update_buttons())
+            self.race_dialog.race_failed.connect(lambda _m: self._update_buttons())
+        drafter = "model" if self.settings["drafter"] == "model" and self.client.models.get("draft") else "ngram"
+        self.race_dialog.show()
+        self.race_dialog.start(messages, self.request_fields(), drafter)
+        self._update_buttons()
+
+    def _update_buttons(self) -> None:
+        racing = self.race_dialog is not None and self.race_dialog.running
+        busy = self.session.busy or racing
+        alive = self.client.running
+        self.send_button.setEnabled(alive and not busy)
+        self.stop_button.setEnabled(busy)
+        self.side.race.setEnabled(alive and not busy)
+        self.model_bar.setEnabled(not busy)
+
+    def _set_highlight(self, on: bool) -> None:
+        self._set("highlight_drafts", on)
+        self.chat_view.set_highlight(on)
+
+    def _remember_file(self, path: str) -> None:
+        self.settings.add_recent_file(path)
+        self.settings.save()
+        self.model_bar.set_recent(self.settings["recent_files"])
+
+    def _on_conversation_changed(self, conversation_id: int) -> None:
+        self._set("last_conversation", conversation_id)
+        self.conversations.set_current(conversation_id or None)
+
+    def _on_deleted(self, conversation_id: int) -> None:
+        if self.session.conversation_id == conversation_id:
+            self.session.open(None)
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt API
+        self.session.save_now()
+        self.session.cancel()
+        self.settings.save()
+        self.client.shutdown()
+        super().closeEvent(event)

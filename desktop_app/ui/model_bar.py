@@ -1,0 +1,188 @@
+"""The model bar: target and draft pickers, drafter choice, GPU layers, compatibility badge, progress."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox, QFileDialog, QHBoxLayout, QLabel, QProgressBar, QSpinBox, QWidget,
+)
+
+OPEN_FILE = "<open>"
+DRAFTERS = (("none", "No speculation"), ("model", "Draft model"), ("ngram", "Prompt lookup"))
+
+
+def _gpu_spin(name: str, tooltip: str) -> QSpinBox:
+    spin = QSpinBox()
+    spin.setObjectName(name)
+    spin.setRange(-1, 999)
+    spin.setSpecialValueText("all")
+    spin.setPrefix("GPU layers ")
+    spin.setToolTip(tooltip)
+    spin.setAccessibleName(tooltip)
+    return spin
+
+
+class ModelBar(QWidget):
+    """Pick the models; a change asks the window to (re)load them.
+
+    Signals:
+        load_requested(): the target, the draft or a GPU-layers value changed.
+        drafter_changed(str): "none", "model" or "ngram" (no reload needed).
+        file_opened(str): a GGUF file was chosen through "Open GGUF…" (for the recent list).
+    """
+
+    load_requested = Signal()
+    drafter_changed = Signal(str)
+    file_opened = Signal(str)
+
+    def __init__(self, default_label: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._default_label = default_label
+        self._recent: list[str] = []
+        self._updating = False
+        self._current = ("", "")
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(6, 4, 6, 4)
+        self.target_picker = self._picker("targetPicker", "Target model")
+        self.draft_picker = self._picker("draftPicker", "Draft model")
+        self.drafter = QComboBox()
+        self.drafter.setObjectName("drafterChoice")
+        self.drafter.setAccessibleName("Who drafts tokens")
+        for key, label in DRAFTERS:
+            self.drafter.addItem(label, key)
+        self.target_gpu = _gpu_spin("targetGpuLayers", "Target layers on the GPU")
+        self.draft_gpu = _gpu_spin("draftGpuLayers", "Draft layers on the GPU")
+        self.badge = QLabel()
+        self.badge.setObjectName("compatBadge")
+        self.badge.setAccessibleName("Draft compatibility")
+        self.progress = QProgressBar()
+        self.progress.setObjectName("loadProgress")
+        self.progress.setRange(0, 0)  # llama.cpp's loader gives no fraction through the engine: busy bar
+        self.progress.setMaximumWidth(120)
+        self.progress.setTextVisible(False)
+        self.progress.hide()
+        self.status = QLabel()
+        self.status.setObjectName("loadStatus")
+        for label, widget in (("Target", self.target_picker), (None, self.target_gpu), ("Draft", self.draft_picker),
+                              (None, self.draft_gpu), ("Drafter", self.drafter)):
+            if label:
+                tag = QLabel(label)
+                tag.setBuddy(widget)
+                layout.addWidget(tag)
+            layout.addWidget(widget)
+        layout.addWidget(self.badge)
+        layout.addStretch(1)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.status)
+        self.target_picker.activated.connect(lambda _i: self._picked(self.target_picker))
+        self.draft_picker.activated.connect(lambda _i: self._picked(self.draft_picker))
+        self.target_gpu.editingFinished.connect(self.load_requested.emit)
+        self.draft_gpu.editingFinished.connect(self.load_requested.emit)
+        self.drafter.currentIndexChanged.connect(lambda _i: self._drafter_changed())
+        self.show_paths()
+
+    def _picker(self, name: str, accessible: str) -> QComboBox:
+        box = QComboBox()
+        box.setObjectName(name)
+        box.setAccessibleName(accessible)
+        box.setMinimumContentsLength(18)
+        box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        return box
+
+    # ------------------------------------------------------------------ contents
+    def set_recent(self, paths: list[str]) -> None:
+        self._recent = list(paths)
+        self.show_paths(*self._current)
+
+    def show_paths(self, target: str = "", draft: str = "") -> None:
+        """Fill both pickers (built-in / none, the chosen file, recent files, "Open GGUF…") and select."""
+        self._current = (target, draft)
+        self._updating = True
+        for box, first in ((self.target_picker, self._default_label), (self.draft_picker, "No draft model")):
+            chosen = target if box is self.target_picker else draft
+            box.clear()
+            box.addItem(first, "")
+            for path in [chosen, *self._recent]:
+                if path and box.findData(path) < 0:
+                    box.addItem(Path(path).name, path)
+                    box.setItemData(box.count() - 1, path, Qt.ItemDataRole.ToolTipRole)
+            box.addItem("Open GGUF…", OPEN_FILE)
+            box.setCurrentIndex(max(0, box.findData(chosen)))
+        self._updating = False
+
+    def target_path(self) -> str:
+        """"" means the embedded default model."""
+        return str(self.target_picker.currentData() or "")
+
+    def draft_path(self) -> str:
+        return str(self.draft_picker.currentData() or "")
+
+    def drafter_choice(self) -> str:
+        return str(self.drafter.currentData())
+
+    def set_drafter(self, key: str) -> None:
+        index = self.drafter.findData(key)
+        if index >= 0:
+            self.drafter.setCurrentIndex(index)
+
+    def choose_target(self, path: str) -> None:
+        """Select ``path`` ("" for the default model) and ask for a reload."""
+        self.show_paths(path, self.draft_path())
+        self.load_requested.emit()
+
+    def choose_draft(self, path: str) -> None:
+        """Select ``path`` ("" for none) and ask for a reload; a draft path switches the drafter to it."""
+        self.show_paths(self.target_path(), path)
+        if path:
+            self.set_drafter("model")
+        elif self.drafter_choice() == "model":
+            self.set_drafter("ngram")
+        self.load_requested.emit()
+
+    def _picked(self, box: QComboBox) -> None:
+        if self._updating:
+            return
+        if box.currentData() == OPEN_FILE:
+            path, _ = QFileDialog.getOpenFileName(self, "Open GGUF model", "", "GGUF models (*.gguf);;All files (*)")
+            if not path:
+                self.show_paths(*self._current)  # cancelled: back to what was selected
+                return
+            self.file_opened.emit(path)
+            (self.choose_target if box is self.target_picker else self.choose_draft)(path)
+            return
+        if box is self.draft_picker:
+            self.choose_draft(self.draft_path())
+        else:
+            self._current = (self.target_path(), self.draft_path())
+            self.load_requested.emit()
+
+    def _drafter_changed(self) -> None:
+        self.drafter_changed.emit(self.drafter_choice())
+
+    # ------------------------------------------------------------------ state
+    def set_loading(self, text: str) -> None:
+        self.progress.show()
+        self.status.setText(text)
+        self.target_picker.setEnabled(False)
+        self.draft_picker.setEnabled(False)
+
+    def set_idle(self, text: str) -> None:
+        self.progress.hide()
+        self.status.setText(text)
+        self.target_picker.setEnabled(True)
+        self.draft_picker.setEnabled(True)
+
+    def set_compatibility(self, compatible: bool | None, reason: str = "") -> None:
+        """None: no draft chosen. The badge's tooltip and accessible description carry the reason."""
+        if compatible is None:
+            self.badge.setText("")
+            self.badge.setToolTip("")
+        elif compatible:
+            self.badge.setText("✓ draft fits")
+            self.badge.setToolTip(reason or "The draft shares the target's vocabulary")
+        else:
+            self.badge.setText(f"✗ draft incompatible: {reason}")
+            self.badge.setToolTip(reason)
+        self.badge.setAccessibleDescription(self.badge.toolTip())

@@ -1,0 +1,220 @@
+"""Live speed widgets: a painted tokens/s dial, an acceptance-rate meter and a speed sparkline.
+
+They follow the application palette, so a dark system theme gives a dark gauge.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt, QTimer, Property, Signal
+from PySide6.QtGui import QColor, QFont, QPainter, QPainterPath, QPalette, QPen
+from PySide6.QtWidgets import QSizePolicy, QWidget
+
+REFRESH_MS = 100  # 10 repaints a second while the value moves
+SWEEP_DEG = 240.0
+
+
+def _nice_scale(value: float) -> float:
+    """The dial's full-scale value: the next 1/2/5 x 10^n step above ``value``."""
+    value = max(value, 10.0)
+    exp = 10 ** math.floor(math.log10(value))
+    for step in (1, 2, 5, 10):
+        if step * exp >= value:
+            return float(step * exp)
+    return float(10 * exp)
+
+
+class SpeedGauge(QWidget):
+    """A tokens/s dial with a numeric readout; the needle eases toward the latest value.
+
+    Qt property ``tokensPerSecond`` (float): the figure shown.
+    Signals:
+        tokensPerSecondChanged(float): emitted when the figure changes.
+    """
+
+    tokensPerSecondChanged = Signal(float)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("speedGauge")
+        self.setAccessibleName("Speed gauge, tokens per second")
+        self.setMinimumSize(150, 120)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+        self._value = 0.0
+        self._shown = 0.0  # the needle, easing toward _value
+        self._scale = 50.0
+        self.caption = "idle"
+        self.repaints = 0
+        self._streaming = False
+        self._timer = QTimer(self)
+        self._timer.setInterval(REFRESH_MS)
+        self._timer.timeout.connect(self._tick)
+
+    def sizeHint(self) -> QSize:
+        return QSize(180, 140)
+
+    def _get_tps(self) -> float:
+        return self._value
+
+    def _set_tps(self, value: float) -> None:
+        value = max(0.0, float(value))
+        if value == self._value:
+            return
+        self._value = value
+        self._scale = max(self._scale, _nice_scale(value * 1.1))
+        self.setAccessibleDescription(f"{value:.1f} tokens per second")
+        if not self._timer.isActive():
+            self._timer.start()
+        self.tokensPerSecondChanged.emit(value)
+
+    tokensPerSecond = Property(float, _get_tps, _set_tps, notify=tokensPerSecondChanged)
+
+    def set_caption(self, text: str) -> None:
+        self.caption = text
+        self.update()
+
+    def set_streaming(self, streaming: bool) -> None:
+        """While streaming the dial repaints every REFRESH_MS even if the value holds still."""
+        self._streaming = streaming
+        if streaming:
+            self._timer.start()
+        self.update()
+
+    def _tick(self) -> None:
+        self._shown += (self._value - self._shown) * 0.5
+        if abs(self._shown - self._value) < 0.05:
+            self._shown = self._value
+        self.repaints += 1
+        if not self._streaming and self._shown == self._value:
+            self._timer.stop()
+        self.update()
+
+    def paintEvent(self, event: object) -> None:  # noqa: N802 - Qt API
+        pal = self.palette()
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        side = min(self.width(), self.height() * 1.25) - 12
+        rect = QRectF((self.width() - side) / 2, 6, side, side)
+        track = QPen(pal.color(QPalette.ColorRole.Mid), max(6.0, side / 14))
+        track.setCapStyle(Qt.PenCapStyle.RoundCap)
+        p.setPen(track)
+        start = 90 + SWEEP_DEG / 2  # Qt angles: counter-clockwise from 3 o'clock
+        p.drawArc(rect, int(start * 16), int(-SWEEP_DEG * 16))
+        frac = min(1.0, self._shown / self._scale) if self._scale else 0.0
+        arc = QPen(pal.color(QPalette.ColorRole.Highlight), track.widthF())
+        arc.setCapStyle(Qt.PenCapStyle.RoundCap)
+        p.setPen(arc)
+        if frac > 0:
+            p.drawArc(rect, int(start * 16), int(-SWEEP_DEG * frac * 16))
+        # needle
+        angle = math.radians(start - SWEEP_DEG * frac)
+        centre = rect.center()
+        radius = side / 2 - track.widthF()
+        tip = QPointF(centre.x() + radius * math.cos(angle), centre.y() - radius * math.sin(angle))
+        p.setPen(QPen(pal.color(QPalette.ColorRole.WindowText), 2))
+        p.drawLine(centre, tip)
+        # readout: the figure in the middle, the unit and state under it, the scale at the arc's ends
+        font = QFont(self.font())
+        font.setPointSizeF(max(9.0, side / 8))
+        font.setBold(True)
+        p.setFont(font)
+        value_rect = QRectF(rect.left(), centre.y() - side * 0.02, rect.width(), side * 0.2)
+        p.drawText(value_rect, Qt.AlignmentFlag.AlignCenter, f"{self._value:.1f}")
+        small = QFont(self.font())
+        small.setPointSizeF(max(7.0, side / 18))
+        p.setFont(small)
+        p.setPen(pal.color(QPalette.ColorRole.PlaceholderText))
+        line = side * 0.09
+        p.drawText(QRectF(rect.left(), value_rect.bottom(), rect.width(), line), Qt.AlignmentFlag.AlignCenter, "tok/s")
+        p.drawText(QRectF(rect.left(), value_rect.bottom() + line, rect.width(), line), Qt.AlignmentFlag.AlignCenter,
+                   self.caption)
+        end_y = centre.y() + radius * math.sin(math.radians(SWEEP_DEG / 2 - 90)) + track.widthF()
+        end_dx = radius * math.cos(math.radians(SWEEP_DEG / 2 - 90))
+        for x, label in ((centre.x() - end_dx, "0"), (centre.x() + end_dx, f"{self._scale:g}")):
+            p.drawText(QRectF(x - side * 0.12, end_y, side * 0.24, line), Qt.AlignmentFlag.AlignCenter, label)
+        p.end()
+
+
+class AcceptanceMeter(QWidget):
+    """A horizontal bar: the share of drafted tokens the target accepted (0..1).
+
+    Qt property ``acceptanceRate`` (float).
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("acceptanceMeter")
+        self.setAccessibleName("Draft acceptance rate")
+        self.setMinimumHeight(22)
+        self._rate = 0.0
+        self._active = False
+
+    def _get_rate(self) -> float:
+        return self._rate
+
+    def _set_rate(self, value: float) -> None:
+        self._rate = min(1.0, max(0.0, float(value)))
+        self.setAccessibleDescription(f"{self._rate:.0%} of drafted tokens accepted")
+        self.update()
+
+    acceptanceRate = Property(float, _get_rate, _set_rate)
+
+    def set_active(self, active: bool) -> None:
+        """Inactive (speculation off): the bar says so instead of showing 0 %."""
+        self._active = active
+        self.update()
+
+    def text(self) -> str:
+        return f"acceptance {self._rate:.0%}" if self._active else "acceptance – (no drafts)"
+
+    def paintEvent(self, event: object) -> None:  # noqa: N802 - Qt API
+        pal = self.palette()
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        r = QRectF(self.rect()).adjusted(1, 1, -1, -1)
+        p.setPen(Qt.PenStyle.NoPen)
+        p.setBrush(pal.color(QPalette.ColorRole.AlternateBase))
+        p.drawRoundedRect(r, 4, 4)
+        if self._active and self._rate > 0:
+            fill = QColor(pal.color(QPalette.ColorRole.Highlight))
+            fill.setAlpha(170)
+            p.setBrush(fill)
+            p.drawRoundedRect(QRectF(r.left(), r.top(), r.width() * self._rate, r.height()), 4, 4)
+        p.setPen(pal.color(QPalette.ColorRole.WindowText))
+        p.drawText(r, Qt.AlignmentFlag.AlignCenter, self.text())
+        p.end()
+
+
+class Sparkline(QWidget):
+    """Recent tokens/s samples as a line (the last ``capacity`` values)."""
+
+    def __init__(self, capacity: int = 120, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("speedSparkline")
+        self.setAccessibleName("Recent speed")
+        self.setMinimumHeight(36)
+        self.samples: deque[float] = deque(maxlen=capacity)
+
+    def add(self, value: float) -> None:
+        self.samples.append(max(0.0, float(value)))
+        self.update()
+
+    def paintEvent(self, event: object) -> None:  # noqa: N802 - Qt API
+        if len(self.samples) < 2:
+            return
+        pal = self.palette()
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        top = max(self.samples) or 1.0
+        w, h = self.width() - 2, self.height() - 4
+        step = w / (self.samples.maxlen - 1 if self.samples.maxlen else 1)
+        x0 = w - step * (len(self.samples) - 1)
+        path = QPainterPath()
+        for i, v in enumerate(self.samples):
+            pt = QPointF(1 + x0 + i * step, 2 + h - h * v / top)
+            path.moveTo(pt) if i == 0 else path.lineTo(pt)
+        p.setPen(QPen(pal.color(QPalette.ColorRole.Highlight), 1.5))
+        p.drawPath(path)
+        p.end()

@@ -1,0 +1,100 @@
+"""The status bar (backend, device, models, memory) and the engine-crash banner."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+import psutil
+from PySide6.QtCore import QTimer, Signal
+from PySide6.QtGui import QPalette
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QStatusBar, QWidget
+
+MEMORY_REFRESH_MS = 2000
+
+
+def resident_bytes(pids: list[int]) -> int:
+    """Resident memory of these processes together (missing ones count 0)."""
+    total = 0
+    for pid in pids:
+        try:
+            total += psutil.Process(pid).memory_info().rss
+        except (psutil.Error, OSError):
+            pass
+    return total
+
+
+class EngineStatusBar(QStatusBar):
+    """Shows the backend, device, loaded models and the memory of the app plus its engine."""
+
+    def __init__(self, engine_pid: Callable[[], int | None], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._engine_pid = engine_pid
+        self.backend = QLabel("backend: starting…")
+        self.backend.setObjectName("backendLabel")
+        self.models = QLabel("no model loaded")
+        self.models.setObjectName("modelsLabel")
+        self.memory = QLabel()
+        self.memory.setObjectName("memoryLabel")
+        for label in (self.backend, self.models, self.memory):
+            self.addPermanentWidget(label)
+        self._timer = QTimer(self)
+        self._timer.setInterval(MEMORY_REFRESH_MS)
+        self._timer.timeout.connect(self.refresh_memory)
+        self._timer.start()
+        self.refresh_memory()
+
+    def set_backend(self, info: dict[str, Any]) -> None:
+        name, device = info.get("backend_name", "?"), info.get("device", "")
+        self.backend.setText(f"{name} · {device}" if device and device != name else str(name))
+        self.backend.setToolTip(str(info.get("backend", "")))
+
+    def set_models(self, loaded: dict[str, Any] | None) -> None:
+        if not loaded:
+            self.models.setText("no model loaded")
+            return
+        target = loaded["target"]
+        text = f"{target['name']} ({target['quantization']}, ctx {target['n_ctx']})"
+        if loaded.get("draft"):
+            text += f" + draft {loaded['draft']['name']}"
+        self.models.setText(text)
+
+    def refresh_memory(self) -> None:
+        pid = self._engine_pid()
+        rss = resident_bytes([os.getpid(), *([pid] if pid else [])])
+        self.memory.setText(f"memory {rss / 2**20:.0f} MiB")
+
+
+class CrashBanner(QFrame):
+    """Says that the engine died and offers to restart it.
+
+    Signals:
+        restart_requested(): the user clicked "Restart engine".
+    """
+
+    restart_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("engineBanner")
+        self.setAccessibleName("Engine stopped")
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.setAutoFillBackground(True)
+        self.setBackgroundRole(QPalette.ColorRole.ToolTipBase)
+        self.setForegroundRole(QPalette.ColorRole.ToolTipText)
+        layout = QHBoxLayout(self)
+        self.message = QLabel()
+        self.message.setObjectName("engineBannerText")
+        self.message.setWordWrap(True)
+        self.restart = QPushButton("Restart engine")
+        self.restart.setObjectName("restartEngineButton")
+        self.restart.setAccessibleName("Restart engine")
+        self.restart.clicked.connect(self.restart_requested.emit)
+        layout.addWidget(self.message, 1)
+        layout.addWidget(self.restart)
+        self.hide()
+
+    def show_reason(self, reason: str) -> None:
+        self.message.setText(f"{reason}. Your conversations are safe; the answer keeps what was shown.")
+        self.show()

@@ -1,0 +1,164 @@
+"""Chatting in the real window with the real engine process and the factory models."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+
+from desktop_app.store import History
+from tests.ui.conftest import ANSWER_TIMEOUT_MS
+from tests.ui.helpers import last_answer, send_and_wait, type_and_send
+
+
+def test_a_message_streams_an_answer_with_its_footer(qtbot: Any, make_window: Any, models: Any) -> None:
+    window = make_window(target_path=models.target, drafter="ngram", spec_mode="on", max_tokens=120)
+    pieces: list[str] = []
+    window.client.token_received.connect(lambda text, _draft: pieces.append(text))
+    # Shift+Enter is a new line, not a send
+    window.input.setFocus()
+    qtbot.keyClicks(window.input, "Hello")
+    qtbot.keyClick(window.input, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    assert window.input.toPlainText() == "Hello\n"
+    assert window.chat_view.messages == []
+    with qtbot.waitSignal(window.client.finished, timeout=ANSWER_TIMEOUT_MS) as done:
+        qtbot.keyClicks(window.input, "there")
+        qtbot.keyClick(window.input, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: not window.session.busy)
+    answer = last_answer(window)
+    text = done.args[0]["text"]
+    assert text and "".join(pieces) == text == answer.text
+    assert len(pieces) > 1  # it streamed in pieces, not one block at the end
+    assert window.chat_view.messages[0].text == "Hello\nthere"
+    assert window.input.toPlainText() == ""
+    footer = answer.footer.text()
+    for part in ("tok/s", "TTFT", "120 tokens", "acceptance", "mode on (prompt lookup)"):
+        assert part in footer
+    assert window.send_button.isEnabled() and not window.stop_button.isEnabled()
+    # the answer is in the history with its stats
+    stored = window.history.messages(window.session.conversation_id)
+    assert [m.role for m in stored] == ["user", "assistant"]
+    assert stored[1].content == text and stored[1].stats["generated_tokens"] == 120
+
+
+def test_the_gauge_shows_live_speed_while_streaming(qtbot: Any, make_window: Any) -> None:
+    # the default model is slow enough here for several live updates
+    window = make_window(drafter="none", max_tokens=160)
+    gauge = window.findChild(type(window.side.gauge), "speedGauge")
+    live: list[float] = []
+    window.client.stats_updated.connect(lambda _s: live.append(gauge.property("tokensPerSecond")))
+    repaints_at_start = gauge.repaints
+    with qtbot.waitSignal(window.client.finished, timeout=ANSWER_TIMEOUT_MS) as done:
+        type_and_send(qtbot, window, "Tell me about the sea.")
+        qtbot.waitUntil(lambda: len(live) >= 3, timeout=ANSWER_TIMEOUT_MS)
+        assert window.session.busy and max(live) > 0
+    stats = done.args[0]["stats"]
+    seconds = stats["prefill_s"] + stats["decode_s"]
+    assert gauge.repaints - repaints_at_start >= 5 * seconds * 0.8  # >= 5 refreshes a second
+    # idle: the gauge shows the last answer's figure
+    qtbot.waitUntil(lambda: gauge.caption == "last answer")
+    assert abs(gauge.property("tokensPerSecond") - stats["decode_tokens_per_s"]) < 0.01
+
+
+def test_speculation_mode_changes_between_messages_without_reloading(
+    qtbot: Any, make_window: Any, models: Any
+) -> None:
+    window = make_window(target_path=models.target, drafter="ngram", max_tokens=40)
+    loads: list[dict] = []
+    window.client.model_loaded.connect(loads.append)
+    mode = window.side.mode
+    assert mode.objectName() == "speculationMode"
+    mode.setCurrentText("Off")
+    send_and_wait(qtbot, window, "First question")
+    assert "mode off" in last_answer(window).footer.text()
+    mode.setCurrentText("On")
+    send_and_wait(qtbot, window, "Second question")
+    footer = last_answer(window).footer.text()
+    assert "mode on (prompt lookup)" in footer
+    assert "acceptance –" not in footer  # it drafted
+    assert loads == []
+    assert window.settings["spec_mode"] == "on"
+
+
+def test_stop_ends_the_answer_and_keeps_what_was_shown(qtbot: Any, make_window: Any) -> None:
+    window = make_window(drafter="none", max_tokens=3000)
+    with qtbot.waitSignal(window.client.finished, timeout=ANSWER_TIMEOUT_MS) as done:
+        type_and_send(qtbot, window, "Write a very long story about a lighthouse.")
+        qtbot.waitUntil(lambda: len(last_answer(window).text) > 20, timeout=ANSWER_TIMEOUT_MS)
+        assert window.stop_button.isEnabled()
+        # the answer is written to the history while it streams (a crash keeps what was shown)
+        conversation = window.session.conversation_id
+        qtbot.waitUntil(lambda: window.history.messages(conversation)[-1].content != "", timeout=5000)
+        assert window.session.busy
+        qtbot.mouseClick(window.stop_button, Qt.MouseButton.LeftButton)
+    stats = done.args[0]["stats"]
+    assert stats["finish_reason"] == "cancelled"
+    assert stats["generated_tokens"] < 3000
+    answer = last_answer(window)
+    assert "stopped" in answer.footer.text()
+    assert window.send_button.isEnabled()
+    stored = window.history.messages(window.session.conversation_id)[-1]
+    assert stored.content == answer.text != ""
+
+
+def test_escape_in_the_input_stops_too(qtbot: Any, make_window: Any) -> None:
+    window = make_window(drafter="none", max_tokens=3000)
+    with qtbot.waitSignal(window.client.finished, timeout=ANSWER_TIMEOUT_MS) as done:
+        type_and_send(qtbot, window, "Count to a thousand.")
+        qtbot.waitUntil(lambda: len(last_answer(window).text) > 10, timeout=ANSWER_TIMEOUT_MS)
+        qtbot.keyClick(window.input, Qt.Key.Key_Escape)
+    assert done.args[0]["stats"]["finish_reason"] == "cancelled"
+
+
+def test_regenerate_and_edit_and_resend(qtbot: Any, make_window: Any, models: Any) -> None:
+    window = make_window(target_path=models.target, drafter="none", max_tokens=30)
+    send_and_wait(qtbot, window, "Original question")
+    first_id = window.history.messages(window.session.conversation_id)[-1].id
+    with qtbot.waitSignal(window.client.finished, timeout=ANSWER_TIMEOUT_MS):
+        qtbot.mouseClick(last_answer(window).action_button, Qt.MouseButton.LeftButton)  # Regenerate
+    qtbot.waitUntil(lambda: not window.session.busy)
+    stored = window.history.messages(window.session.conversation_id)
+    assert [m.role for m in stored] == ["user", "assistant"] and stored[1].id != first_id
+    assert len(window.chat_view.messages) == 2
+    # edit and resend: the last user message goes back into the input
+    user_widget = window.chat_view.messages[0]
+    qtbot.mouseClick(user_widget.action_button, Qt.MouseButton.LeftButton)
+    assert window.input.toPlainText() == "Original question"
+    assert window.chat_view.messages == []
+    assert window.history.messages(window.session.conversation_id) == []
+    window.input.setPlainText("Edited question")
+    with qtbot.waitSignal(window.client.finished, timeout=ANSWER_TIMEOUT_MS):
+        qtbot.mouseClick(window.send_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not window.session.busy)
+    assert [m.content for m in window.history.messages(window.session.conversation_id)][0] == "Edited question"
+
+
+def test_draft_highlighting_tints_accepted_draft_text(qtbot: Any, make_window: Any, models: Any) -> None:
+    window = make_window(target_path=models.target, draft_path=models.draft, drafter="model", spec_mode="on",
+                         max_tokens=80, highlight_drafts=True)
+    send_and_wait(qtbot, window, "Hello there")
+    answer = last_answer(window)
+    assert answer.draft_text  # the factory draft agrees with the target on most tokens
+    assert "background-color" in answer.body.text()
+    window.side.highlight.setChecked(False)
+    assert "background-color" not in answer.body.text()
+    assert window.settings["highlight_drafts"] is False
+
+
+def test_history_survives_closing_and_reopening_the_window(qtbot: Any, make_window: Any, models: Any) -> None:
+    window = make_window(target_path=models.target, drafter="ngram", max_tokens=30)
+    window.side.mode.setCurrentText("On")
+    send_and_wait(qtbot, window, "Remember me")
+    answer_text = last_answer(window).text
+    window.close()
+    reopened = make_window()
+    assert reopened.settings["target_path"] == str(models.target)
+    assert reopened.side.mode.currentText() == "On"
+    assert reopened.client.models["target"]["path"] == str(models.target)
+    assert reopened.conversations.titles() == ["Remember me"]
+    assert [(m.role, m.text) for m in reopened.chat_view.messages] == [("user", "Remember me"),
+                                                                       ("assistant", answer_text)]
+    assert "mode on" in reopened.chat_view.messages[1].footer.text()
+    # the stored conversation continues where it stopped
+    send_and_wait(qtbot, reopened, "And now?")
+    assert len(History(reopened.history.path).messages(reopened.session.conversation_id)) == 4

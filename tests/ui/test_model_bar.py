@@ -1,0 +1,89 @@
+"""The model bar: opening a GGUF file, recent files, GPU layers, drafter choice; copy to clipboard."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QFileDialog
+
+from desktop_app.ui.chat_session import title_for
+from desktop_app.ui.model_bar import OPEN_FILE
+from tests.ui.conftest import LOAD_TIMEOUT_MS
+from tests.ui.helpers import last_answer, send_and_wait
+
+
+def _pick(box: Any, data: str) -> None:
+    """Choose an entry the way a user does (activated, not just currentIndex)."""
+    index = box.findData(data)
+    assert index >= 0, f"{data!r} is not offered"
+    box.setCurrentIndex(index)
+    box.activated.emit(index)
+
+
+def test_open_gguf_loads_it_and_remembers_it(
+    qtbot: Any, make_window: Any, models: Any, monkeypatch: Any
+) -> None:
+    window = make_window()
+    picker = window.model_bar.target_picker
+    assert picker.objectName() == "targetPicker"
+    assert picker.itemText(picker.count() - 1) == "Open GGUF…"
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(models.target), "GGUF models (*.gguf)"))
+    with qtbot.waitSignal(window.client.model_loaded, timeout=LOAD_TIMEOUT_MS) as loaded:
+        _pick(picker, OPEN_FILE)
+    assert loaded.args[0]["target"]["name"] == "specchat-test-target"
+    assert picker.currentText() == "target.gguf"
+    assert window.settings["recent_files"] == [str(models.target)]
+    assert window.settings["target_path"] == str(models.target)
+    # the draft picker offers the recent file too; back to the built-in model from the list
+    assert window.model_bar.draft_picker.findData(str(models.target)) >= 0
+    with qtbot.waitSignal(window.client.model_loaded, timeout=LOAD_TIMEOUT_MS) as loaded:
+        _pick(picker, "")
+    assert "135M" in loaded.args[0]["target"]["name"] or "135m" in loaded.args[0]["target"]["name"].lower()
+
+
+def test_cancelling_open_gguf_keeps_the_loaded_model(
+    qtbot: Any, make_window: Any, models: Any, monkeypatch: Any
+) -> None:
+    window = make_window(target_path=models.target)
+    loads: list[dict] = []
+    window.client.model_loaded.connect(loads.append)
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: ("", ""))
+    _pick(window.model_bar.target_picker, OPEN_FILE)
+    qtbot.wait(300)
+    assert window.model_bar.target_picker.currentText() == "target.gguf"
+    assert loads == [] and window.settings["target_path"] == str(models.target)
+
+
+def test_gpu_layers_reload_with_the_new_value_and_no_change_does_not(
+    qtbot: Any, make_window: Any, models: Any
+) -> None:
+    window = make_window(target_path=models.target)
+    loads: list[dict] = []
+    window.client.model_loaded.connect(loads.append)
+    window.model_bar.target_gpu.editingFinished.emit()  # focus left the box, value unchanged
+    qtbot.wait(300)
+    assert loads == [] and not window.client.loading
+    window.model_bar.target_gpu.setValue(0)
+    with qtbot.waitSignal(window.client.model_loaded, timeout=LOAD_TIMEOUT_MS) as loaded:
+        window.model_bar.target_gpu.editingFinished.emit()
+    assert loaded.args[0]["target"]["n_gpu_layers"] == 0
+    assert window.settings["n_gpu_layers"] == 0
+
+
+def test_drafter_none_answers_without_speculation(qtbot: Any, make_window: Any, models: Any) -> None:
+    window = make_window(target_path=models.target, drafter="ngram", spec_mode="on", max_tokens=20)
+    window.model_bar.set_drafter("none")
+    assert window.settings["drafter"] == "none"
+    send_and_wait(qtbot, window, "Hi")
+    footer = last_answer(window).footer.text()
+    assert "mode off" in footer and "acceptance –" in footer
+    # copy puts the answer on the clipboard
+    qtbot.mouseClick(last_answer(window).copy_button, Qt.MouseButton.LeftButton)
+    assert QGuiApplication.clipboard().text() == last_answer(window).text
+
+
+def test_titles_are_one_clean_line() -> None:
+    assert title_for("Here is code:\n```python\nx = 1\n```") == "Here is code: python x = 1"
+    assert len(title_for("word " * 40)) <= 48
