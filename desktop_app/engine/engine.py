@@ -19,7 +19,7 @@ from desktop_app.engine.drafters import Drafter, ModelDrafter, NgramDrafter
 from desktop_app.engine.errors import ContextOverflowError, EngineError, IncompatibleDraftError
 from desktop_app.engine.events import Event, Finished
 from desktop_app.engine.generator import LoopConfig, run_loop
-from desktop_app.engine.model import LlamaModel, ModelOptions
+from desktop_app.engine.model import LlamaModel, ModelOptions, ProgressFn
 from desktop_app.engine.policy import (
     HOT_PRIOR,
     PRIOR_WEIGHT,
@@ -115,10 +115,13 @@ class Engine:
         self._last_prompt_text = ""
 
     # ------------------------------------------------------------------ loading
-    def load_target(self, path: str | Path, options: ModelOptions | None = None) -> ModelInfo:
-        """Load (or replace) the target. On failure the previous target stays loaded."""
+    def load_target(
+        self, path: str | Path, options: ModelOptions | None = None, progress: ProgressFn | None = None
+    ) -> ModelInfo:
+        """Load (or replace) the target; ``progress`` gets 0..1 while loading. On failure the
+        previous target stays loaded."""
         with self._lock:
-            model = LlamaModel(path, options)
+            model = LlamaModel(path, options, progress)
             if self.target is not None:
                 self.target.close()
             self.target = model
@@ -133,11 +136,13 @@ class Engine:
                 self.draft = None
             return self.describe(model)
 
-    def load_draft(self, path: str | Path, options: ModelOptions | None = None) -> DraftCompatibility:
+    def load_draft(
+        self, path: str | Path, options: ModelOptions | None = None, progress: ProgressFn | None = None
+    ) -> DraftCompatibility:
         """Load a draft model; raises IncompatibleDraftError naming what differs."""
         target = self._require_target()
         with self._lock:
-            model = LlamaModel(path, options)
+            model = LlamaModel(path, options, progress)
             verdict = check_draft(target, model)
             if not verdict.compatible:
                 model.close()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,8 +55,13 @@ def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
     return i
 
 
+ProgressFn = Callable[[float], None]
+
+
 class LlamaModel:
-    def __init__(self, path: str | Path, options: ModelOptions | None = None) -> None:
+    def __init__(
+        self, path: str | Path, options: ModelOptions | None = None, progress: ProgressFn | None = None
+    ) -> None:
         ensure_backend()
         self.path = Path(path)
         self.options = options or ModelOptions()
@@ -65,7 +70,7 @@ class LlamaModel:
         self._model = None
         self._ctx = None
         self._batch = None
-        self._load()
+        self._load(progress)
         self.vocab = llama_cpp.llama_model_get_vocab(self._model)
         self.n_vocab = int(llama_cpp.llama_vocab_n_tokens(self.vocab))
         self.n_ctx = int(llama_cpp.llama_n_ctx(self._ctx))
@@ -89,11 +94,25 @@ class LlamaModel:
                 f"{free / 2**30:.1f} GiB is available: choose a smaller model or quantization"
             )
 
-    def _load(self) -> None:
+    def _load(self, progress: ProgressFn | None) -> None:
         mparams = llama_cpp.llama_model_default_params()
         mparams.n_gpu_layers = self.options.n_gpu_layers if self.options.n_gpu_layers >= 0 else 999
+        callback = None
+        if progress is not None:
+
+            def on_progress(fraction: float, _user: ctypes.c_void_p) -> bool:
+                try:
+                    progress(float(fraction))
+                except Exception:  # a UI callback must never break loading
+                    pass
+                return True
+
+            # Kept referenced in this frame for the whole load: llama.cpp calls it meanwhile.
+            callback = llama_cpp.llama_progress_callback(on_progress)
+            mparams.progress_callback = callback
         clear_log()
         model = llama_cpp.llama_model_load_from_file(str(self.path).encode(), mparams)
+        del callback
         if not model:
             raise ModelLoadError(f"llama.cpp could not load {self.path.name}: {self._log_reason()}")
         self._model = model

