@@ -113,20 +113,36 @@ def summarise(results: list[RunResult]) -> dict[str, dict[str, Any]]:
                 "tokens_per_pass": round(statistics.fmean(r.tokens_per_pass for r in mine), 3),
                 "mean_k": round(statistics.fmean(r.k_mean for r in mine), 2),
             }
-        off = entry["off"]["median_tokens_per_s"]
         fixed = [m for m in modes if m.startswith("k")]
         best = max(fixed, key=lambda m: entry[m]["median_tokens_per_s"])
+        # Speed-ups are medians of paired ratios: each run against the other mode's run of the
+        # same prompt in the same round (interleaved), which cancels the machine's slow drift.
         for mode in modes:
-            entry[mode]["speedup_vs_off"] = round(entry[mode]["median_tokens_per_s"] / off, 3) if off else 0.0
+            entry[mode]["speedup_vs_off"] = _paired_ratio(rows, mode, "off")
         entry["best_fixed"] = best
-        best_speed = entry[best]["median_tokens_per_s"]
-        entry["auto"]["vs_best_fixed"] = round(entry["auto"]["median_tokens_per_s"] / best_speed, 3) if best_speed else 0.0
+        entry["auto"]["vs_best_fixed"] = _paired_ratio(rows, "auto", best)
         reference = [r.token_ids for r in rows if r.mode == "off"]
         entry["identical_at_t0"] = all(
             [r.token_ids for r in rows if r.mode == mode] == reference for mode in modes if mode != "off"
         )
         summary[category] = entry
     return summary
+
+
+def _paired_ratio(rows: list[RunResult], mode: str, baseline: str) -> float:
+    base = {}
+    seen: dict[tuple[int, str], int] = {}
+    pairs = []
+    for r in rows:  # runs come in rounds; the n-th run of a prompt in each mode forms a pair
+        n = seen[(r.prompt, r.mode)] = seen.get((r.prompt, r.mode), -1) + 1
+        if r.mode == baseline:
+            base[(r.prompt, n)] = r.tokens_per_s
+    seen.clear()
+    for r in rows:
+        n = seen[(r.prompt, r.mode)] = seen.get((r.prompt, r.mode), -1) + 1
+        if r.mode == mode and base.get((r.prompt, n)):
+            pairs.append(r.tokens_per_s / base[(r.prompt, n)])
+    return round(statistics.median(pairs), 3) if pairs else 0.0
 
 
 def markdown(summary: dict[str, dict[str, Any]], header: str) -> str:

@@ -275,6 +275,14 @@ class Engine:
         self._costs[key] = costs
         return costs
 
+    def prepare_auto(self, drafter: str | None = None, draft_max: int = AUTO_K_MAX) -> CostModel | None:
+        """Measure auto mode's costs now (right after loading) rather than in the first answer."""
+        if self.target is None or self.speculation_refusal():
+            return None
+        request = GenerateRequest(prompt=" ", drafter=drafter, draft_max=min(max(draft_max, 1), 32))
+        with self._lock:
+            return self.calibrate(self._drafter(request), max(request.draft_max, AUTO_K_MAX))
+
     def _policy(self, request: GenerateRequest, drafter: Drafter | None) -> Policy:
         if request.spec == "off" or drafter is None or self.speculation_refusal():
             return OffPolicy()

@@ -117,3 +117,13 @@ def test_generation_that_fills_the_context_ends_cleanly(small_context_engine: En
     result, _ = run(small_context_engine, messages=user("Go on and on."), max_tokens=1000, spec="on")
     assert result.stats.finish_reason == "context_full"
     assert result.stats.prompt_tokens + result.stats.generated_tokens <= small_context_engine.target.n_ctx + 1
+
+
+def test_auto_costs_measured_after_load_keep_the_conversation_cache(pair_engine: Engine) -> None:
+    first, _ = run(pair_engine, messages=user("Tell me a story."), max_tokens=8, spec="off")
+    costs = pair_engine.prepare_auto("model")
+    assert costs is not None and len(costs.target_batch_s) == 9
+    assert costs.target_batch_s == sorted(costs.target_batch_s)
+    again, _ = run(pair_engine, messages=user("Tell me a story."), max_tokens=8, spec="auto", drafter="model")
+    assert again.stats.prompt_tokens_new <= 2  # the cache survived the measurement
+    assert again.token_ids == first.token_ids
