@@ -79,22 +79,27 @@ class ModelInfo:
     n_gpu_layers: int
 
 
-def _time_decode(model: LlamaModel, tokens: list[int], depth: int, reps: int) -> list[float]:
-    """Seconds for decoding ``tokens`` (all rows' logits) at context depth ``depth``."""
+def _time_decodes(model: LlamaModel, sizes: list[int], token: int, depth: int, reps: int) -> list[float]:
+    """Median seconds for a decode of each batch size (all rows' logits), ``depth`` tokens in.
+
+    Sizes are timed round-robin, as a speculative loop mixes them: llama.cpp reuses its compute
+    graph only when the shape repeats, and a real generation pays for rebuilding it.
+    """
     base = len(model.kv_tokens)
+    samples: dict[int, list[float]] = {b: [] for b in sizes}
     try:
         if base < depth:
-            model.prefill(model.kv_tokens + tokens[:1] * (depth - base), need_logits=False)
+            model.prefill(model.kv_tokens + [token] * (depth - base), need_logits=False)
         start_len = len(model.kv_tokens)
-        model.decode_all_rows(tokens)  # warm-up
-        model.truncate(start_len)
-        samples = []
-        for _ in range(reps):
-            t = time.perf_counter()
-            model.decode_all_rows(tokens)
-            samples.append(time.perf_counter() - t)
-            model.truncate(start_len)
-        return samples
+        for rep in range(reps + 1):  # the first round warms up
+            for b in sizes:
+                t = time.perf_counter()
+                model.decode_all_rows([token] * b)
+                elapsed = time.perf_counter() - t
+                model.truncate(start_len)
+                if rep:
+                    samples[b].append(elapsed)
+        return [statistics.median(samples[b]) for b in sizes]
     finally:
         model.truncate(base)
 
@@ -264,13 +269,14 @@ class Engine:
         if key in self._costs:
             return self._costs[key]
         filler = (target.tokenize(" the", add_special=False) or [max(target.bos_id, 1)])[0]
-        batch_s = [statistics.median(_time_decode(target, [filler] * b, depth, reps)) for b in range(1, k_max + 2)]
+        batch_s = _time_decodes(target, list(range(1, k_max + 2)), filler, depth, reps)
         # A bigger batch never costs less: smooth out timing noise (running minimum from the right).
         for b in range(len(batch_s) - 2, -1, -1):
             batch_s[b] = min(batch_s[b], batch_s[b + 1])
         draft_s = 2e-5  # prompt lookup: microseconds
         if isinstance(drafter, ModelDrafter):
-            draft_s = statistics.median(_time_decode(drafter.model, [filler], depth, reps))
+            # timed alternating with 2-token decodes, like the catch-up decode that opens a cycle
+            draft_s = _time_decodes(drafter.model, [1, 2], filler, depth, reps)[0]
         costs = CostModel(batch_s, draft_s)
         self._costs[key] = costs
         return costs

@@ -115,12 +115,15 @@ class SpeedGauge(QWidget):
         tip = QPointF(centre.x() + radius * math.cos(angle), centre.y() - radius * math.sin(angle))
         p.setPen(QPen(pal.color(QPalette.ColorRole.WindowText), 2))
         p.drawLine(centre, tip)
+        p.setBrush(pal.color(QPalette.ColorRole.WindowText))
+        p.drawEllipse(centre, side / 40, side / 40)  # the needle's hub
         # readout: the figure in the middle, the unit and state under it, the scale at the arc's ends
         font = QFont(self.font())
         font.setPointSizeF(max(9.0, side / 8))
         font.setBold(True)
         p.setFont(font)
-        value_rect = QRectF(rect.left(), centre.y() - side * 0.02, rect.width(), side * 0.2)
+        # below the hub, in the gauge's open bottom, so the needle never crosses the figure
+        value_rect = QRectF(rect.left(), centre.y() + side * 0.06, rect.width(), side * 0.2)
         p.drawText(value_rect, Qt.AlignmentFlag.AlignCenter, f"{self._value:.1f}")
         small = QFont(self.font())
         small.setPointSizeF(max(7.0, side / 18))
