@@ -8,7 +8,7 @@ from __future__ import annotations
 import statistics
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -79,7 +79,14 @@ class ModelInfo:
     n_gpu_layers: int
 
 
-def _time_decodes(model: LlamaModel, sizes: list[int], token: int, depth: int, reps: int) -> list[float]:
+class CalibrationInterrupted(Exception):
+    """``should_stop`` asked calibration to give way (nothing was cached)."""
+
+
+def _time_decodes(
+    model: LlamaModel, sizes: list[int], token: int, depth: int, reps: int,
+    should_stop: Callable[[], bool] | None = None,
+) -> list[float]:
     """Median seconds for a decode of each batch size (all rows' logits), ``depth`` tokens in.
 
     Sizes are timed round-robin, as a speculative loop mixes them: llama.cpp reuses its compute
@@ -93,6 +100,8 @@ def _time_decodes(model: LlamaModel, sizes: list[int], token: int, depth: int, r
         start_len = len(model.kv_tokens)
         for rep in range(reps + 1):  # the first round warms up
             for b in sizes:
+                if should_stop is not None and should_stop():
+                    raise CalibrationInterrupted
                 t = time.perf_counter()
                 model.decode_all_rows([token] * b)
                 elapsed = time.perf_counter() - t
@@ -258,7 +267,10 @@ class Engine:
             return ModelDrafter(self.draft)
         return NgramDrafter()
 
-    def calibrate(self, drafter: Drafter | None, k_max: int, reps: int = 5, depth: int = CALIBRATION_DEPTH) -> CostModel:
+    def calibrate(
+        self, drafter: Drafter | None, k_max: int, reps: int = 5, depth: int = CALIBRATION_DEPTH,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> CostModel:
         """Measure this machine's target cost per batch size and the draft's cost per token.
 
         Measured ``depth`` tokens into the context (attention grows with it), appending to
@@ -269,25 +281,34 @@ class Engine:
         if key in self._costs:
             return self._costs[key]
         filler = (target.tokenize(" the", add_special=False) or [max(target.bos_id, 1)])[0]
-        batch_s = _time_decodes(target, list(range(1, k_max + 2)), filler, depth, reps)
+        batch_s = _time_decodes(target, list(range(1, k_max + 2)), filler, depth, reps, should_stop)
         # A bigger batch never costs less: smooth out timing noise (running minimum from the right).
         for b in range(len(batch_s) - 2, -1, -1):
             batch_s[b] = min(batch_s[b], batch_s[b + 1])
         draft_s = 2e-5  # prompt lookup: microseconds
         if isinstance(drafter, ModelDrafter):
             # timed alternating with 2-token decodes, like the catch-up decode that opens a cycle
-            draft_s = _time_decodes(drafter.model, [1, 2], filler, depth, reps)[0]
+            draft_s = _time_decodes(drafter.model, [1, 2], filler, depth, reps, should_stop)[0]
         costs = CostModel(batch_s, draft_s)
         self._costs[key] = costs
         return costs
 
-    def prepare_auto(self, drafter: str | None = None, draft_max: int = AUTO_K_MAX) -> CostModel | None:
-        """Measure auto mode's costs now (right after loading) rather than in the first answer."""
+    def prepare_auto(
+        self, drafter: str | None = None, draft_max: int = AUTO_K_MAX, should_stop: Callable[[], bool] | None = None
+    ) -> CostModel | None:
+        """Measure auto mode's costs now (right after loading) rather than in the first answer.
+
+        ``should_stop`` is polled between timed decodes: when it says so (the user sent a
+        message, the app is closing) this gives way at once and auto measures on first use.
+        """
         if self.target is None or self.speculation_refusal():
             return None
         request = GenerateRequest(prompt=" ", drafter=drafter, draft_max=min(max(draft_max, 1), 32))
         with self._lock:
-            return self.calibrate(self._drafter(request), max(request.draft_max, AUTO_K_MAX))
+            try:
+                return self.calibrate(self._drafter(request), max(request.draft_max, AUTO_K_MAX), should_stop=should_stop)
+            except CalibrationInterrupted:
+                return None
 
     def _policy(self, request: GenerateRequest, drafter: Drafter | None) -> Policy:
         if request.spec == "off" or drafter is None or self.speculation_refusal():

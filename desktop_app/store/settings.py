@@ -63,7 +63,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("n_gpu_layers", int, -1, "Target layers offloaded to the GPU (-1 all, 0 none)", check=lambda v: v >= -1),
     Setting("draft_n_gpu_layers", int, -1, "Draft layers offloaded to the GPU (-1 all, 0 none)",
             check=lambda v: v >= -1),
-    Setting("n_threads", int, 0, "CPU threads for the engine; 0 leaves one core to the window",
+    Setting("n_threads", int, 0, "CPU threads for the engine; 0 picks them for this machine",
             check=lambda v: v >= 0),
     Setting("n_ctx", int, 4096, "Context size in tokens", check=lambda v: 256 <= v <= 1 << 20),
     Setting("temperature", float, 0.0, "Sampling temperature; 0 is greedy", check=lambda v: 0.0 <= v <= 5.0),
@@ -72,6 +72,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("highlight_drafts", bool, True, "Tint text that came from accepted draft tokens"),
     Setting("recent_files", list, [], "Recently opened GGUF files, newest first"),
     Setting("last_conversation", int, 0, "The conversation open when the app was closed (0: none)"),
+    Setting("window_geometry", str, "", "The main window's size and position when it was closed "
+            "(Qt saveGeometry() in base64); empty: the default size"),
 )
 BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}
 

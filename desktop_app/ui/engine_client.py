@@ -46,6 +46,8 @@ class EngineClient(QObject):
     Signals:
         engine_started(dict): the process is up: pid, backend, backend_name, device.
         loading_started(str): a model is being loaded (a line to show).
+        load_progress(str, float): "target" or "draft" and how much of it is loaded (0..1, rising,
+            ending on 1.0); a few dozen times a second at most.
         model_loaded(dict): target (and draft) loaded; see ``engine_worker`` for the keys.
         load_failed(str): loading failed; the previous models stay loaded.
         generation_started(int): a request id was sent.
@@ -58,6 +60,7 @@ class EngineClient(QObject):
 
     engine_started = Signal(dict)
     loading_started = Signal(str)
+    load_progress = Signal(str, float)
     model_loaded = Signal(dict)
     load_failed = Signal(str)
     generation_started = Signal(int)
@@ -204,6 +207,8 @@ class EngineClient(QObject):
         elif kind == "loading":
             name = str(payload["path"]).rsplit("/", 1)[-1]
             self.loading_started.emit(f"Loading {payload['stage']} {name}…")
+        elif kind == "load_progress":
+            self.load_progress.emit(payload["stage"], float(payload["fraction"]))
         elif kind == "model_loaded":
             self.loading = False
             self.models = dict(payload)

@@ -6,14 +6,15 @@ the engine (loading and generating happen in the engine's process).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt, Slot
-from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
+from PySide6.QtCore import QByteArray, Qt, Slot
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QHBoxLayout, QMainWindow, QPushButton, QSplitter, QVBoxLayout, QWidget,
+    QHBoxLayout, QMainWindow, QMessageBox, QPushButton, QSplitter, QVBoxLayout, QWidget,
 )
 
+from desktop_app import __version__
 from desktop_app.store import History, Settings
 from desktop_app.ui.chat_session import ChatSession
 from desktop_app.ui.chat_view import ChatView
@@ -26,7 +27,11 @@ from desktop_app.ui.race_dialog import RaceDialog
 from desktop_app.ui.side_panel import SidePanel
 from desktop_app.ui.status_bar import CrashBanner, EngineStatusBar
 
+if TYPE_CHECKING:  # imported when first opened: the library checks vocabularies with llama.cpp
+    from desktop_app.ui.model_library import ModelLibraryWindow
+
 DEFAULT_LABEL = "SmolLM2-135M (built in)"
+DEFAULT_SIZE = (1280, 800)
 
 
 class MainWindow(QMainWindow):
@@ -37,9 +42,9 @@ class MainWindow(QMainWindow):
         self.settings = settings
         self.history = history
         self.setWindowTitle("SpecChat")
-        self.resize(1280, 800)
         self.client = EngineClient(self)
         self.race_dialog: RaceDialog | None = None
+        self.library: ModelLibraryWindow | None = None
         self.last_error = ""
 
         self.model_bar = ModelBar(DEFAULT_LABEL)
@@ -57,6 +62,7 @@ class MainWindow(QMainWindow):
         self.status = EngineStatusBar(lambda: self.client.pid)
         self.setStatusBar(self.status)
         self._build_layout()
+        self.library_action = self._build_menus()
         self.session = ChatSession(self.client, history, self.chat_view, self.request_fields, self)
         self._restore_settings()
         self._connect()
@@ -94,8 +100,36 @@ class MainWindow(QMainWindow):
         self.setTabOrder(self.input, self.send_button)
         self.setTabOrder(self.send_button, self.stop_button)
 
+    def _build_menus(self) -> QAction:
+        """File / Models / Help; returns the "Model library…" action."""
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        quit_action = file_menu.addAction("&Quit", self.close)
+        quit_action.setShortcut(QKeySequence.StandardKey.Quit)
+        models_menu = bar.addMenu("&Models")
+        library = models_menu.addAction("Model &library…", self.open_library)
+        library.setObjectName("openLibraryAction")
+        library.setShortcut(QKeySequence("Ctrl+L"))
+        library.setStatusTip("Local models, which drafts fit which targets, and the catalog to download")
+        help_menu = bar.addMenu("&Help")
+        help_menu.addAction("&About SpecChat", self._show_about)
+        return library
+
+    def _show_about(self) -> None:
+        QMessageBox.about(self, "About SpecChat",
+                          f"SpecChat {__version__}\nChat with local models, made faster by speculative decoding.")
+
+    def _restore_geometry(self) -> None:
+        saved = self.settings["window_geometry"]
+        if not saved or not self.restoreGeometry(QByteArray.fromBase64(saved.encode("ascii"))):
+            self.resize(*DEFAULT_SIZE)
+
+    def _save_geometry(self) -> None:
+        self.settings.set("window_geometry", self.saveGeometry().toBase64().data().decode("ascii"))
+
     def _restore_settings(self) -> None:
         s = self.settings
+        self._restore_geometry()
         self.model_bar.set_recent(s["recent_files"])
         self.model_bar.show_paths(s["target_path"], s["draft_path"])
         self.model_bar.set_drafter(s["drafter"])
@@ -112,6 +146,7 @@ class MainWindow(QMainWindow):
         c = self.client
         c.engine_started.connect(self.status.set_backend)
         c.loading_started.connect(self.model_bar.set_loading)
+        c.load_progress.connect(lambda _stage, fraction: self.model_bar.set_load_fraction(fraction))
         c.model_loaded.connect(self._on_model_loaded)
         c.load_failed.connect(self._on_load_failed)
         c.generation_started.connect(lambda _id: self.side.gauge.set_streaming(True))
@@ -134,6 +169,7 @@ class MainWindow(QMainWindow):
         self.banner.restart_requested.connect(self.restart_engine)
         self.model_bar.load_requested.connect(self.load_models)
         self.model_bar.file_opened.connect(self._remember_file)
+        self.model_bar.library_requested.connect(self.open_library)
         self.model_bar.drafter_changed.connect(lambda key: self._set("drafter", key))
         self.side.mode.currentTextChanged.connect(lambda _t: self._set("spec_mode", self.side.mode_key()))
         self.side.highlight.toggled.connect(self._set_highlight)
@@ -224,6 +260,30 @@ class MainWindow(QMainWindow):
         self.last_error = message
         self.status.showMessage(message, 15000)
 
+    # ------------------------------------------------------------------ model library
+    def open_library(self) -> ModelLibraryWindow:
+        """Show the model library (one non-modal window), rescanning the models folder."""
+        if self.library is None:
+            # Not at start-up: the library pulls in llama.cpp (vocabulary checks), which the window
+            # process otherwise never loads (tests/ui/test_engine_process.py).
+            from desktop_app.ui.model_library import ModelLibraryWindow
+
+            self.library = ModelLibraryWindow(parent=self)
+            self.library.setWindowFlag(Qt.WindowType.Window)  # its own window, closed with this one
+            self.library.target_chosen.connect(lambda path: self._use_library_file(path, as_draft=False))
+            self.library.draft_chosen.connect(lambda path: self._use_library_file(path, as_draft=True))
+        self.library.refresh()
+        self.library.show()
+        self.library.raise_()
+        self.library.activateWindow()
+        return self.library
+
+    def _use_library_file(self, path: str, as_draft: bool) -> None:
+        if not self.model_bar.isEnabled():
+            self._show_error("Stop the answer before switching models")
+            return
+        self.model_bar.use_file(path, as_draft=as_draft)
+
     # ------------------------------------------------------------------ chatting
     def send(self, text: str) -> None:
         if not self.client.running:
@@ -290,6 +350,9 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt API
         self.session.save_now()
         self.session.cancel()
+        if self.library is not None:
+            self.library.close()
+        self._save_geometry()
         self.settings.save()
         self.client.shutdown()
         super().closeEvent(event)

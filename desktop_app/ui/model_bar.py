@@ -10,6 +10,7 @@ from PySide6.QtWidgets import (
 )
 
 OPEN_FILE = "<open>"
+OPEN_LIBRARY = "<library>"
 DRAFTERS = (("none", "No speculation"), ("model", "Draft model"), ("ngram", "Prompt lookup"))
 
 
@@ -30,12 +31,15 @@ class ModelBar(QWidget):
     Signals:
         load_requested(): the target, the draft or a GPU-layers value changed.
         drafter_changed(str): "none", "model" or "ngram" (no reload needed).
-        file_opened(str): a GGUF file was chosen through "Open GGUF…" (for the recent list).
+        file_opened(str): a GGUF file was chosen through "Open GGUF…" or ``use_file`` (for the
+            recent list).
+        library_requested(): "Model library…" was picked in a picker.
     """
 
     load_requested = Signal()
     drafter_changed = Signal(str)
     file_opened = Signal(str)
+    library_requested = Signal()
 
     def __init__(self, default_label: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -43,6 +47,7 @@ class ModelBar(QWidget):
         self._recent: list[str] = []
         self._updating = False
         self._current = ("", "")
+        self._loading_text = ""
         layout = QHBoxLayout(self)
         layout.setContentsMargins(6, 4, 6, 4)
         self.target_picker = self._picker("targetPicker", "Target model")
@@ -59,9 +64,10 @@ class ModelBar(QWidget):
         self.badge.setAccessibleName("Draft compatibility")
         self.progress = QProgressBar()
         self.progress.setObjectName("loadProgress")
-        self.progress.setRange(0, 0)  # llama.cpp's loader gives no fraction through the engine: busy bar
+        self.progress.setRange(0, 100)
         self.progress.setMaximumWidth(120)
-        self.progress.setTextVisible(False)
+        self.progress.setTextVisible(False)  # the status label next to it says "… 42%"
+        self.progress.setAccessibleName("Model loading progress")
         self.progress.hide()
         self.status = QLabel()
         self.status.setObjectName("loadStatus")
@@ -97,7 +103,8 @@ class ModelBar(QWidget):
         self.show_paths(*self._current)
 
     def show_paths(self, target: str = "", draft: str = "") -> None:
-        """Fill both pickers (built-in / none, the chosen file, recent files, "Open GGUF…") and select."""
+        """Fill both pickers (built-in / none, the chosen file, recent files, "Model library…",
+        "Open GGUF…") and select."""
         self._current = (target, draft)
         self._updating = True
         for box, first in ((self.target_picker, self._default_label), (self.draft_picker, "No draft model")):
@@ -108,6 +115,8 @@ class ModelBar(QWidget):
                 if path and box.findData(path) < 0:
                     box.addItem(Path(path).name, path)
                     box.setItemData(box.count() - 1, path, Qt.ItemDataRole.ToolTipRole)
+            box.insertSeparator(box.count())
+            box.addItem("Model library…", OPEN_LIBRARY)
             box.addItem("Open GGUF…", OPEN_FILE)
             box.setCurrentIndex(max(0, box.findData(chosen)))
         self._updating = False
@@ -141,16 +150,24 @@ class ModelBar(QWidget):
             self.set_drafter("ngram")
         self.load_requested.emit()
 
+    def use_file(self, path: str, as_draft: bool = False) -> None:
+        """Load a chosen GGUF file as the target (or draft) and add it to the recent files."""
+        self.file_opened.emit(path)
+        (self.choose_draft if as_draft else self.choose_target)(path)
+
     def _picked(self, box: QComboBox) -> None:
         if self._updating:
+            return
+        if box.currentData() == OPEN_LIBRARY:
+            self.show_paths(*self._current)  # the library loads what the user picks there
+            self.library_requested.emit()
             return
         if box.currentData() == OPEN_FILE:
             path, _ = QFileDialog.getOpenFileName(self, "Open GGUF model", "", "GGUF models (*.gguf);;All files (*)")
             if not path:
                 self.show_paths(*self._current)  # cancelled: back to what was selected
                 return
-            self.file_opened.emit(path)
-            (self.choose_target if box is self.target_picker else self.choose_draft)(path)
+            self.use_file(path, as_draft=box is self.draft_picker)
             return
         if box is self.draft_picker:
             self.choose_draft(self.draft_path())
@@ -163,13 +180,25 @@ class ModelBar(QWidget):
 
     # ------------------------------------------------------------------ state
     def set_loading(self, text: str) -> None:
+        """A busy bar until :meth:`set_load_fraction` says how far the loader got."""
+        self._loading_text = text
+        self.progress.setRange(0, 0)
         self.progress.show()
         self.status.setText(text)
         self.target_picker.setEnabled(False)
         self.draft_picker.setEnabled(False)
 
+    def set_load_fraction(self, fraction: float) -> None:
+        """The current stage is ``fraction`` (0..1) loaded: a 0-100 % bar and "Loading x… 42%"."""
+        percent = round(min(1.0, max(0.0, fraction)) * 100)
+        self.progress.setRange(0, 100)
+        self.progress.setValue(percent)
+        self.status.setText(f"{self._loading_text} {percent}%")
+
     def set_idle(self, text: str) -> None:
         self.progress.hide()
+        self.progress.setRange(0, 100)
+        self.progress.reset()
         self.status.setText(text)
         self.target_picker.setEnabled(True)
         self.draft_picker.setEnabled(True)

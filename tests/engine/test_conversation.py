@@ -127,3 +127,12 @@ def test_auto_costs_measured_after_load_keep_the_conversation_cache(pair_engine:
     again, _ = run(pair_engine, messages=user("Tell me a story."), max_tokens=8, spec="auto", drafter="model")
     assert again.stats.prompt_tokens_new <= 2  # the cache survived the measurement
     assert again.token_ids == first.token_ids
+
+
+def test_cost_measurement_gives_way_when_asked(models) -> None:
+    engine = Engine()
+    engine.load_target(models.target)
+    calls = []
+    assert engine.prepare_auto("ngram", should_stop=lambda: calls.append(1) or len(calls) > 3) is None
+    assert len(calls) == 4  # stopped at the first poll that said so
+    assert engine.prepare_auto("ngram") is not None  # and measures fully when left alone

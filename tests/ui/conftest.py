@@ -30,6 +30,10 @@ def make_window(qtbot: Any, home: Path) -> Iterator[Callable[..., Any]]:
     made: list[tuple[Any, Any]] = []
 
     def make(wait_loaded: bool = True, **settings: Any) -> Any:
+        # One engine thread unless a test asks otherwise: tests open and close many windows,
+        # and on a 2-core machine overlapping engine processes with 2 spinning threads each
+        # would make the suite slow and flaky. The responsiveness test runs the real default.
+        settings.setdefault("n_threads", 1)
         values = Settings.load()
         for name, value in settings.items():
             values.set(name, str(value) if isinstance(value, Path) else value)

@@ -9,6 +9,14 @@ from PySide6.QtCore import Qt
 from tests.ui.conftest import ANSWER_TIMEOUT_MS
 
 
+def pick(box: Any, data: str) -> None:
+    """Choose a combo box entry the way a user does (activated, not just currentIndex)."""
+    index = box.findData(data)
+    assert index >= 0, f"{data!r} is not offered"
+    box.setCurrentIndex(index)
+    box.activated.emit(index)
+
+
 def type_and_send(qtbot: Any, window: Any, text: str) -> None:
     """Type into messageInput and press Enter, as a user would."""
     box = window.input

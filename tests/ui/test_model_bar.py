@@ -11,15 +11,7 @@ from PySide6.QtWidgets import QFileDialog
 from desktop_app.ui.chat_session import title_for
 from desktop_app.ui.model_bar import OPEN_FILE
 from tests.ui.conftest import LOAD_TIMEOUT_MS
-from tests.ui.helpers import last_answer, send_and_wait
-
-
-def _pick(box: Any, data: str) -> None:
-    """Choose an entry the way a user does (activated, not just currentIndex)."""
-    index = box.findData(data)
-    assert index >= 0, f"{data!r} is not offered"
-    box.setCurrentIndex(index)
-    box.activated.emit(index)
+from tests.ui.helpers import last_answer, pick, send_and_wait
 
 
 def test_open_gguf_loads_it_and_remembers_it(
@@ -31,7 +23,7 @@ def test_open_gguf_loads_it_and_remembers_it(
     assert picker.itemText(picker.count() - 1) == "Open GGUF…"
     monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(models.target), "GGUF models (*.gguf)"))
     with qtbot.waitSignal(window.client.model_loaded, timeout=LOAD_TIMEOUT_MS) as loaded:
-        _pick(picker, OPEN_FILE)
+        pick(picker, OPEN_FILE)
     assert loaded.args[0]["target"]["name"] == "specchat-test-target"
     assert picker.currentText() == "target.gguf"
     assert window.settings["recent_files"] == [str(models.target)]
@@ -39,8 +31,35 @@ def test_open_gguf_loads_it_and_remembers_it(
     # the draft picker offers the recent file too; back to the built-in model from the list
     assert window.model_bar.draft_picker.findData(str(models.target)) >= 0
     with qtbot.waitSignal(window.client.model_loaded, timeout=LOAD_TIMEOUT_MS) as loaded:
-        _pick(picker, "")
+        pick(picker, "")
     assert "135M" in loaded.args[0]["target"]["name"] or "135m" in loaded.args[0]["target"]["name"].lower()
+
+
+def test_loading_shows_a_percentage_rising_to_100_then_ready(qtbot: Any, make_window: Any,
+                                                             default_model: Any) -> None:
+    window = make_window(wait_loaded=False)  # the built-in model, loading now
+    bar, status = window.model_bar.progress, window.model_bar.status
+    stages: list[str] = []
+    fractions: list[float] = []
+    shown: list[tuple[bool, int, int, str]] = []  # visible, maximum, value, status line
+
+    def seen(stage: str, fraction: float) -> None:  # runs after the window's own slot
+        stages.append(stage)
+        fractions.append(fraction)
+        shown.append((bar.isVisible(), bar.maximum(), bar.value(), status.text()))
+
+    window.client.load_progress.connect(seen)
+    with qtbot.waitSignal(window.client.model_loaded, timeout=LOAD_TIMEOUT_MS):
+        pass
+    assert set(stages) == {"target"}
+    assert len(fractions) >= 2 and fractions[-1] == 1.0
+    assert fractions == sorted(set(fractions))  # rising, no repeats
+    assert {(visible, maximum) for visible, maximum, _value, _text in shown} == {(True, 100)}
+    assert [value for _v, _m, value, _t in shown] == [round(f * 100) for f in fractions]
+    assert [text for *_rest, text in shown] == [f"Loading target {default_model.name}… {round(f * 100)}%"
+                                                 for f in fractions]
+    assert not bar.isVisible()
+    assert status.text().startswith("Ready")
 
 
 def test_cancelling_open_gguf_keeps_the_loaded_model(
@@ -50,7 +69,7 @@ def test_cancelling_open_gguf_keeps_the_loaded_model(
     loads: list[dict] = []
     window.client.model_loaded.connect(loads.append)
     monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: ("", ""))
-    _pick(window.model_bar.target_picker, OPEN_FILE)
+    pick(window.model_bar.target_picker, OPEN_FILE)
     qtbot.wait(300)
     assert window.model_bar.target_picker.currentText() == "target.gguf"
     assert loads == [] and window.settings["target_path"] == str(models.target)

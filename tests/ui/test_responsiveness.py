@@ -39,7 +39,7 @@ class GapProbe:
 def test_the_window_never_freezes_during_load_and_generation(
     qtbot: Any, make_window: Any, record_property: Any
 ) -> None:
-    window = make_window(wait_loaded=False, drafter="ngram", spec_mode="on", max_tokens=300)
+    window = make_window(wait_loaded=False, drafter="ngram", spec_mode="on", max_tokens=300, n_threads=0)
     probe = GapProbe()
     probe.start()
     # a model load (the default model, from a fresh engine process) ...

@@ -1,7 +1,5 @@
-"""The model library window (desktop_app/ui/model_library.py), driven with pytest-qt.
-
-It lives here, next to the library it shows, because tests/ui belongs to the chat window's suite.
-"""
+"""The model library window (desktop_app/ui/model_library.py), driven with pytest-qt, on its own
+and opened from the main window."""
 
 from __future__ import annotations
 
@@ -12,8 +10,12 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
+from desktop_app.ui.model_bar import OPEN_LIBRARY  # noqa: E402
 from desktop_app.ui.model_library import ModelLibraryWindow  # noqa: E402
+from tests.library.conftest import hub, models_dir  # noqa: E402, F401  (fixtures)
 from tests.library.hub_server import FakeHub  # noqa: E402
+from tests.ui.conftest import LOAD_TIMEOUT_MS  # noqa: E402
+from tests.ui.helpers import pick  # noqa: E402
 
 
 def _window(qtbot, **options) -> ModelLibraryWindow:
@@ -28,7 +30,7 @@ def _row_of(window: ModelLibraryWindow, name: str) -> int:
     return [m.path.name for m in window.models].index(name)
 
 
-def test_lists_models_with_metadata_and_which_drafts_fit(qtbot, models_dir: Path, models) -> None:
+def test_lists_models_with_metadata_and_which_drafts_fit(qtbot, models_dir: Path, models) -> None:  # noqa: F811
     for path in (models.target, models.draft, models.draft_other_vocab, models.truncated):
         shutil.copy(path, models_dir / path.name)
 
@@ -46,7 +48,7 @@ def test_lists_models_with_metadata_and_which_drafts_fit(qtbot, models_dir: Path
     assert window.catalog_table.rowCount() >= 6
 
 
-def test_use_as_target_and_draft_emit_the_path(qtbot, models_dir: Path, models) -> None:
+def test_use_as_target_and_draft_emit_the_path(qtbot, models_dir: Path, models) -> None:  # noqa: F811
     shutil.copy(models.draft, models_dir / "draft.gguf")
     window = _window(qtbot)
     window.model_table.selectRow(_row_of(window, "draft.gguf"))
@@ -59,7 +61,7 @@ def test_use_as_target_and_draft_emit_the_path(qtbot, models_dir: Path, models) 
     assert target.args == draft.args == [str(models_dir / "draft.gguf")]
 
 
-def test_import_and_delete_update_the_list(qtbot, models_dir: Path, models) -> None:
+def test_import_and_delete_update_the_list(qtbot, models_dir: Path, models) -> None:  # noqa: F811
     window = _window(qtbot)
     assert window.model_table.rowCount() == 0
 
@@ -75,7 +77,9 @@ def test_import_and_delete_update_the_list(qtbot, models_dir: Path, models) -> N
     assert models.draft.exists()
 
 
-def test_downloading_a_catalog_file_adds_it_to_the_list(qtbot, hub: FakeHub, models_dir: Path, models) -> None:
+def test_downloading_a_catalog_file_adds_it_to_the_list(
+    qtbot, hub: FakeHub, models_dir: Path, models  # noqa: F811
+) -> None:
     window = _window(qtbot, endpoint=hub.endpoint)
     pair = window.catalog[0]
     hub.add_file(pair.draft.repo, pair.draft.file, models.draft)
@@ -86,3 +90,32 @@ def test_downloading_a_catalog_file_adds_it_to_the_list(qtbot, hub: FakeHub, mod
 
     assert [m.path.name for m in window.models] == [pair.draft.file]
     assert window.downloads.bar.value() == window.downloads.bar.maximum()
+
+
+def test_the_main_window_opens_the_library_and_loads_a_draft_chosen_there(
+    qtbot, make_window, models_dir: Path, models  # noqa: F811
+) -> None:
+    draft = models_dir / "draft.gguf"
+    shutil.copy(models.draft, draft)
+    window = make_window(target_path=models.target)
+    assert window.library_action.shortcut().toString() == "Ctrl+L"
+
+    window.library_action.trigger()
+    library = window.library
+    assert library is not None and library.isVisible() and library.isWindow()
+    qtbot.waitUntil(lambda: [m.path.name for m in library.models] == ["draft.gguf"], timeout=20_000)
+    with qtbot.waitSignal(library.refreshed, timeout=20_000):  # reopening rescans the folder
+        pick(window.model_bar.draft_picker, OPEN_LIBRARY)  # the pickers offer it too: the same window
+    assert window.library is library
+    assert window.model_bar.draft_picker.currentText() == "No draft model"
+
+    library.model_table.selectRow(0)
+    with qtbot.waitSignal(window.client.model_loaded, timeout=LOAD_TIMEOUT_MS) as loaded:
+        library.draft_button.click()
+
+    assert loaded.args[0]["draft"]["path"] == str(draft)
+    assert window.model_bar.draft_picker.currentText() == "draft.gguf"
+    assert window.model_bar.drafter_choice() == "model"
+    assert window.model_bar.badge.text() == "✓ draft fits"
+    assert window.settings["draft_path"] == str(draft)
+    assert window.settings["recent_files"] == [str(draft)]

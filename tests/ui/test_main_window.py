@@ -1,0 +1,30 @@
+"""The main window's own state: it reopens at the size it was closed at."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QSize
+
+from desktop_app.ui.main_window import DEFAULT_SIZE
+
+
+
+def test_the_window_reopens_at_the_size_it_was_closed_at(qtbot: Any, make_window: Any) -> None:
+    window = make_window(wait_loaded=False)
+    # As narrow as the window goes and shorter than the default: restoring fits a window into its
+    # screen, and the offscreen platform's screen is only 800 px wide.
+    smaller = QSize(window.minimumSizeHint().width(), 560)
+    assert window.size() == QSize(*DEFAULT_SIZE) != smaller
+    window.resize(smaller)
+    qtbot.waitUntil(lambda: window.size() == smaller, timeout=5000)
+    window.close()
+    assert window.settings["window_geometry"]
+
+    reopened = make_window(wait_loaded=False)
+    assert reopened.size() == smaller
+
+
+def test_unreadable_saved_geometry_gives_the_default_size(qtbot: Any, make_window: Any) -> None:
+    window = make_window(wait_loaded=False, window_geometry="not a geometry")
+    assert window.size() == QSize(*DEFAULT_SIZE)
