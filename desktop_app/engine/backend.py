@@ -53,6 +53,16 @@ def clear_log() -> None:
     _recent_log.clear()
 
 
+def load_failure_reason() -> str:
+    """Why llama.cpp just refused a file, from its log (e.g. "unknown model architecture: 'x'")."""
+    lines = recent_log(12)
+    for marker in ("error loading model:", "error:", "failed"):
+        for line in reversed(lines):
+            if marker in line.lower():
+                return line.split(marker, 1)[-1].strip() if marker.endswith(":") else line.strip()
+    return (lines[-1] if lines else "unknown error").strip()
+
+
 @dataclass(frozen=True)
 class Device:
     name: str

@@ -16,9 +16,10 @@ from pathlib import Path
 import llama_cpp
 import numpy as np
 
-from desktop_app.engine.backend import clear_log, ensure_backend, recent_log
+from desktop_app.engine.backend import clear_log, ensure_backend, load_failure_reason
 from desktop_app.engine.errors import ContextOverflowError, DecodeError, ModelLoadError
 from desktop_app.engine.gguf_file import GGUFInfo, read_gguf
+from desktop_app.engine.vocab import VocabProperties
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
 ProgressFn = Callable[[float], None]
 
 
-class LlamaModel:
+class LlamaModel(VocabProperties):
     def __init__(
         self, path: str | Path, options: ModelOptions | None = None, progress: ProgressFn | None = None
     ) -> None:
@@ -114,7 +115,7 @@ class LlamaModel:
         model = llama_cpp.llama_model_load_from_file(str(self.path).encode(), mparams)
         del callback
         if not model:
-            raise ModelLoadError(f"llama.cpp could not load {self.path.name}: {self._log_reason()}")
+            raise ModelLoadError(f"llama.cpp could not load {self.path.name}: {load_failure_reason()}")
         self._model = model
         cparams = llama_cpp.llama_context_default_params()
         train_ctx = int(llama_cpp.llama_model_n_ctx_train(model))
@@ -130,17 +131,8 @@ class LlamaModel:
         if not ctx:
             llama_cpp.llama_model_free(model)
             self._model = None
-            raise ModelLoadError(f"llama.cpp could not create a context for {self.path.name}: {self._log_reason()}")
+            raise ModelLoadError(f"llama.cpp could not create a context for {self.path.name}: {load_failure_reason()}")
         self._ctx = ctx
-
-    @staticmethod
-    def _log_reason() -> str:
-        lines = recent_log(12)
-        for marker in ("error loading model:", "error:", "failed"):
-            for line in reversed(lines):
-                if marker in line.lower():
-                    return line.split(marker, 1)[-1].strip() if marker.endswith(":") else line.strip()
-        return (lines[-1] if lines else "unknown error").strip()
 
     def close(self) -> None:
         if self._batch is not None:
@@ -173,29 +165,6 @@ class LlamaModel:
     @property
     def size_bytes(self) -> int:
         return int(llama_cpp.llama_model_size(self._model))
-
-    @property
-    def bos_id(self) -> int:
-        return int(llama_cpp.llama_vocab_bos(self.vocab))
-
-    @property
-    def eos_id(self) -> int:
-        return int(llama_cpp.llama_vocab_eos(self.vocab))
-
-    @property
-    def add_bos(self) -> bool:
-        return bool(llama_cpp.llama_vocab_get_add_bos(self.vocab))
-
-    @property
-    def add_eos(self) -> bool:
-        return bool(llama_cpp.llama_vocab_get_add_eos(self.vocab))
-
-    @property
-    def vocab_type(self) -> int:
-        return int(llama_cpp.llama_vocab_type(self.vocab))
-
-    def token_text(self, token: int) -> bytes:
-        return llama_cpp.llama_vocab_get_text(self.vocab, token) or b""
 
     def is_eog(self, token: int) -> bool:
         return bool(self._eog[token])

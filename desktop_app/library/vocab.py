@@ -11,13 +11,14 @@ from types import TracebackType
 
 import llama_cpp
 
-from desktop_app.engine.backend import clear_log, ensure_backend, recent_log
+from desktop_app.engine.backend import clear_log, ensure_backend, load_failure_reason
 from desktop_app.engine.compat import DraftCompatibility, check_draft
 from desktop_app.engine.errors import ModelLoadError
 from desktop_app.engine.gguf_file import read_gguf
+from desktop_app.engine.vocab import VocabProperties
 
 
-class VocabOnlyModel:
+class VocabOnlyModel(VocabProperties):
     """The tokenizer of one GGUF file; satisfies :class:`desktop_app.engine.compat.VocabView`."""
 
     def __init__(self, path: str | Path) -> None:
@@ -30,7 +31,7 @@ class VocabOnlyModel:
         clear_log()
         model = llama_cpp.llama_model_load_from_file(str(self.path).encode(), params)
         if not model:
-            reason = _log_reason()
+            reason = load_failure_reason()
             raise ModelLoadError(f"llama.cpp could not read the vocabulary of {self.path.name}: {reason}")
         self._model = model
         self.vocab = llama_cpp.llama_model_get_vocab(model)
@@ -52,37 +53,6 @@ class VocabOnlyModel:
             self.close()
         except Exception:
             pass
-
-    @property
-    def vocab_type(self) -> int:
-        return int(llama_cpp.llama_vocab_type(self.vocab))
-
-    @property
-    def add_bos(self) -> bool:
-        return bool(llama_cpp.llama_vocab_get_add_bos(self.vocab))
-
-    @property
-    def add_eos(self) -> bool:
-        return bool(llama_cpp.llama_vocab_get_add_eos(self.vocab))
-
-    @property
-    def bos_id(self) -> int:
-        return int(llama_cpp.llama_vocab_bos(self.vocab))
-
-    @property
-    def eos_id(self) -> int:
-        return int(llama_cpp.llama_vocab_eos(self.vocab))
-
-    def token_text(self, token: int) -> bytes:
-        return llama_cpp.llama_vocab_get_text(self.vocab, token) or b""
-
-
-def _log_reason() -> str:
-    lines = recent_log(12)
-    for line in reversed(lines):
-        if "error loading model:" in line:
-            return line.split("error loading model:", 1)[1].strip()
-    return (lines[-1] if lines else "unknown error").strip()
 
 
 def check_pair(target: str | Path, draft: str | Path) -> DraftCompatibility:

@@ -1,0 +1,40 @@
+"""Vocabulary facts read from a llama.cpp vocab: what the draft-compatibility check needs.
+
+Shared by a fully loaded model and a vocabulary-only one (the model library's pair check).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import llama_cpp
+
+
+class VocabProperties:
+    """Mixin: expects ``self.vocab`` (a llama_vocab pointer) and ``self.n_vocab``."""
+
+    vocab: Any
+    n_vocab: int
+
+    @property
+    def vocab_type(self) -> int:
+        return int(llama_cpp.llama_vocab_type(self.vocab))
+
+    @property
+    def add_bos(self) -> bool:
+        return bool(llama_cpp.llama_vocab_get_add_bos(self.vocab))
+
+    @property
+    def add_eos(self) -> bool:
+        return bool(llama_cpp.llama_vocab_get_add_eos(self.vocab))
+
+    @property
+    def bos_id(self) -> int:
+        return int(llama_cpp.llama_vocab_bos(self.vocab))
+
+    @property
+    def eos_id(self) -> int:
+        return int(llama_cpp.llama_vocab_eos(self.vocab))
+
+    def token_text(self, token: int) -> bytes:
+        return llama_cpp.llama_vocab_get_text(self.vocab, token) or b""
