@@ -154,7 +154,9 @@ class LlamaModel(VocabProperties):
     # ----------------------------------------------------------------- properties
     @property
     def name(self) -> str:
-        return str(self.info.get("general.name") or self.path.stem)
+        """The file's name without ``.gguf``: what users downloaded and recognise (a GGUF's
+        ``general.name`` is often a training-run label such as "Smollm2 135M 8k Lc100K Mix1 Ep2")."""
+        return self.path.stem
 
     @property
     def is_recurrent(self) -> bool:
