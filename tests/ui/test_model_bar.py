@@ -24,7 +24,7 @@ def test_open_gguf_loads_it_and_remembers_it(
     monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(models.target), "GGUF models (*.gguf)"))
     with qtbot.waitSignal(window.client.model_loaded, timeout=LOAD_TIMEOUT_MS) as loaded:
         pick(picker, OPEN_FILE)
-    assert loaded.args[0]["target"]["name"] == "specchat-test-target"
+    assert loaded.args[0]["target"]["name"] == "target"  # named by its file
     assert picker.currentText() == "target.gguf"
     assert window.settings["recent_files"] == [str(models.target)]
     assert window.settings["target_path"] == str(models.target)
