@@ -49,11 +49,19 @@ def available_memory() -> int | None:
 
 
 def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    """Length of the shared prefix. Called every cycle with the whole context, so the usual
+    case (one is a prefix of the other) is a single C-level slice comparison."""
     n = min(len(a), len(b))
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
+    if list(a[:n]) == list(b[:n]):
+        return n
+    lo, hi = 0, n  # a[:lo] == b[:lo] and a[:hi] != b[:hi]
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if list(a[:mid]) == list(b[:mid]):
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 ProgressFn = Callable[[float], None]

@@ -16,7 +16,6 @@ import hashlib
 import shutil
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +27,7 @@ from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
 from huggingface_hub.utils import get_session, hf_raise_for_status
 
 from desktop_app import paths
+from desktop_app.engine.stats import SpeedWindow
 from desktop_app.library.errors import (
     ChecksumMismatchError,
     DiskSpaceError,
@@ -72,23 +72,21 @@ ProgressCallback = Callable[[DownloadProgress], None]
 
 
 class SpeedMeter:
-    """Bytes per second over a sliding window, and the time left at that speed."""
+    """Bytes per second over a sliding window (the engine's SpeedWindow, fed byte counts), and
+    the time left at that speed."""
 
     def __init__(self, window_s: float = 3.0) -> None:
-        self.window_s = window_s
-        self._samples: deque[tuple[float, int]] = deque()
+        self._window = SpeedWindow(window_s)
+        self._done = 0
+        self._last_t: float | None = None
 
     def add(self, done: int, now: float | None = None) -> None:
         now = time.monotonic() if now is None else now
-        self._samples.append((now, done))
-        while len(self._samples) > 2 and now - self._samples[0][0] > self.window_s:
-            self._samples.popleft()
+        self._window.add(done - self._done, now)
+        self._done, self._last_t = done, now
 
     def speed(self) -> float:
-        if len(self._samples) < 2:
-            return 0.0
-        (t0, b0), (t1, b1) = self._samples[0], self._samples[-1]
-        return (b1 - b0) / (t1 - t0) if t1 > t0 else 0.0
+        return self._window.rate(self._last_t) if self._last_t is not None else 0.0
 
     def eta(self, done: int, total: int | None) -> float | None:
         speed = self.speed()

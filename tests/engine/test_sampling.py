@@ -38,3 +38,16 @@ def test_invalid_parameters_are_rejected() -> None:
     for bad in ({"temperature": -1}, {"top_p": 0.0}, {"top_k": -2}, {"min_p": 1.0}):
         with pytest.raises(ValueError):
             SamplingParams(**bad)
+
+
+def test_common_prefix_matches_a_plain_scan() -> None:
+    import random
+
+    from desktop_app.engine.model import common_prefix
+
+    rng = random.Random(0)
+    for _ in range(5000):
+        a = [rng.randint(0, 2) for _ in range(rng.randint(0, 12))]
+        b = a[: rng.randint(0, len(a))] + [rng.randint(0, 2) for _ in range(rng.randint(0, 5))]
+        expected = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+        assert common_prefix(a, b) == common_prefix(b, a) == expected
