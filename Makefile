@@ -49,7 +49,11 @@ setup-test: $(VENV)/.test
 run: setup
 	$(VENV)/bin/specchat
 
+# The import contracts (pyproject.toml: no Qt below the window, the engine imports nothing of
+# the app) and the type check run first: a broken boundary fails the suite.
 test: setup-test
+	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q
 
 bench: setup-test

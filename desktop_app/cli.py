@@ -6,47 +6,85 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
+
+from desktop_app.engine.api import (
+    DEFAULT_SPEC_MODE, DRAFT_K, MAX_TOKENS, MIN_P, N_CTX, NGPU_LAYERS, TEMPERATURE, TOP_K, TOP_P, DrafterKind,
+    NumberRange, SpecMode,
+)
 
 EXIT_ERROR = 1
-EXIT_USAGE = 2
 
 
 class CliError(Exception):
     """A message for the user; main() prints it and exits 1."""
 
 
+class _Parser(argparse.ArgumentParser):
+    """Bad arguments give one line (what is wrong, where to look) and exit 1, like every other error."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_ERROR, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _checked(number: NumberRange[int] | NumberRange[float]) -> Callable[[str], int | float]:
+    """An argparse ``type`` that parses and range-checks one declared parameter."""
+
+    def parse(text: str) -> int | float:
+        try:
+            value: int | float = int(text) if number.kind is int else float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{number.name} must be a number, not {text!r}") from None
+        try:
+            return number.check(value)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    parse.__name__ = number.name
+    return parse
+
+
 def _add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--target", type=Path, help="target GGUF (default: the embedded SmolLM2-135M)")
     p.add_argument("--draft", type=Path, help="draft GGUF sharing the target's vocabulary")
-    p.add_argument("--drafter", choices=("model", "ngram"), help="ngram = prompt lookup, no draft model")
-    p.add_argument("--n-gpu-layers", type=int, default=-1, help="target layers on the GPU (-1 all, 0 none)")
-    p.add_argument("--draft-n-gpu-layers", type=int, default=-1, help="draft layers on the GPU")
-    p.add_argument("--ctx", type=int, default=4096, help="context size in tokens")
-    p.add_argument("--threads", type=int, default=None, help="CPU threads (default: all cores)")
+    p.add_argument("--drafter", choices=[k.value for k in DrafterKind],
+                   help="; ".join(f"{k.value}: {k.label}" for k in DrafterKind) + " (default: the best available)")
+    p.add_argument("--n-gpu-layers", type=_checked(NGPU_LAYERS), default=NGPU_LAYERS.default,
+                   help="target layers on the GPU (-1 all, 0 none)")
+    p.add_argument("--draft-n-gpu-layers", type=_checked(NGPU_LAYERS), default=NGPU_LAYERS.default,
+                   help="draft layers on the GPU")
+    p.add_argument("--ctx", type=_checked(N_CTX), default=N_CTX.default, help=N_CTX.description)
+    p.add_argument("--threads", type=int, default=None, help="CPU threads (default: chosen for this machine)")
 
 
 def _build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="specchat", description="Chat with local LLMs, fast.")
+    parser = _Parser(prog="specchat", description="Chat with local LLMs, fast.")
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     parser.add_argument("--self-test", action="store_true", help="check the install and exit")
-    sub = parser.add_subparsers(dest="command")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
 
     gen = sub.add_parser("generate", help="generate one answer and print it (or JSON)")
     _add_model_args(gen)
-    gen.add_argument("--spec", choices=("off", "on", "auto"), default="on")
-    gen.add_argument("--draft-max", type=int, default=4, help="tokens drafted per cycle (k)")
+    gen.add_argument("--spec", choices=[m.value for m in SpecMode], default=DEFAULT_SPEC_MODE.value,
+                     help="; ".join(f"{m.value}: {m.description}" for m in SpecMode))
+    gen.add_argument("--draft-max", type=_checked(DRAFT_K), default=DRAFT_K.default, help=DRAFT_K.description)
     src = gen.add_mutually_exclusive_group(required=True)
     src.add_argument("--prompt", help="one user message (chat template applied unless --raw)")
     src.add_argument("--messages", type=Path, help="JSON file with a list of {role, content}")
-    gen.add_argument("--raw", action="store_true", help="use --prompt as is, without the chat template")
-    gen.add_argument("--max-tokens", type=int, default=256)
-    gen.add_argument("--temperature", type=float, default=0.0)
-    gen.add_argument("--top-k", type=int, default=0)
-    gen.add_argument("--top-p", type=float, default=1.0)
-    gen.add_argument("--min-p", type=float, default=0.0)
+    gen.add_argument("--raw", action="store_true",
+                     help="use --prompt as is, without the chat template; special-token texts such as "
+                          "<|im_start|> become those tokens, as in llama.cpp's tools")
+    gen.add_argument("--literal", action="store_true",
+                     help="with --raw: tokenize special-token texts as plain text")
+    gen.add_argument("--max-tokens", type=_checked(MAX_TOKENS), default=MAX_TOKENS.default,
+                     help=MAX_TOKENS.description)
+    gen.add_argument("--temperature", type=_checked(TEMPERATURE), default=TEMPERATURE.default,
+                     help=TEMPERATURE.description)
+    gen.add_argument("--top-k", type=_checked(TOP_K), default=TOP_K.default, help=TOP_K.description)
+    gen.add_argument("--top-p", type=_checked(TOP_P), default=TOP_P.default, help=TOP_P.description)
+    gen.add_argument("--min-p", type=_checked(MIN_P), default=MIN_P.default, help=MIN_P.description)
     gen.add_argument("--seed", type=int, default=None)
     gen.add_argument("--stop", action="append", default=[], help="stop string (repeatable)")
     gen.add_argument("--json", action="store_true", help="print one JSON object")
@@ -54,8 +92,9 @@ def _build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="benchmark speculation on this machine")
     _add_model_args(bench)
     bench.add_argument("--prompts", type=Path, help="prompt set JSON (default: resources/bench)")
-    bench.add_argument("--draft-max", type=int, nargs="+", default=[2, 4, 8], help="fixed k values to compare")
-    bench.add_argument("--max-tokens", type=int, default=128)
+    bench.add_argument("--draft-max", type=_checked(DRAFT_K), nargs="+", default=[2, 4, 8],
+                       help="fixed k values to compare (auto drafts up to the largest)")
+    bench.add_argument("--max-tokens", type=_checked(MAX_TOKENS), default=128)
     bench.add_argument("--repeats", type=int, default=1)
     bench.add_argument("--categories", nargs="*", help="only these categories")
     bench.add_argument("--out", type=Path, default=Path("bench-out"))
@@ -63,7 +102,7 @@ def _build_parser() -> argparse.ArgumentParser:
                        help="measure the loop's own overhead (vs llama-cpp-python, vs the speed-up formula)")
 
     models = sub.add_parser("models", help="list, download and pair GGUF models")
-    msub = models.add_subparsers(dest="models_command", required=True)
+    msub = models.add_subparsers(dest="models_command", required=True, parser_class=_Parser)
     mlist = msub.add_parser("list", help="local models with their metadata")
     mlist.add_argument("--json", action="store_true")
     pull = msub.add_parser("pull", help="download a GGUF file from Hugging Face (resumes, verifies)")
@@ -96,12 +135,12 @@ def load_engine(args: argparse.Namespace) -> Any:
     engine.load_target(args.target or default_model_path(), _model_options(args))
     if args.draft:
         engine.load_draft(args.draft, _model_options(args, draft=True))
-    elif args.drafter == "model":
+    elif args.drafter == DrafterKind.MODEL.value:
         raise CliError("--drafter model needs --draft PATH")
     return engine
 
 
-def _read_messages(path: Path) -> list[dict[str, str]]:
+def _read_messages(path: Path) -> Any:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -110,11 +149,11 @@ def _read_messages(path: Path) -> list[dict[str, str]]:
         raise CliError(f"{path} is not valid JSON: {exc}") from None
     if isinstance(data, dict) and "messages" in data:
         data = data["messages"]
-    return data  # validated by the engine
+    return data  # any JSON: the engine validates it and says what is wrong
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
-    from desktop_app.engine import Finished, GenerateRequest, SamplingParams, TextChunk
+    from desktop_app.engine.api import GenerateRequest, Message, SamplingParams, TextChunk, final_result
 
     try:
         sampling = SamplingParams(args.temperature, args.top_k, args.top_p, args.min_p, args.seed)
@@ -122,30 +161,31 @@ def cmd_generate(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     if args.raw and args.prompt is None:
         raise CliError("--raw applies to --prompt")
-    messages = None
+    if args.literal and not args.raw:
+        raise CliError("--literal applies to --raw")
+    messages: list[Message] | None = None
     prompt = None
     if args.messages:
         messages = _read_messages(args.messages)
     elif args.raw:
         prompt = args.prompt
     else:
-        messages = [{"role": "user", "content": args.prompt}]
+        messages = [Message(role="user", content=args.prompt)]
     try:
         request = GenerateRequest(
             messages=messages, prompt=prompt, max_tokens=args.max_tokens, sampling=sampling,
             spec=args.spec, draft_max=args.draft_max, drafter=args.drafter, stop=args.stop,
+            parse_special=not args.literal,
         )
     except ValueError as exc:
         raise CliError(str(exc)) from None
     engine = load_engine(args)
-    result: Finished | None = None
-    for event in engine.generate(request):
-        if isinstance(event, TextChunk) and not args.json:
-            sys.stdout.write(event.text)
-            sys.stdout.flush()
-        elif isinstance(event, Finished):
-            result = event
-    assert result is not None
+
+    def show(chunk: TextChunk) -> None:
+        sys.stdout.write(chunk.text)
+        sys.stdout.flush()
+
+    result = final_result(engine.generate(request), None if args.json else show)
     if args.json:
         print(json.dumps({"text": result.text, "token_ids": result.token_ids, "stats": result.stats.to_dict()}, ensure_ascii=False))
     else:
@@ -172,8 +212,9 @@ def _run_command(args: argparse.Namespace) -> int:
         return cmd_generate(args)
     if args.command == "bench":
         from desktop_app.bench.runner import cmd_bench
+        from desktop_app.ui.bench_chart import draw_chart
 
-        return cmd_bench(args, load_engine)
+        return cmd_bench(args, load_engine, draw_chart)
     if args.command == "models":
         from desktop_app.models_cli import cmd_models
 

@@ -31,9 +31,7 @@ def cmd_models(args: argparse.Namespace) -> int:
         return _pair(args.target, args.draft)
     if command == "catalog":
         return _catalog(args.json)
-    from desktop_app.cli import CliError
-
-    raise CliError(f"unknown models command: {command}")
+    raise ValueError(f"unknown models command: {command}")
 
 
 def _list(as_json: bool) -> int:

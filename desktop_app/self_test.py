@@ -14,7 +14,8 @@ PROMPT = "Repeat exactly: The quick brown fox jumps over the lazy dog."
 
 def run_self_test() -> int:
     from desktop_app import __version__
-    from desktop_app.engine import Engine, EngineError, Finished, GenerateRequest, default_model_path
+    from desktop_app.engine import Engine, EngineError, default_model_path
+    from desktop_app.engine.api import DrafterKind, Finished, GenerateRequest, SpecMode, final_result
 
     try:
         engine = Engine()
@@ -22,17 +23,16 @@ def run_self_test() -> int:
         print(f"specchat {__version__}  backend: {engine.backend().summary()}")
         print(f"model: {info.name} ({info.quantization}, {info.size_bytes / 1e6:.0f} MB)")
         results: dict[str, Finished] = {}
-        for spec in ("off", "on"):
+        for spec in (SpecMode.OFF, SpecMode.ON):
             request = GenerateRequest(
-                messages=[{"role": "user", "content": PROMPT}], max_tokens=32, spec=spec, drafter="ngram"
+                messages=[{"role": "user", "content": PROMPT}], max_tokens=32, spec=spec, draft_max=4,
+                drafter=DrafterKind.NGRAM,
             )
-            for event in engine.generate(request):
-                if isinstance(event, Finished):
-                    results[spec] = event
+            results[spec] = final_result(engine.generate(request))
             s = results[spec].stats
-            print(f"speculation {spec:3}: {s.generated_tokens} tokens, {s.decode_tokens_per_s:.1f} tok/s, "
+            print(f"speculation {spec.value:3}: {s.generated_tokens} tokens, {s.decode_tokens_per_s:.1f} tok/s, "
                   f"acceptance {s.acceptance_rate:.0%}")
-        off, on = results["off"], results["on"]
+        off, on = results[SpecMode.OFF], results[SpecMode.ON]
         if not off.token_ids:
             print("self-test FAILED: the model generated nothing", file=sys.stderr)
             return 1

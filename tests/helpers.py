@@ -5,7 +5,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from desktop_app.engine import Engine, Finished, GenerateRequest, TextChunk
+from desktop_app.engine import Engine
+from desktop_app.engine.api import Finished, GenerateRequest, TextChunk, final_result
 
 
 def run(engine: Engine, cancel: threading.Event | None = None, **kwargs: Any) -> tuple[Finished, list[TextChunk]]:
@@ -13,12 +14,7 @@ def run(engine: Engine, cancel: threading.Event | None = None, **kwargs: Any) ->
     if "messages" not in kwargs and "prompt" not in kwargs:
         kwargs["messages"] = [{"role": "user", "content": "Hello"}]
     chunks: list[TextChunk] = []
-    for event in engine.generate(GenerateRequest(**kwargs), cancel):
-        if isinstance(event, TextChunk):
-            chunks.append(event)
-        elif isinstance(event, Finished):
-            return event, chunks
-    raise AssertionError("generate() ended without a Finished event")
+    return final_result(engine.generate(GenerateRequest(**kwargs), cancel), chunks.append), chunks
 
 
 def user(text: str) -> list[dict[str, str]]:

@@ -16,8 +16,8 @@ import statistics
 import time
 from typing import Any
 
-from desktop_app.engine import Engine, Finished, GenerateRequest
-from desktop_app.engine.drafters import ModelDrafter, NgramDrafter
+from desktop_app.engine import Engine
+from desktop_app.engine.api import DrafterKind, Finished, GenerateRequest, SpecMode, choose_drafter, final_result
 from desktop_app.engine.policy import expected_tokens
 
 OVERHEAD_PROMPT = "Once upon a time, in a small village by the sea, there lived"
@@ -25,10 +25,7 @@ REPEATS = 5
 
 
 def _run(engine: Engine, request: GenerateRequest) -> Finished:
-    for event in engine.generate(request):
-        if isinstance(event, Finished):
-            return event
-    raise RuntimeError("no result")
+    return final_result(engine.generate(request))
 
 
 def vs_llama_cpp_python(engine: Engine, max_tokens: int, threads: int) -> dict[str, Any]:
@@ -49,7 +46,7 @@ def vs_llama_cpp_python(engine: Engine, max_tokens: int, threads: int) -> dict[s
         flash_attn=flash, verbose=False,
     )
     ours, theirs, counts = [], [], []
-    request = GenerateRequest(prompt=OVERHEAD_PROMPT, max_tokens=max_tokens, spec="off")
+    request = GenerateRequest(prompt=OVERHEAD_PROMPT, max_tokens=max_tokens, spec=SpecMode.OFF)
     for i in range(REPEATS + 1):
         t = time.perf_counter()
         mine = _run(engine, request)
@@ -57,6 +54,7 @@ def vs_llama_cpp_python(engine: Engine, max_tokens: int, threads: int) -> dict[s
         t = time.perf_counter()
         out = llm.create_completion(OVERHEAD_PROMPT, max_tokens=max_tokens, temperature=0.0, repeat_penalty=1.0)
         t_theirs = time.perf_counter() - t
+        assert isinstance(out, dict)  # not streamed
         if i == 0:
             continue  # warm-up (first prefill, page cache)
         ours.append(len(mine.token_ids) / t_ours)
@@ -75,16 +73,18 @@ def vs_llama_cpp_python(engine: Engine, max_tokens: int, threads: int) -> dict[s
     }
 
 
-def vs_prediction(engine: Engine, prompts: list[str], k: int, drafter: str, max_tokens: int) -> dict[str, Any]:
+def vs_prediction(
+    engine: Engine, prompts: list[str], k: int, drafter: DrafterKind, max_tokens: int
+) -> dict[str, Any]:
     """Measured fixed-k tokens/s against the formula fed with costs measured just before."""
-    d = ModelDrafter(engine.draft) if drafter == "model" and engine.draft is not None else NgramDrafter()
+    d = engine.drafter_for(drafter)
     engine._costs.clear()
     costs = engine.calibrate(d, k, reps=7)
     measured_tps, predicted_tps, per_cycle_tps, in_run_tps = [], [], [], []
     trials = successes = 0
     for prompt in prompts:
         request = GenerateRequest(messages=[{"role": "user", "content": prompt}], max_tokens=max_tokens,
-                                  spec="on", draft_max=k, drafter=drafter)
+                                  spec=SpecMode.ON, draft_max=k, drafter=drafter)
         _run(engine, request)  # warm the prompt cache; measure the second run
         s = _run(engine, request).stats
         run_trials = sum(acc + (1 if acc < n else 0) for n, acc in s.cycles if n)
@@ -92,7 +92,7 @@ def vs_prediction(engine: Engine, prompts: list[str], k: int, drafter: str, max_
         trials += run_trials
         successes += run_hits
         a = run_hits / run_trials if run_trials else 0.0
-        draft_cost = s.draft_s / max(s.drafted, 1) if drafter == "model" else 0.0
+        draft_cost = 0.0 if d is None or d.free else s.draft_s / max(s.drafted, 1)
         measured_tps.append(s.decode_tokens_per_s)
         predicted_tps.append(expected_tokens(a, k) / (k * draft_cost + costs.target_batch_s[k]))
         # the same costs, cycle by cycle with the drafts actually made (prompt lookup varies)
@@ -107,7 +107,7 @@ def vs_prediction(engine: Engine, prompts: list[str], k: int, drafter: str, max_
     ratio_cycles = statistics.median(m / p for m, p in zip(measured_tps, per_cycle_tps))
     ratio_in_run = statistics.median(m / p for m, p in zip(measured_tps, in_run_tps))
     return {
-        "drafter": drafter, "k": k,
+        "drafter": drafter.value, "k": k,
         "target_batch_ms": [round(x * 1000, 2) for x in costs.target_batch_s],
         "draft_token_ms": round(costs.draft_token_s * 1000, 3),
         "acceptance": round(successes / trials, 3) if trials else 0.0,
@@ -121,8 +121,8 @@ def vs_prediction(engine: Engine, prompts: list[str], k: int, drafter: str, max_
 
 def cmd_overhead(engine: Engine, prompts: dict[str, list[str]], args: argparse.Namespace) -> dict[str, Any]:
     threads = args.threads or os.cpu_count() or 1
-    drafter = args.drafter or ("model" if engine.draft is not None else "ngram")
-    cats = args.categories or (["rewrite"] if drafter == "ngram" else list(prompts))
+    drafter = choose_drafter(args.drafter, engine.drafters_available())
+    cats = args.categories or (["rewrite"] if drafter is DrafterKind.NGRAM else list(prompts))
     texts = [t for c in cats for t in prompts[c]]
     return {
         "spec_off_vs_create_completion": vs_llama_cpp_python(engine, args.max_tokens, threads),

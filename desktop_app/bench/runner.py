@@ -18,10 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from desktop_app.engine import Engine, Finished, GenerateRequest
+from desktop_app.engine import Engine
+from desktop_app.engine.api import DrafterKind, Finished, GenerateRequest, SpecMode, choose_drafter, final_result
 from desktop_app.resources import resources_dir
-
-DEFAULT_FIXED_K = (2, 4, 8)
 
 
 def modes_for(ks: list[int]) -> list[str]:
@@ -56,29 +55,25 @@ def load_prompts(path: Path | None) -> dict[str, list[str]]:
     return data
 
 
+def _drafter(engine: Engine, args: argparse.Namespace) -> DrafterKind:
+    return choose_drafter(args.drafter, engine.drafters_available())
+
+
 def _generate(engine: Engine, prompt: str, mode: str, args: argparse.Namespace) -> Finished:
     fixed = mode.startswith("k")
     request = GenerateRequest(
         messages=[{"role": "user", "content": prompt}],
         max_tokens=args.max_tokens,
-        spec="on" if fixed else mode,
+        spec=SpecMode.ON if fixed else SpecMode(mode),
         draft_max=int(mode[1:]) if fixed else max(args.draft_max),
-        drafter=args.drafter or ("model" if engine.draft is not None else "ngram"),
+        drafter=_drafter(engine, args),
     )
-    result = None
-    for event in engine.generate(request):
-        if isinstance(event, Finished):
-            result = event
-    assert result is not None
-    return result
+    return final_result(engine.generate(request))
 
 
 def run_bench(engine: Engine, prompts: dict[str, list[str]], args: argparse.Namespace,
               progress: Callable[[str], None] = print) -> list[RunResult]:
-    drafter = args.drafter or ("model" if engine.draft is not None else "ngram")
-    from desktop_app.engine.drafters import ModelDrafter, NgramDrafter
-
-    engine.calibrate(ModelDrafter(engine.draft) if drafter == "model" and engine.draft else NgramDrafter(), 8)
+    engine.calibrate(engine.drafter_for(_drafter(engine, args)), max(args.draft_max))
     _generate(engine, "Hello", "off", args)  # warm-up
     results: list[RunResult] = []
     modes = modes_for(args.draft_max)
@@ -164,7 +159,11 @@ def markdown(summary: dict[str, dict[str, Any]], header: str) -> str:
     return "\n".join(lines)
 
 
-def cmd_bench(args: argparse.Namespace, load_engine: Callable[[argparse.Namespace], Engine]) -> int:
+ChartFn = Callable[[dict[str, dict[str, Any]], Path, str], None]
+
+
+def cmd_bench(args: argparse.Namespace, load_engine: Callable[[argparse.Namespace], Engine], draw_chart: ChartFn) -> int:
+    """Run the bench; ``draw_chart`` (from the GUI layer: it paints with Qt) writes the PNG."""
     prompts = load_prompts(args.prompts)
     if args.categories:
         unknown = set(args.categories) - set(prompts)
@@ -181,8 +180,8 @@ def cmd_bench(args: argparse.Namespace, load_engine: Callable[[argparse.Namespac
         (args.out / "overhead.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
         print(json.dumps(report, indent=2))
         return 0
-    drafter = args.drafter or ("model" if engine.draft is not None else "ngram")
-    draft_name = engine.draft.name if engine.draft is not None and drafter == "model" else "prompt lookup"
+    drafter = _drafter(engine, args)
+    draft_name = engine.draft.name if engine.draft is not None and drafter is DrafterKind.MODEL else drafter.label
     header = (f"**{engine.target.name}** + **{draft_name}** on {engine.backend().summary()} "
               f"({platform.machine()}, {__import__('os').cpu_count()} cores), max {args.max_tokens} tokens, "
               f"{args.repeats} repeat(s), greedy")
@@ -195,9 +194,7 @@ def cmd_bench(args: argparse.Namespace, load_engine: Callable[[argparse.Namespac
     (args.out / "bench.json").write_text(json.dumps(report, indent=2, ensure_ascii=False), encoding="utf-8")
     table = markdown(summary, header)
     (args.out / "bench.md").write_text(table + "\n", encoding="utf-8")
-    from desktop_app.bench.chart import draw_chart
-
-    draw_chart(summary, args.out / "bench.png", title=f"{engine.target.name} + {draft_name}")
+    draw_chart(summary, args.out / "bench.png", f"{engine.target.name} + {draft_name}")
     print(table)
     print(f"\nwrote {args.out / 'bench.json'}, {args.out / 'bench.md'}, {args.out / 'bench.png'}")
     return 0

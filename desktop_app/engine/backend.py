@@ -96,7 +96,7 @@ _DEV_KIND = {0: "cpu", 1: "gpu", 2: "igpu", 3: "accel"}
 def _devices() -> list[Device]:
     """Enumerate ggml backend devices through the bundled ggml library, when it exports them."""
     try:
-        lib = llama_cpp.llama_cpp._lib  # type: ignore[attr-defined]
+        lib = llama_cpp.llama_cpp._lib
         count_fn = lib.ggml_backend_dev_count
         get_fn = lib.ggml_backend_dev_get
         name_fn = lib.ggml_backend_dev_name

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Sequence
-from typing import TypedDict
 
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 
+from desktop_app.engine.api import Message
 from desktop_app.engine.errors import TemplateError
 
 CHATML = (
@@ -25,10 +25,6 @@ CHATML = (
 
 ROLES = ("system", "user", "assistant")
 
-
-class Message(TypedDict):
-    role: str
-    content: str
 
 
 def validate_messages(messages: Sequence[object]) -> list[Message]:

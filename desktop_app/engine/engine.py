@@ -5,112 +5,32 @@ No Qt here. One Engine is used by one thread at a time (the GUI runs it in a chi
 
 from __future__ import annotations
 
-import statistics
 import threading
-import time
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from desktop_app.engine.api import (
+    DRAFT_K, DRAFTER_PREFERENCE, DrafterKind, GenerateRequest, LoadedModels, ModelInfo, ModelOptions, SpecMode, choose_drafter,
+)
 from desktop_app.engine.backend import BackendInfo, backend_info
 from desktop_app.engine.chat_template import ChatTemplate, Message, validate_messages
 from desktop_app.engine.compat import DraftCompatibility, check_draft
-from desktop_app.engine.drafters import Drafter, ModelDrafter, NgramDrafter
+from desktop_app.engine.drafters import CostProbe, Drafter
+from desktop_app.engine.drafters.model_drafter import ModelDrafter
+from desktop_app.engine.drafters.prompt_lookup import PromptLookupDrafter
 from desktop_app.engine.errors import ContextOverflowError, EngineError, IncompatibleDraftError
 from desktop_app.engine.events import Event, Finished
-from desktop_app.engine.generator import LoopConfig, run_loop
-from desktop_app.engine.model import LlamaModel, ModelOptions, ProgressFn
+from desktop_app.engine.generator import LoopConfig, SpeculativeLoop
+from desktop_app.engine.model import LlamaModel, ProgressFn
 from desktop_app.engine.policy import (
-    HOT_PRIOR,
-    PRIOR_WEIGHT,
-    AcceptanceTracker,
-    AutoPolicy,
-    CostModel,
-    FixedPolicy,
-    OffPolicy,
-    Policy,
+    HOT_PRIOR, PRIOR_WEIGHT, AcceptanceTracker, AutoPolicy, CostModel, FixedPolicy, OffPolicy, Policy,
 )
-from desktop_app.engine.sampling import SamplingParams
 from desktop_app.engine.stats import GenerationStats
+from desktop_app.engine.timing import CalibrationInterrupted, time_decodes
 
-SPEC_MODES = ("off", "on", "auto")
-DRAFTERS = ("model", "ngram")
-AUTO_K_MAX = 8
 AUTO_DRAFT_P_MIN = 0.4
 CALIBRATION_DEPTH = 160  # tokens of context behind the timed decodes
 MIN_ANSWER_ROOM = 64
-
-
-@dataclass
-class GenerateRequest:
-    """One answer to produce. Give ``messages`` (chat template applied) or ``prompt`` (raw)."""
-
-    messages: Sequence[Message] | None = None
-    prompt: str | None = None
-    max_tokens: int = 512
-    sampling: SamplingParams = field(default_factory=SamplingParams)
-    spec: str = "auto"
-    draft_max: int = 4
-    drafter: str | None = None  # "model" | "ngram" | None (the draft model when loaded, else ngram)
-    stop: Sequence[str] = ()
-
-    def __post_init__(self) -> None:
-        if self.spec not in SPEC_MODES:
-            raise ValueError(f"spec must be one of {', '.join(SPEC_MODES)}, not {self.spec!r}")
-        if self.drafter is not None and self.drafter not in DRAFTERS:
-            raise ValueError(f"drafter must be one of {', '.join(DRAFTERS)}, not {self.drafter!r}")
-        if self.max_tokens < 1:
-            raise ValueError("max_tokens must be at least 1")
-        if not 1 <= self.draft_max <= 32:
-            raise ValueError("draft_max must be between 1 and 32")
-        if (self.messages is None) == (self.prompt is None):
-            raise ValueError("give either messages or a raw prompt")
-
-
-@dataclass(frozen=True)
-class ModelInfo:
-    path: str
-    name: str
-    architecture: str
-    n_params: int
-    quantization: str
-    size_bytes: int
-    n_ctx: int
-    n_gpu_layers: int
-
-
-class CalibrationInterrupted(Exception):
-    """``should_stop`` asked calibration to give way (nothing was cached)."""
-
-
-def _time_decodes(
-    model: LlamaModel, sizes: list[int], token: int, depth: int, reps: int,
-    should_stop: Callable[[], bool] | None = None,
-) -> list[float]:
-    """Median seconds for a decode of each batch size (all rows' logits), ``depth`` tokens in.
-
-    Sizes are timed round-robin, as a speculative loop mixes them: llama.cpp reuses its compute
-    graph only when the shape repeats, and a real generation pays for rebuilding it.
-    """
-    base = len(model.kv_tokens)
-    samples: dict[int, list[float]] = {b: [] for b in sizes}
-    try:
-        if base < depth:
-            model.prefill(model.kv_tokens + [token] * (depth - base), need_logits=False)
-        start_len = len(model.kv_tokens)
-        for rep in range(reps + 1):  # the first round warms up
-            for b in sizes:
-                if should_stop is not None and should_stop():
-                    raise CalibrationInterrupted
-                t = time.perf_counter()
-                model.decode_all_rows([token] * b)
-                elapsed = time.perf_counter() - t
-                model.truncate(start_len)
-                if rep:
-                    samples[b].append(elapsed)
-        return [statistics.median(samples[b]) for b in sizes]
-    finally:
-        model.truncate(base)
 
 
 def _special_text(model: LlamaModel, token: int) -> str:
@@ -122,7 +42,7 @@ class Engine:
         self.target: LlamaModel | None = None
         self.draft: LlamaModel | None = None
         self.template: ChatTemplate | None = None
-        self._costs: dict[tuple[str, int], CostModel] = {}
+        self._costs: dict[tuple[DrafterKind | None, int], CostModel] = {}
         self._lock = threading.Lock()
         self._acceptance: dict[str, AcceptanceTracker] = {}
         self._history: tuple[str, list[int]] = ("", [])  # last chat prompt + answer, as text and tokens
@@ -218,7 +138,7 @@ class Engine:
         """Token ids for the request and how many oldest turns were dropped to fit."""
         target = self._require_target()
         if request.prompt is not None:
-            tokens = target.tokenize(request.prompt, add_special=True, parse_special=False)
+            tokens = target.tokenize(request.prompt, add_special=True, parse_special=request.parse_special)
             self._check_fits(tokens, request)
             return tokens, 0
         messages = validate_messages(list(request.messages or []))
@@ -259,80 +179,107 @@ class Engine:
             )
 
     # ------------------------------------------------------------------ generating
-    def _drafter(self, request: GenerateRequest) -> Drafter | None:
-        choice = request.drafter or ("model" if self.draft is not None else "ngram")
-        if choice == "model":
-            if self.draft is None:
-                raise EngineError("Speculation with a draft model needs a draft model loaded")
+    def drafters_available(self) -> tuple[DrafterKind, ...]:
+        """The drafters this target (and draft) can use now, in Auto's order of preference."""
+        if self.target is None or self.speculation_refusal():
+            return ()
+        kinds = [DrafterKind.NGRAM]
+        if self.draft is not None:
+            kinds.append(DrafterKind.MODEL)
+        return tuple(k for k in DRAFTER_PREFERENCE if k in kinds)
+
+    def loaded(self, draft_error: str | None = None, compatibility: str | None = None) -> LoadedModels:
+        """What is loaded now, for the window and the CLI."""
+        target = self._require_target()
+        drafters = self.drafters_available()
+        return LoadedModels(
+            target=self.describe(target),
+            draft=self.describe(self.draft) if self.draft is not None else None,
+            draft_compatibility=compatibility,
+            draft_error=draft_error,
+            speculation_refusal=self.speculation_refusal(),
+            drafters=drafters,
+            drafting_note=", ".join(k.label for k in drafters) or "none",
+            backend=self.backend().summary(),
+        )
+
+    def drafter_for(self, requested: DrafterKind | None) -> Drafter | None:
+        """The drafter instance for a request (None when this target cannot speculate)."""
+        available = self.drafters_available()
+        if not available:
+            return None
+        kind = choose_drafter(requested, available)
+        if kind is DrafterKind.MODEL and self.draft is not None:
             return ModelDrafter(self.draft)
-        return NgramDrafter()
+        return PromptLookupDrafter()
 
     def calibrate(
         self, drafter: Drafter | None, k_max: int, reps: int = 5, depth: int = CALIBRATION_DEPTH,
         should_stop: Callable[[], bool] | None = None,
     ) -> CostModel:
-        """Measure this machine's target cost per batch size and the draft's cost per token.
+        """Measure this machine's target cost per batch size and the drafter's cost per token.
 
         Measured ``depth`` tokens into the context (attention grows with it), appending to
         whatever the caches hold and trimming back afterwards, so a conversation's cache survives.
         """
         target = self._require_target()
-        key = (getattr(drafter, "name", "none"), k_max)
+        key = (drafter.kind if drafter is not None else None, k_max)
         if key in self._costs:
             return self._costs[key]
         filler = (target.tokenize(" the", add_special=False) or [max(target.bos_id, 1)])[0]
-        batch_s = _time_decodes(target, list(range(1, k_max + 2)), filler, depth, reps, should_stop)
+        batch_s = time_decodes(target, list(range(1, k_max + 2)), filler, depth, reps, should_stop)
         # A bigger batch never costs less: smooth out timing noise (running minimum from the right).
         for b in range(len(batch_s) - 2, -1, -1):
             batch_s[b] = min(batch_s[b], batch_s[b + 1])
-        draft_s = 2e-5  # prompt lookup: microseconds
-        if isinstance(drafter, ModelDrafter):
-            # timed alternating with 2-token decodes, like the catch-up decode that opens a cycle
-            draft_s = _time_decodes(drafter.model, [1, 2], filler, depth, reps, should_stop)[0]
+        draft_s = drafter.token_cost_s(CostProbe(filler, depth, reps, should_stop)) if drafter is not None else 0.0
         costs = CostModel(batch_s, draft_s)
         self._costs[key] = costs
         return costs
 
     def prepare_auto(
-        self, drafter: str | None = None, draft_max: int = AUTO_K_MAX, should_stop: Callable[[], bool] | None = None
+        self, drafter: DrafterKind | None = None, draft_max: int = DRAFT_K.default,
+        should_stop: Callable[[], bool] | None = None,
     ) -> CostModel | None:
-        """Measure auto mode's costs now (right after loading) rather than in the first answer.
+        """Measure auto mode's costs now (right after loading) rather than in the first answer,
+        for exactly the drafter and maximum k the next answer will use.
 
         ``should_stop`` is polled between timed decodes: when it says so (the user sent a
         message, the app is closing) this gives way at once and auto measures on first use.
         """
-        if self.target is None or self.speculation_refusal():
+        if self.target is None:
             return None
-        request = GenerateRequest(prompt=" ", drafter=drafter, draft_max=min(max(draft_max, 1), 32))
         with self._lock:
+            chosen = self.drafter_for(drafter)
+            if chosen is None:
+                return None
             try:
-                return self.calibrate(self._drafter(request), max(request.draft_max, AUTO_K_MAX), should_stop=should_stop)
+                return self.calibrate(chosen, DRAFT_K.check(draft_max), should_stop=should_stop)
             except CalibrationInterrupted:
                 return None
 
     def _policy(self, request: GenerateRequest, drafter: Drafter | None) -> Policy:
-        if request.spec == "off" or drafter is None or self.speculation_refusal():
+        if request.spec is SpecMode.OFF or drafter is None:
             return OffPolicy()
-        if request.spec == "on":
+        if request.spec is SpecMode.ON:
             return FixedPolicy(request.draft_max)
-        k_max = max(request.draft_max, AUTO_K_MAX)
         # Costs and acceptance carry over between answers: the next turn of a conversation
         # starts from what this pair and this kind of task did last time.
-        costs = self.calibrate(drafter, k_max)
-        cold = self._acceptance.setdefault(drafter.name, AcceptanceTracker())
-        hot = self._acceptance.setdefault(drafter.name + ":hot", AcceptanceTracker(HOT_PRIOR * PRIOR_WEIGHT, PRIOR_WEIGHT))
-        return AutoPolicy(costs, k_max, probe=not getattr(drafter, "free", False), acceptance=cold, hot=hot)
+        costs = self.calibrate(drafter, request.draft_max)
+        cold = self._acceptance.setdefault(drafter.kind.value, AcceptanceTracker())
+        hot = self._acceptance.setdefault(
+            drafter.kind.value + ":hot", AcceptanceTracker(HOT_PRIOR * PRIOR_WEIGHT, PRIOR_WEIGHT))
+        return AutoPolicy(costs, request.draft_max, probe=not drafter.free, acceptance=cold, hot=hot)
 
     def generate(self, request: GenerateRequest, cancel: threading.Event | None = None) -> Iterator[Event]:
         """Yield TextChunk and StatsUpdate events, then one Finished event."""
         target = self._require_target()
         with self._lock:
             prompt, dropped = self.build_prompt(request)
-            drafter = self._drafter(request) if request.spec != "off" else None
+            drafter = self.drafter_for(request.drafter) if request.spec is not SpecMode.OFF else None
             policy = self._policy(request, drafter)
             stats = GenerationStats(
-                mode=request.spec,
-                drafter=drafter.name if drafter and policy.k_max else "none",
+                mode=request.spec.value,
+                drafter=drafter.kind.value if drafter is not None and policy.k_max else "none",
                 draft_max=policy.k_max,
             )
             stats.dropped_turns = dropped
@@ -340,10 +287,11 @@ class Engine:
                 max_tokens=request.max_tokens,
                 sampling=request.sampling,
                 stop=request.stop,
-                draft_p_min=AUTO_DRAFT_P_MIN if request.spec == "auto" else 0.0,
+                draft_p_min=AUTO_DRAFT_P_MIN if request.spec is SpecMode.AUTO else 0.0,
             )
             prompt_text = self._last_prompt_text if request.messages is not None else ""
-            for event in run_loop(target, prompt, config, policy, drafter, stats, cancel):
+            loop = SpeculativeLoop(target, config, policy, drafter, stats, cancel)
+            for event in loop.run(prompt):
                 if isinstance(event, Finished) and prompt_text and target.detokenize(event.token_ids) == event.text:
                     self._history = (prompt_text + event.text, prompt + event.token_ids)
                 yield event

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from desktop_app.engine.stats import GenerationStats
@@ -26,3 +27,13 @@ class Finished:
 
 
 Event = TextChunk | StatsUpdate | Finished
+
+
+def final_result(events: Iterable[Event], on_text: Callable[[TextChunk], None] | None = None) -> Finished:
+    """Run a generation to its end and return its Finished event (``on_text`` sees each chunk)."""
+    for event in events:
+        if isinstance(event, Finished):
+            return event
+        if on_text is not None and isinstance(event, TextChunk):
+            on_text(event)
+    raise RuntimeError("the generation ended without a Finished event")

@@ -1,8 +1,8 @@
 """The draft/verify loop.
 
 State between cycles: the target's KV cache holds every committed token except the newest one
-(``id_last``). Each cycle drafts up to k tokens after ``id_last``, then decodes
-``[id_last, d1..dk]`` on the target in ONE batch with logits for those k+1 rows, keeps the
+(``context[-1]``). Each cycle drafts up to k tokens after it, then decodes
+``[context[-1], d1..dk]`` on the target in ONE batch with logits for those k+1 rows, keeps the
 longest accepted prefix plus one token from the target (the correction, or a bonus token when
 all k were accepted), and trims the rejected drafts from the cache. With k = 0 this is plain
 decoding, so "off" runs the very same code.
@@ -17,11 +17,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from desktop_app.engine.api import SamplingParams
 from desktop_app.engine.drafters import Draft, Drafter
 from desktop_app.engine.events import Event, Finished, StatsUpdate, TextChunk
 from desktop_app.engine.model import LlamaModel
 from desktop_app.engine.policy import Policy
-from desktop_app.engine.sampling import SamplingParams, accept_draft, next_token, probabilities
+from desktop_app.engine.sampling import accept_draft, next_token, probabilities
 from desktop_app.engine.stats import GenerationStats, SpeedWindow
 from desktop_app.engine.text_stream import TextStream
 
@@ -36,9 +37,17 @@ class LoopConfig:
     draft_p_min: float = 0.0
 
 
-def _verify(
-    target: LlamaModel, draft: Draft, params: SamplingParams, rng: np.random.Generator
-) -> tuple[list[int], int]:
+@dataclass
+class Verified:
+    """One target pass: the tokens it commits and how many of them were accepted drafts."""
+
+    tokens: list[int]
+    n_accepted: int
+    batch: int
+    seconds: float
+
+
+def verify(target: LlamaModel, draft: Draft, params: SamplingParams, rng: np.random.Generator) -> tuple[list[int], int]:
     """Check the drafts against the target's rows; return (new tokens, how many drafts kept)."""
     out: list[int] = []
     for i, token in enumerate(draft.tokens):
@@ -59,121 +68,170 @@ def _verify(
     return out, len(draft.tokens)
 
 
-def run_loop(
-    target: LlamaModel,
-    prompt: list[int],
-    config: LoopConfig,
-    policy: Policy,
-    drafter: Drafter | None,
-    stats: GenerationStats,
-    cancel: threading.Event | None = None,
-) -> Iterator[Event]:
-    """Generate after ``prompt``; yields TextChunk / StatsUpdate events, then one Finished."""
-    start = time.perf_counter()
-    rng = np.random.default_rng(config.sampling.seed)
-    stream = TextStream(config.stop)
-    window = SpeedWindow()
-    tokens_out: list[int] = []
+class ShadowScore:
+    """While auto drafts nothing, a free drafter (prompt lookup) still proposes and is scored
+    against what the target says, so auto can switch back on when its proposals would pass."""
 
-    stats.prompt_tokens = len(prompt)
-    target.ensure_fits(len(prompt) + 1)
-    stats.prompt_tokens_new = target.prefill(prompt[:-1], need_logits=False) + 1
-    if drafter is not None and policy.k_max > 0:
-        drafter.prepare(prompt)
-    decode_start = time.perf_counter()
-    stats.prefill_s = decode_start - start
-    window.add(0, decode_start)
-    context = list(prompt)
-    last_stats = decode_start
-    finish = "length"
-    # While auto mode drafts nothing, a free drafter (prompt lookup) still proposes in the
-    # background and is scored against what the target said, so auto can switch back on.
-    shadow_free = drafter is not None and getattr(drafter, "free", False) and policy.k_max > 0
-    shadow: list[int] = []
-    shadow_hits = 0
+    def __init__(self, drafter: Drafter | None, policy: Policy) -> None:
+        self.enabled = drafter is not None and drafter.free and policy.k_max > 0
+        self.drafter = drafter
+        self.policy = policy
+        self.proposal: list[int] = []
+        self.hits = 0
 
-    while True:
-        if cancel is not None and cancel.is_set():
-            finish = "cancelled"
-            break
-        remaining = config.max_tokens - len(tokens_out)
+    def propose(self, context: list[int]) -> None:
+        if self.enabled and not self.proposal and self.drafter is not None:
+            self.proposal, self.hits = self.drafter.lookup(context, self.policy.k_max), 0
+
+    def drop(self) -> None:
+        self.proposal = []
+
+    def see(self, token: int) -> None:
+        if not self.proposal:
+            return
+        hit = token == self.proposal[self.hits]
+        self.hits += hit
+        if not hit or self.hits == len(self.proposal):
+            self.policy.observe_shadow(len(self.proposal), self.hits)
+            self.proposal = []
+
+
+class SpeculativeLoop:
+    """One answer: prefill, then cycles of propose -> verify -> record -> emit until done."""
+
+    def __init__(
+        self, target: LlamaModel, config: LoopConfig, policy: Policy, drafter: Drafter | None,
+        stats: GenerationStats, cancel: threading.Event | None = None,
+    ) -> None:
+        self.target = target
+        self.config = config
+        self.policy = policy
+        self.drafter = drafter
+        self.stats = stats
+        self.cancel = cancel
+        self.rng = np.random.default_rng(config.sampling.seed)
+        self.stream = TextStream(config.stop)
+        self.window = SpeedWindow()
+        self.shadow = ShadowScore(drafter, policy)
+        self.context: list[int] = []
+        self.tokens_out: list[int] = []
+        self.finish = "length"
+        self.done = False
+
+    # ------------------------------------------------------------------ steps
+    def prefill(self, prompt: list[int]) -> None:
+        """Cache the prompt except its last token (the first cycle decodes it with the drafts)."""
+        self.stats.prompt_tokens = len(prompt)
+        self.target.ensure_fits(len(prompt) + 1)
+        self.stats.prompt_tokens_new = self.target.prefill(prompt[:-1], need_logits=False) + 1
+        if self.drafter is not None and self.policy.k_max > 0:
+            self.drafter.prepare(prompt)
+        self.context = list(prompt)
+
+    def next_k(self) -> int | None:
+        """How many tokens to draft this cycle, or None when the answer must end now."""
+        if self.cancel is not None and self.cancel.is_set():
+            self.finish = "cancelled"
+            return None
+        remaining = self.config.max_tokens - len(self.tokens_out)
         if remaining <= 0:
-            break
-        room = target.n_ctx - len(target.kv_tokens)  # rows left for [id_last, drafts...]
+            return None
+        room = self.target.n_ctx - len(self.target.kv_tokens)  # rows left for [last, drafts...]
         if room < 1:
-            finish = "context_full"
-            break
-        k = min(policy.choose_k(), remaining - 1, room - 1)
-        draft = Draft()
-        if k > 0 and drafter is not None:
-            shadow = []
-            draft = drafter.draft(context, k, config.sampling, rng, config.draft_p_min)
-        elif shadow_free and not shadow:
-            shadow, shadow_hits = drafter.lookup(context, policy.k_max), 0  # type: ignore[union-attr]
-        t_verify = time.perf_counter()
-        kept_len = len(target.kv_tokens)
-        batch = [context[-1], *draft.tokens]
+            self.finish = "context_full"
+            return None
+        return min(self.policy.choose_k(), remaining - 1, room - 1)
+
+    def propose(self, k: int) -> Draft:
+        if k > 0 and self.drafter is not None:
+            self.shadow.drop()
+            return self.drafter.draft(self.context, k, self.config.sampling, self.rng, self.config.draft_p_min)
+        self.shadow.propose(self.context)
+        return Draft()
+
+    def verify(self, draft: Draft) -> Verified:
+        """One target decode of [last, drafts...]; the rejected rows leave the cache."""
+        start = time.perf_counter()
+        kept = len(self.target.kv_tokens)
+        batch = [self.context[-1], *draft.tokens]
         if len(batch) == 1:
-            target.decode_one(batch[0])
+            self.target.decode_one(batch[0])
         else:
-            target.decode_all_rows(batch)
-        new_tokens, n_accepted = _verify(target, draft, config.sampling, rng)
-        target.truncate(kept_len + 1 + n_accepted)
-        now = time.perf_counter()
+            self.target.decode_all_rows(batch)
+        tokens, n_accepted = verify(self.target, draft, self.config.sampling, self.rng)
+        self.target.truncate(kept + 1 + n_accepted)
+        return Verified(tokens, n_accepted, len(batch), time.perf_counter() - start)
 
-        stats.target_passes += 1
-        stats.drafted += len(draft.tokens)
-        stats.accepted += n_accepted
-        stats.draft_s += draft.seconds
-        stats.verify_s += now - t_verify
-        stats.k_current = k
-        stats.k_history.append(k)
-        stats.cycles.append((len(draft.tokens), n_accepted))
-        policy.observe(len(draft.tokens), n_accepted, draft.seconds, now - t_verify, len(batch))
+    def record(self, k: int, draft: Draft, result: Verified) -> None:
+        s = self.stats
+        s.target_passes += 1
+        s.drafted += len(draft.tokens)
+        s.accepted += result.n_accepted
+        s.draft_s += draft.seconds
+        s.verify_s += result.seconds
+        s.k_current = k
+        s.k_history.append(k)
+        s.cycles.append((len(draft.tokens), result.n_accepted))
+        self.policy.observe(len(draft.tokens), result.n_accepted, draft.seconds, result.seconds, result.batch)
 
-        done = False
-        emitted = 0
-        for j, token in enumerate(new_tokens):
-            if target.is_eog(token):
-                finish, done = "stop", True
-                break
-            tokens_out.append(token)
-            context.append(token)
-            emitted += 1
-            if shadow:
-                hit = token == shadow[shadow_hits]
-                shadow_hits += hit
-                if not hit or shadow_hits == len(shadow):
-                    policy.observe_shadow(len(shadow), shadow_hits)
-                    shadow = []
-            text = stream.push(target.piece(token))
+    def emit(self, result: Verified) -> Iterator[TextChunk]:
+        """Commit the new tokens and yield their text; sets ``done`` and ``finish`` when the answer ends."""
+        for j, token in enumerate(result.tokens):
+            if self.target.is_eog(token):
+                self.finish, self.done = "stop", True
+                return
+            self.tokens_out.append(token)
+            self.context.append(token)
+            self.shadow.see(token)
+            text = self.stream.push(self.target.piece(token))
             if text:
-                yield TextChunk(text, from_draft=j < n_accepted)
-            if stream.stopped:
-                finish, done = "stop", True
-                break
-            if len(tokens_out) >= config.max_tokens:
-                finish, done = "length", True
-                break
-        if emitted and stats.generated_tokens == 0:
-            stats.ttft_s = now - start
-        stats.generated_tokens = len(tokens_out)
-        window.add(emitted, now)
-        if done:
-            break
-        if now - last_stats >= STATS_INTERVAL_S:
-            last_stats = now
-            stats.decode_s = now - decode_start
-            stats.window_tokens_per_s = window.rate(now)
-            stats.auto_reason = policy.reason()
-            yield StatsUpdate(stats)
+                yield TextChunk(text, from_draft=j < result.n_accepted)
+            if self.stream.stopped:
+                self.finish, self.done = "stop", True
+                return
+            if len(self.tokens_out) >= self.config.max_tokens:
+                self.finish, self.done = "length", True
+                return
 
-    tail = stream.flush()
-    if tail:
-        yield TextChunk(tail, from_draft=False)
-    end = time.perf_counter()
-    stats.decode_s = end - decode_start
-    stats.window_tokens_per_s = window.rate(end) or stats.decode_tokens_per_s
-    stats.finish_reason = finish
-    stats.auto_reason = policy.reason()
-    yield Finished(text=stream.text, token_ids=tokens_out, stats=stats)
+    def count(self, emitted: int, now: float, start: float) -> None:
+        if emitted and self.stats.generated_tokens == 0:
+            self.stats.ttft_s = now - start
+        self.stats.generated_tokens = len(self.tokens_out)
+        self.window.add(emitted, now)
+
+    def live_stats(self, now: float, decode_start: float) -> StatsUpdate:
+        self.stats.decode_s = now - decode_start
+        self.stats.window_tokens_per_s = self.window.rate(now)
+        self.stats.auto_reason = self.policy.reason()
+        return StatsUpdate(self.stats)
+
+    # ------------------------------------------------------------------ the loop
+    def run(self, prompt: list[int]) -> Iterator[Event]:
+        """Generate after ``prompt``; yields TextChunk / StatsUpdate events, then one Finished."""
+        start = time.perf_counter()
+        self.prefill(prompt)
+        decode_start = last_stats = time.perf_counter()
+        self.stats.prefill_s = decode_start - start
+        self.window.add(0, decode_start)
+        while (k := self.next_k()) is not None:
+            draft = self.propose(k)
+            result = self.verify(draft)
+            self.record(k, draft, result)
+            before = len(self.tokens_out)
+            yield from self.emit(result)
+            now = time.perf_counter()
+            self.count(len(self.tokens_out) - before, now, start)
+            if self.done:
+                break
+            if now - last_stats >= STATS_INTERVAL_S:
+                last_stats = now
+                yield self.live_stats(now, decode_start)
+        tail = self.stream.flush()
+        if tail:
+            yield TextChunk(tail, from_draft=False)
+        end = time.perf_counter()
+        self.stats.decode_s = end - decode_start
+        self.stats.window_tokens_per_s = self.window.rate(end) or self.stats.decode_tokens_per_s
+        self.stats.finish_reason = self.finish
+        self.stats.auto_reason = self.policy.reason()
+        yield Finished(text=self.stream.text, token_ids=self.tokens_out, stats=self.stats)

@@ -147,10 +147,10 @@ class _Cursor:
                 self.pos += size * count
                 return items
             return [self.value(item_type) for _ in range(count)]
-        fmt = _SCALARS.get(type_id)
-        if fmt is None:
+        scalar = _SCALARS.get(type_id)
+        if scalar is None:
             raise ModelLoadError(f"{self.path.name} has an unknown metadata type {type_id}: not a valid GGUF file")
-        return self.scalar(fmt)
+        return self.scalar(scalar)
 
 
 def read_gguf(path: str | Path, check_size: bool = True) -> GGUFInfo:

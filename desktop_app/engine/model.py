@@ -10,27 +10,16 @@ from __future__ import annotations
 import ctypes
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import llama_cpp
 import numpy as np
 
+from desktop_app.engine.api import ModelOptions
 from desktop_app.engine.backend import clear_log, ensure_backend, load_failure_reason
 from desktop_app.engine.errors import ContextOverflowError, DecodeError, ModelLoadError
 from desktop_app.engine.gguf_file import GGUFInfo, read_gguf
 from desktop_app.engine.vocab import VocabProperties
-
-
-@dataclass(frozen=True)
-class ModelOptions:
-    """Per-model load settings (target and draft each have their own)."""
-
-    n_gpu_layers: int = -1  # -1: offload every layer the backend can take; 0: CPU only
-    n_ctx: int = 4096
-    n_batch: int = 512
-    n_threads: int | None = None  # None: every core
-    flash_attn: bool | None = None  # None: let llama.cpp decide
 
 
 def available_memory() -> int | None:
@@ -208,6 +197,7 @@ class LlamaModel(VocabProperties):
         """Decode ``tokens`` at positions ``start``...; want_logits: 'all', 'last' or 'none'."""
         n = len(tokens)
         batch = self._batch
+        assert batch is not None, "the model was closed"
         batch.n_tokens = n
         last = n - 1
         for i, token in enumerate(tokens):

@@ -7,34 +7,9 @@ through :func:`probabilities` here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-
-@dataclass(frozen=True)
-class SamplingParams:
-    """How the next token is chosen. ``temperature == 0`` means greedy (argmax)."""
-
-    temperature: float = 0.0
-    top_k: int = 0
-    top_p: float = 1.0
-    min_p: float = 0.0
-    seed: int | None = None
-
-    def __post_init__(self) -> None:
-        if self.temperature < 0:
-            raise ValueError("temperature must be >= 0")
-        if self.top_k < 0:
-            raise ValueError("top_k must be >= 0 (0 = off)")
-        if not 0.0 < self.top_p <= 1.0:
-            raise ValueError("top_p must be in (0, 1]")
-        if not 0.0 <= self.min_p < 1.0:
-            raise ValueError("min_p must be in [0, 1)")
-
-    @property
-    def greedy(self) -> bool:
-        return self.temperature == 0.0
+from desktop_app.engine.api import SamplingParams
 
 
 def probabilities(logits: np.ndarray, params: SamplingParams) -> np.ndarray:

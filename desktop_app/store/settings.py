@@ -14,6 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from desktop_app.engine.api import (
+    DEFAULT_SPEC_MODE, DRAFT_K, MAX_TOKENS, N_CTX, N_THREADS, NGPU_LAYERS, SEED, TEMPERATURE, DrafterKind,
+    NumberRange, SpecMode,
+)
 from desktop_app.paths import config_dir
 
 SETTINGS_FILE = "settings.json"
@@ -38,7 +42,7 @@ class Setting:
             return False
         if not isinstance(value, self.type):
             return False
-        if self.type is list and not all(isinstance(item, str) for item in value):
+        if isinstance(value, list) and not all(isinstance(item, str) for item in value):
             return False
         if self.choices is not None and value not in self.choices:
             return False
@@ -53,22 +57,31 @@ class Setting:
         return value
 
 
+NO_DRAFTER = "none"  # the drafter setting's extra choice: speculation off
+
+
+def _number(name: str, number: NumberRange[int] | NumberRange[float], description: str | None = None) -> Setting:
+    """A setting for one of the engine's declared numeric parameters (range and default from there)."""
+    return Setting(name, number.kind, number.default, description or number.description, check=number.accepts)
+
+
 SETTINGS: tuple[Setting, ...] = (
     Setting("target_path", str, "", "Target GGUF file; empty means the embedded default model"),
     Setting("draft_path", str, "", "Draft GGUF file sharing the target's vocabulary; empty: none"),
-    Setting("drafter", str, "ngram", "Who proposes tokens: none, model (the draft) or ngram (prompt lookup)",
-            choices=("none", "model", "ngram")),
-    Setting("spec_mode", str, "auto", "Speculation: off, on, or auto (on when it pays)", choices=("off", "on", "auto")),
-    Setting("draft_max", int, 4, "Tokens drafted per cycle (k)", check=lambda v: 1 <= v <= 32),
-    Setting("n_gpu_layers", int, -1, "Target layers offloaded to the GPU (-1 all, 0 none)", check=lambda v: v >= -1),
-    Setting("draft_n_gpu_layers", int, -1, "Draft layers offloaded to the GPU (-1 all, 0 none)",
-            check=lambda v: v >= -1),
-    Setting("n_threads", int, 0, "CPU threads for the engine; 0 picks them for this machine",
-            check=lambda v: v >= 0),
-    Setting("n_ctx", int, 4096, "Context size in tokens", check=lambda v: 256 <= v <= 1 << 20),
-    Setting("temperature", float, 0.0, "Sampling temperature; 0 is greedy", check=lambda v: 0.0 <= v <= 5.0),
-    Setting("seed", int, 42, "Sampling seed (used when temperature > 0 and by the race)"),
-    Setting("max_tokens", int, 512, "Longest answer in tokens", check=lambda v: 1 <= v <= 1 << 20),
+    Setting("drafter", str, DrafterKind.NGRAM.value,
+            "Who proposes tokens: " + ", ".join([NO_DRAFTER, *(f"{k.value} ({k.label})" for k in DrafterKind)]),
+            choices=(NO_DRAFTER, *(k.value for k in DrafterKind))),
+    Setting("spec_mode", str, DEFAULT_SPEC_MODE.value,
+            "Speculation: " + ", ".join(f"{m.value} ({m.description})" for m in SpecMode),
+            choices=tuple(m.value for m in SpecMode)),
+    _number("draft_max", DRAFT_K),
+    _number("n_gpu_layers", NGPU_LAYERS, "Target layers offloaded to the GPU (-1 all, 0 none)"),
+    _number("draft_n_gpu_layers", NGPU_LAYERS, "Draft layers offloaded to the GPU (-1 all, 0 none)"),
+    _number("n_threads", N_THREADS),
+    _number("n_ctx", N_CTX),
+    _number("temperature", TEMPERATURE),
+    _number("seed", SEED),
+    _number("max_tokens", MAX_TOKENS),
     Setting("highlight_drafts", bool, True, "Tint text that came from accepted draft tokens"),
     Setting("recent_files", list, [], "Recently opened GGUF files, newest first"),
     Setting("last_conversation", int, 0, "The conversation open when the app was closed (0: none)"),

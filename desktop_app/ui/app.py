@@ -15,7 +15,8 @@ from desktop_app.ui.main_window import MainWindow
 
 def run_app() -> int:
     """Open the window with the last models (the embedded default model on first run)."""
-    app = QApplication.instance() or QApplication(sys.argv)
+    existing = QApplication.instance()
+    app = existing if isinstance(existing, QApplication) else QApplication(sys.argv)
     app.setApplicationName(APP_NAME)
     app.setDesktopFileName("specchat")
     app.setWindowIcon(QIcon(str(resources_dir() / "icons" / "specchat.svg")))

@@ -12,9 +12,11 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
+from desktop_app.engine.api import GenerateRequest, GenerationStats, Message
 from desktop_app.store import History
 from desktop_app.ui.chat_view import ChatView, MessageWidget
-from desktop_app.ui.engine_client import EngineClient
+from desktop_app.ui.engine_client import EngineClient, GenerationHandle
+from desktop_app.ui.engine_protocol import Done
 
 SAVE_INTERVAL_MS = 500
 TITLE_LENGTH = 48
@@ -32,40 +34,34 @@ class ChatSession(QObject):
     Signals:
         busy_changed(bool): an answer started (True) or ended (False).
         conversation_changed(int): the open conversation (0: a new one not stored yet).
-        answer_finished(dict): the stats of the answer just completed (also after a stop).
         error(str): something to tell the user (a failed answer).
     """
 
     busy_changed = Signal(bool)
     conversation_changed = Signal(int)
-    answer_finished = Signal(dict)
     error = Signal(str)
 
     def __init__(self, client: EngineClient, history: History, view: ChatView,
-                 request_fields: Callable[[], dict[str, Any]], parent: QObject | None = None) -> None:
+                 request_for: Callable[[list[Message]], GenerateRequest], parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.client = client
         self.history = history
         self.view = view
-        self.request_fields = request_fields
+        self.request_for = request_for
         self.conversation_id: int | None = None
-        self.request_id: int | None = None
+        self.handle: GenerationHandle | None = None
         self.answer: MessageWidget | None = None
         self.answer_id: int | None = None
         self._unsaved = False
         self._save_timer = QTimer(self)
         self._save_timer.setInterval(SAVE_INTERVAL_MS)
         self._save_timer.timeout.connect(self._save_partial)
-        client.token_received.connect(self._on_token)
-        client.stats_updated.connect(self._on_stats)
-        client.finished.connect(self._on_finished)
-        client.failed.connect(self._on_failed)
         client.engine_crashed.connect(self._on_crash)
         view.regenerate_requested.connect(self.regenerate)
 
     @property
     def busy(self) -> bool:
-        return self.request_id is not None
+        return self.handle is not None
 
     # ------------------------------------------------------------------ conversations
     def open(self, conversation_id: int | None) -> None:
@@ -81,10 +77,10 @@ class ChatSession(QObject):
                 self.view.add_message(message.role, message.content, message.stats)
         self.conversation_changed.emit(self.conversation_id or 0)
 
-    def engine_messages(self) -> list[dict[str, str]]:
+    def engine_messages(self) -> list[Message]:
         if self.conversation_id is None:
             return []
-        return [{"role": m.role, "content": m.content} for m in self.history.messages(self.conversation_id)
+        return [Message(role=m.role, content=m.content) for m in self.history.messages(self.conversation_id)
                 if m.content or m.role != "assistant"]
 
     # ------------------------------------------------------------------ actions
@@ -144,55 +140,61 @@ class ChatSession(QObject):
         self.answer.set_stats(None, live=True)
         self.view.set_streaming(True)
         self._save_timer.start()
-        self.request_id = self.client.generate(messages, **self.request_fields())
+        handle = self.client.generate(self.request_for(messages))
+        handle.token_received.connect(self._on_token)
+        handle.stats_updated.connect(self._on_stats)
+        handle.finished.connect(self._on_finished)
+        handle.failed.connect(self._on_failed)
+        self.handle = handle
         self.busy_changed.emit(True)
 
-    def _mine(self) -> bool:
-        return self.request_id is not None and self.client.current_request == self.request_id
+    def _from_current(self) -> bool:
+        """The signal comes from the answer being streamed (not one that was cancelled away)."""
+        return self.handle is not None and self.sender() is self.handle
 
     @Slot(str, bool)
     def _on_token(self, text: str, from_draft: bool) -> None:
-        if self._mine() and self.answer is not None:
+        if self._from_current() and self.answer is not None:
             self.answer.append(text, from_draft)
             self._unsaved = True
 
-    @Slot(dict)
-    def _on_stats(self, stats: dict[str, Any]) -> None:
-        if self._mine() and self.answer is not None:
-            self.answer.set_stats(stats, live=True)
+    @Slot(object)
+    def _on_stats(self, stats: GenerationStats) -> None:
+        if self._from_current() and self.answer is not None:
+            self.answer.set_stats(stats.to_dict(), live=True)
 
     def _save_partial(self) -> None:
         if self._unsaved and self.answer is not None and self.answer_id is not None:
             self.history.update_message(self.answer_id, self.answer.text)
             self._unsaved = False
 
-    @Slot(dict)
-    def _on_finished(self, payload: dict[str, Any]) -> None:
-        if payload.get("id") == self.request_id:
-            self._end_answer(payload["stats"], payload.get("text"))
+    @Slot(object)
+    def _on_finished(self, done: Done) -> None:
+        if self._from_current():
+            self._end_answer(done.stats.to_dict(), done.text)
 
     @Slot(str)
     def _on_failed(self, message: str) -> None:
-        if self.request_id is not None and self.client.current_request is None:
+        if self._from_current():
             self._end_answer({"finish_reason": "failed", "error": message})
             self.error.emit(message)
 
     @Slot(str)
     def _on_crash(self, reason: str) -> None:
-        if self.request_id is not None:
+        if self.handle is not None:
             last = dict(self.answer.stats or {}) if self.answer is not None else {}
             self._end_answer({**last, "finish_reason": "interrupted"})  # keep the last live figures
 
     def _end_answer(self, stats: dict[str, Any], text: str | None = None) -> None:
         answer, answer_id = self.answer, self.answer_id
-        self.request_id = None
+        self.handle = None
         self.answer = self.answer_id = None
         self._save_timer.stop()
         self.view.set_streaming(False)
         if answer is not None:
             if text is not None and text != answer.text:
                 answer.set_text(text)  # the final text is authoritative (stop strings trimmed)
-            answer.render()
+            answer.render_text()
             if stats.get("finish_reason") == "failed":
                 answer.set_stats(None)
                 answer.footer.setText(f"failed: {stats.get('error', '')}")
@@ -205,4 +207,3 @@ class ChatSession(QObject):
                     self.history.delete_message(answer_id)  # nothing worth keeping
         self._unsaved = False
         self.busy_changed.emit(False)
-        self.answer_finished.emit(stats)

@@ -11,6 +11,8 @@ from PySide6.QtWidgets import (
     QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSizePolicy, QVBoxLayout, QWidget,
 )
 
+from desktop_app.engine.api import DrafterKind
+
 RENDER_MS = 80  # re-render a streaming message at most ~12 times a second
 
 
@@ -25,8 +27,8 @@ def format_footer(stats: dict[str, Any]) -> str:
         parts.append("acceptance –")
     mode = str(stats.get("mode", "off"))
     drafter = stats.get("drafter", "none")
-    parts.append(f"mode {mode}" + (f" ({'prompt lookup' if drafter == 'ngram' else 'draft model'})"
-                                   if drafter not in ("none", None) else ""))
+    kinds = {k.value: k.label.lower() for k in DrafterKind}
+    parts.append(f"mode {mode}" + (f" ({kinds[drafter]})" if drafter in kinds else ""))
     reason = stats.get("finish_reason")
     if reason == "cancelled":
         parts.append("stopped")
@@ -136,7 +138,7 @@ class MessageWidget(QFrame):
             self.action_button = self._action(row, "Edit && resend", "Edit this message and send it again",
                                               self.edit_requested.emit)
         layout.addLayout(row)
-        self.render()
+        self.render_text()
         self.set_stats(stats)
 
     def _action(self, row: QHBoxLayout, text: str, name: str, slot: Any) -> QPushButton:
@@ -165,11 +167,11 @@ class MessageWidget(QFrame):
     def set_text(self, text: str) -> None:
         self.segments = [(text, False)] if text else []
         self.dirty = True
-        self.render()
+        self.render_text()
 
     def set_highlight(self, on: bool) -> None:
         self.highlight = on
-        self.render()
+        self.render_text()
 
     def set_stats(self, stats: dict[str, Any] | None, live: bool = False) -> None:
         self.stats = stats
@@ -177,7 +179,7 @@ class MessageWidget(QFrame):
             self.footer.setText(format_footer(stats) if stats else ("generating…" if live else ""))
         self.footer.setVisible(self.role == "assistant")
 
-    def render(self) -> None:
+    def render_text(self) -> None:
         """Markdown; with highlighting on, text from accepted drafts is tinted."""
         self.dirty = False
         if self.highlight and any(d for _, d in self.segments):
@@ -286,7 +288,7 @@ class ChatView(QScrollArea):
         self._follow = bar.value() >= bar.maximum() - 4
         for widget in self.messages:
             if widget.dirty:
-                widget.render()
+                widget.render_text()
 
     def _keep_bottom(self, _min: int, maximum: int) -> None:
         if self._follow:

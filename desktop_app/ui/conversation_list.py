@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QPoint, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QHBoxLayout, QInputDialog, QLineEdit, QListWidget, QListWidgetItem, QMenu, QMessageBox, QPushButton,
@@ -122,10 +122,10 @@ class ConversationList(QWidget):
         if answer == QMessageBox.StandardButton.Yes:
             self.delete(conversation_id)
 
-    def _menu(self, pos: object) -> None:
-        if self.list.itemAt(pos) is None:  # type: ignore[arg-type]
+    def _menu(self, pos: QPoint) -> None:
+        if self.list.itemAt(pos) is None:
             return
         menu = QMenu(self)
         menu.addAction("Rename…", self._rename_current)
         menu.addAction("Delete", self._delete_current)
-        menu.exec(self.list.mapToGlobal(pos))  # type: ignore[arg-type]
+        menu.exec(self.list.mapToGlobal(pos))

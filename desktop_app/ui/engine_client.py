@@ -11,11 +11,16 @@ import signal
 import threading
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
-from typing import Any
+from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal, Slot
 
+from desktop_app.engine.api import GenerateRequest, LoadedModels
 from desktop_app.ui import engine_worker
+from desktop_app.ui.engine_protocol import (
+    Cancel, Command, Done, EngineEvent, Failed, Generate, LiveStats, Load, Loaded, LoadFailed, Loading,
+    LoadProgressed, Pieces, Ready, Shutdown,
+)
 
 _Detached = tuple[BaseProcess, Connection | None, threading.Thread | None]  # a process being stopped
 _SIGNAL_REASONS = {
@@ -40,34 +45,49 @@ def crash_reason(exitcode: int | None) -> str:
     return f"The engine exited unexpectedly (exit code {exitcode})"
 
 
+class GenerationHandle(QObject):
+    """One answer being generated: its own signals, emitted in the GUI thread.
+
+    Signals:
+        token_received(str, bool): answer text; True when it came from accepted drafts.
+        stats_updated(GenerationStats): live figures about ten times a second.
+        finished(Done): the final text and stats; ``stats.finish_reason`` is "cancelled" after a stop.
+        failed(str): the generation failed with this message (not emitted when the process dies:
+            ``EngineClient.engine_crashed`` says that).
+    """
+
+    token_received = Signal(str, bool)
+    stats_updated = Signal(object)
+    finished = Signal(object)
+    failed = Signal(str)
+
+    def __init__(self, request_id: int, request: GenerateRequest, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.id = request_id
+        self.request = request
+        self.done = False
+
+
 class EngineClient(QObject):
     """Runs the engine in a child process and turns its events into signals.
 
     Signals:
-        engine_started(dict): the process is up: pid, backend, backend_name, device.
+        engine_started(Ready): the process is up: pid, backend, device.
         loading_started(str): a model is being loaded (a line to show).
         load_progress(str, float): "target" or "draft" and how much of it is loaded (0..1, rising,
             ending on 1.0); a few dozen times a second at most.
-        model_loaded(dict): target (and draft) loaded; see ``engine_worker`` for the keys.
+        model_loaded(LoadedModels): target (and draft) loaded.
         load_failed(str): loading failed; the previous models stay loaded.
-        generation_started(int): a request id was sent.
-        token_received(str, bool): text of the answer; True when it came from accepted drafts.
-        stats_updated(dict): live GenerationStats.to_dict() about ten times a second.
-        finished(dict): {"id", "text", "stats"}; stats["finish_reason"] is "cancelled" after a stop.
-        failed(str): the generation failed with this message.
+        generation_started(GenerationHandle): an answer was requested; its handle reports it.
         engine_crashed(str): the process died; a human reason. ``restart()`` brings it back.
     """
 
-    engine_started = Signal(dict)
+    engine_started = Signal(object)
     loading_started = Signal(str)
     load_progress = Signal(str, float)
-    model_loaded = Signal(dict)
+    model_loaded = Signal(object)
     load_failed = Signal(str)
-    generation_started = Signal(int)
-    token_received = Signal(str, bool)
-    stats_updated = Signal(dict)
-    finished = Signal(dict)
-    failed = Signal(str)
+    generation_started = Signal(object)
     engine_crashed = Signal(str)
 
     _received = Signal(object)
@@ -80,11 +100,11 @@ class EngineClient(QObject):
         self._conn: Connection | None = None
         self._reader: threading.Thread | None = None
         self._next_id = 0
-        self.current_request: int | None = None
+        self.current: GenerationHandle | None = None
         self.loading = False
-        self.last_load: dict[str, Any] | None = None
-        self.info: dict[str, Any] = {}
-        self.models: dict[str, Any] = {}
+        self.last_load: Load | None = None
+        self.info: Ready | None = None
+        self.models: LoadedModels | None = None
         self._received.connect(self._dispatch)
         self._ended.connect(self._on_ended)
 
@@ -99,7 +119,7 @@ class EngineClient(QObject):
 
     @property
     def busy(self) -> bool:
-        return self.current_request is not None
+        return self.current is not None
 
     def start(self) -> None:
         if self.running:
@@ -110,8 +130,8 @@ class EngineClient(QObject):
         process.start()
         child_conn.close()  # so the reader sees EOF when the child dies
         self._process, self._conn = process, parent_conn
-        self.current_request = None
-        self.models = {}
+        self.current = None
+        self.models = None
         self._reader = threading.Thread(target=self._read, args=(parent_conn, process), name="engine-reader",
                                         daemon=True)
         self._reader.start()
@@ -121,7 +141,7 @@ class EngineClient(QObject):
         self._detach(in_background=True)  # the GUI never waits for the old process to exit
         self.start()
         if self.last_load is not None:
-            self.load(**self.last_load)
+            self.load(self.last_load)
 
     def shutdown(self, timeout: float = 5.0) -> None:
         """Stop the process and wait for it (used when the window closes)."""
@@ -133,14 +153,14 @@ class EngineClient(QObject):
         """Forget the current process after asking it to stop; with ``in_background`` a thread reaps it."""
         process, conn, reader = self._process, self._conn, self._reader
         self._process = self._conn = self._reader = None
-        self.current_request = None
+        self.current = None
         self.loading = False
-        self.models = {}
+        self.models = None
         if process is None:
             return None
         if conn is not None:
             try:
-                conn.send(("shutdown", None))
+                conn.send(Shutdown())
             except (BrokenPipeError, OSError):
                 pass
         if in_background:
@@ -165,70 +185,80 @@ class EngineClient(QObject):
         except RuntimeError:
             pass
 
-    def _send(self, kind: str, payload: Any) -> bool:
+    def _send(self, command: Command) -> bool:
         if self._conn is None:
             return False
         try:
-            self._conn.send((kind, payload))
+            self._conn.send(command)
             return True
         except (BrokenPipeError, OSError):
             return False
 
     # ------------------------------------------------------------------ commands
-    def load(self, target: str, target_options: dict[str, Any] | None = None, draft: str | None = None,
-             draft_options: dict[str, Any] | None = None) -> None:
-        self.last_load = {"target": target, "target_options": dict(target_options or {}), "draft": draft,
-                          "draft_options": dict(draft_options or {})}
+    def load(self, command: Load) -> None:
+        self.last_load = command
         self.start()
         self.loading = True
-        self._send("load", self.last_load)
+        self._send(command)
 
-    def generate(self, messages: list[dict[str, str]], **fields: Any) -> int:
-        """Start an answer; returns its request id. ``fields`` are GenerateRequest's (see worker)."""
+    def generate(self, request: GenerateRequest) -> GenerationHandle:
+        """Start an answer; its handle reports the text, the stats and the end."""
         self._next_id += 1
-        self.current_request = self._next_id
-        self._send("generate", {"id": self._next_id, "messages": messages, **fields})
-        self.generation_started.emit(self._next_id)
-        return self._next_id
+        handle = GenerationHandle(self._next_id, request, self)
+        self.current = handle
+        self._send(Generate(handle.id, request))
+        self.generation_started.emit(handle)
+        return handle
 
     def cancel(self) -> None:
-        if self.current_request is not None:
-            self._send("cancel", None)
+        if self.current is not None:
+            self._send(Cancel())
 
     # ------------------------------------------------------------------ events
+    def _end(self, request_id: int) -> GenerationHandle | None:
+        handle = self.current
+        if handle is None or handle.id != request_id:
+            return None
+        self.current = None
+        handle.done = True
+        handle.deleteLater()  # after the signals emitted below have been delivered
+        return handle
+
     @Slot(object)
-    def _dispatch(self, item: Any) -> None:
-        process, (kind, payload) = item
+    def _dispatch(self, item: tuple[BaseProcess, EngineEvent]) -> None:
+        process, event = item
         if process is not self._process:
             return  # a late message from a process that was restarted away
-        if kind == "ready":
-            self.info = dict(payload)
-            self.engine_started.emit(payload)
-        elif kind == "loading":
-            name = str(payload["path"]).rsplit("/", 1)[-1]
-            self.loading_started.emit(f"Loading {payload['stage']} {name}…")
-        elif kind == "load_progress":
-            self.load_progress.emit(payload["stage"], float(payload["fraction"]))
-        elif kind == "model_loaded":
+        handle = self.current
+        if isinstance(event, Ready):
+            self.info = event
+            self.engine_started.emit(event)
+        elif isinstance(event, Loading):
+            self.loading_started.emit(f"Loading {event.stage} {Path(event.path).name}…")
+        elif isinstance(event, LoadProgressed):
+            self.load_progress.emit(event.stage, event.fraction)
+        elif isinstance(event, Loaded):
             self.loading = False
-            self.models = dict(payload)
-            self.model_loaded.emit(payload)
-        elif kind == "load_failed":
+            self.models = event.models
+            self.model_loaded.emit(event.models)
+        elif isinstance(event, LoadFailed):
             self.loading = False
-            self.load_failed.emit(payload["message"])
-        elif kind == "chunks":
-            for text, from_draft in payload["pieces"]:
-                self.token_received.emit(text, from_draft)
-        elif kind == "stats":
-            self.stats_updated.emit(payload["stats"])
-        elif kind == "finished":
-            if payload["id"] == self.current_request:
-                self.current_request = None
-            self.finished.emit(payload)
-        elif kind == "failed":
-            if payload["id"] == self.current_request:
-                self.current_request = None
-            self.failed.emit(payload["message"])
+            self.load_failed.emit(event.message)
+        elif isinstance(event, Pieces):
+            if handle is not None and handle.id == event.id:
+                for text, from_draft in event.pieces:
+                    handle.token_received.emit(text, from_draft)
+        elif isinstance(event, LiveStats):
+            if handle is not None and handle.id == event.id:
+                handle.stats_updated.emit(event.stats)
+        elif isinstance(event, Done):
+            ended = self._end(event.id)
+            if ended is not None:
+                ended.finished.emit(event)
+        elif isinstance(event, Failed):
+            ended = self._end(event.id)
+            if ended is not None:
+                ended.failed.emit(event.message)
 
     @Slot(object)
     def _on_ended(self, process: BaseProcess) -> None:
@@ -239,9 +269,9 @@ class EngineClient(QObject):
         if self._conn is not None:
             self._conn.close()
         self._process = self._conn = None
-        self.current_request = None
+        self.current = None
         self.loading = False
-        self.models = {}
+        self.models = None
         self.engine_crashed.emit(reason)
 
 

@@ -1,37 +1,14 @@
 """The engine's child process: owns one Engine, takes commands from a pipe, sends events back.
 
-No Qt here (this module is what the spawned process imports). Every message is a plain
-picklable ``(kind, payload)`` tuple.
-
-Commands (parent -> child):
-    ("load", {"target": path or "" (the default model), "target_options": {...},
-              "draft": path | None, "draft_options": {...}})
-    ("generate", {"id": int, "messages": [...], "max_tokens": int, "temperature": float,
-                  "seed": int | None, "spec": "off"|"on"|"auto", "draft_max": int, "drafter": str | None})
-    ("cancel", None)      stops the running generation at the next token
-    ("shutdown", None)
-
-Events (child -> parent):
-    ("ready", {"pid", "backend", "backend_name", "device"})
-    ("loading", {"stage": "target"|"draft", "path": str})
-    ("load_progress", {"stage": "target"|"draft", "fraction": 0..1})  rising, at most every
-                      PROGRESS_INTERVAL_S, and always ending with 1.0 when the stage loaded
-    ("model_loaded", {"target": ModelInfo dict, "draft": ModelInfo dict | None,
-                      "draft_compatibility": str | None, "draft_error": str | None,
-                      "speculation_refusal": str | None, "backend": str})
-    ("load_failed", {"message": str})
-    ("chunks", {"id": int, "pieces": [(text, from_draft), ...]})
-    ("stats", {"id": int, "stats": GenerationStats.to_dict()})
-    ("finished", {"id": int, "text": str, "stats": dict})
-    ("failed", {"id": int, "message": str})
+No Qt here (this module is what the spawned process imports). The messages are the typed
+dataclasses of :mod:`desktop_app.ui.engine_protocol`.
 
 Loading and generating run on one job thread, in order; the main thread keeps reading the pipe
-so that "cancel" takes effect while a generation runs.
+so that a Cancel takes effect while a generation runs.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import queue
 import threading
@@ -39,7 +16,12 @@ import time
 import traceback
 from collections.abc import Callable
 from multiprocessing.connection import Connection
-from typing import Any
+
+from desktop_app.engine.api import GenerateRequest
+from desktop_app.ui.engine_protocol import (
+    Cancel, Done, EngineEvent, Failed, Generate, LiveStats, Load, Loaded, LoadFailed, Loading, LoadProgressed,
+    Pieces, Ready, Shutdown, Stage,
+)
 
 CHUNK_FLUSH_S = 0.03  # coalesce text pieces: ~30 messages/s at most, whatever the model's speed
 PROGRESS_INTERVAL_S = 0.05  # llama.cpp reports load progress per tensor: hundreds of calls a second
@@ -52,7 +34,7 @@ class LoadProgress:
     sure the stage ends on 1.0 even when the loader skipped its last call.
     """
 
-    def __init__(self, send: Callable[[str, Any], None], stage: str,
+    def __init__(self, send: Callable[[EngineEvent], None], stage: Stage,
                  interval_s: float = PROGRESS_INTERVAL_S) -> None:
         self._send = send
         self._stage = stage
@@ -69,7 +51,7 @@ class LoadProgress:
             return
         self._last_time = now
         self.last_sent = fraction
-        self._send("load_progress", {"stage": self._stage, "fraction": fraction})
+        self._send(LoadProgressed(self._stage, fraction))
 
     def done(self) -> None:
         self(1.0)
@@ -89,14 +71,14 @@ class _Worker:
 
         self.conn = conn
         self.engine = Engine()
-        self.jobs: queue.Queue[tuple[str, Any] | None] = queue.Queue()
+        self.jobs: queue.Queue[Load | Generate | None] = queue.Queue()
         self.cancel = threading.Event()
         self._send_lock = threading.Lock()
 
-    def send(self, kind: str, payload: Any) -> None:
+    def send(self, event: EngineEvent) -> None:
         with self._send_lock:
             try:
-                self.conn.send((kind, payload))
+                self.conn.send(event)
             except (BrokenPipeError, OSError):
                 pass  # the window went away; the main loop ends on EOF
 
@@ -106,42 +88,34 @@ class _Worker:
             job = self.jobs.get()
             if job is None:
                 return
-            kind, payload = job
             try:
-                if kind == "load":
-                    self.load(payload)
-                elif kind == "generate":
-                    self.generate(payload)
+                if isinstance(job, Load):
+                    self.load(job)
+                else:
+                    self.generate(job.id, job.request)
             except Exception as exc:  # noqa: BLE001 - reported to the window, the process lives on
                 message = str(exc) if _is_user_error(exc) else f"{type(exc).__name__}: {exc}"
                 if not _is_user_error(exc):
                     traceback.print_exc()
-                if kind == "load":
-                    self.send("load_failed", {"message": message})
-                else:
-                    self.send("failed", {"id": payload.get("id", 0), "message": message})
+                self.send(LoadFailed(message) if isinstance(job, Load) else Failed(job.id, message))
 
-    def load(self, payload: dict[str, Any]) -> None:
-        from desktop_app.engine import IncompatibleDraftError, ModelOptions, default_model_path
+    def load(self, job: Load) -> None:
+        from desktop_app.engine import IncompatibleDraftError, default_model_path
 
         # "" is the embedded default model, resolved here so the window never imports llama.cpp
-        target, draft = payload["target"] or default_model_path(), payload.get("draft")
-        self.send("loading", {"stage": "target", "path": str(target)})
+        target = job.target or str(default_model_path())
+        self.send(Loading("target", target))
         progress = LoadProgress(self.send, "target")
-        info = self.engine.load_target(target, ModelOptions(**payload.get("target_options", {})), progress=progress)
+        self.engine.load_target(target, job.target_options, progress=progress)
         progress.done()
-        draft_info = None
         compatibility = None
         draft_error = None
-        if draft:
-            self.send("loading", {"stage": "draft", "path": str(draft)})
+        if job.draft:
+            self.send(Loading("draft", job.draft))
             progress = LoadProgress(self.send, "draft")
             try:
-                verdict = self.engine.load_draft(draft, ModelOptions(**payload.get("draft_options", {})),
-                                                 progress=progress)
+                verdict = self.engine.load_draft(job.draft, job.draft_options, progress=progress)
                 progress.done()
-                assert self.engine.draft is not None
-                draft_info = dataclasses.asdict(self.engine.describe(self.engine.draft))
                 compatibility = verdict.summary()
             except IncompatibleDraftError as exc:
                 draft_error = "; ".join(exc.reasons)
@@ -149,44 +123,25 @@ class _Worker:
                 draft_error = str(exc)
         else:
             self.engine.unload_draft()
-        self.send(
-            "model_loaded",
-            {
-                "target": dataclasses.asdict(info),
-                "draft": draft_info,
-                "draft_compatibility": compatibility,
-                "draft_error": draft_error,
-                "speculation_refusal": self.engine.speculation_refusal(),
-                "backend": self.engine.backend().summary(),
-            },
-        )
+        self.send(Loaded(self.engine.loaded(draft_error=draft_error, compatibility=compatibility)))
         # Auto mode's cost measurement (about a second) now, while the user types, instead of
         # in the first answer. A later message simply waits in the job queue.
         try:
-            self.engine.prepare_auto(should_stop=lambda: not self.jobs.empty())
+            self.engine.prepare_auto(job.plan.drafter, job.plan.draft_max, should_stop=lambda: not self.jobs.empty())
         except Exception:  # noqa: BLE001 - auto measures lazily on first use instead
             traceback.print_exc()
 
-    def generate(self, payload: dict[str, Any]) -> None:
-        from desktop_app.engine import Finished, GenerateRequest, SamplingParams, StatsUpdate, TextChunk
+    def generate(self, request_id: int, request: GenerateRequest) -> None:
+        from desktop_app.engine.api import Finished, StatsUpdate, TextChunk
 
-        request_id = payload["id"]
         self.cancel.clear()
-        request = GenerateRequest(
-            messages=payload["messages"],
-            max_tokens=payload.get("max_tokens", 512),
-            sampling=SamplingParams(temperature=payload.get("temperature", 0.0), seed=payload.get("seed")),
-            spec=payload.get("spec", "auto"),
-            draft_max=payload.get("draft_max", 4),
-            drafter=payload.get("drafter"),
-        )
         pieces: list[tuple[str, bool]] = []
         last_flush = time.perf_counter()
 
         def flush() -> None:
             nonlocal last_flush
             if pieces:
-                self.send("chunks", {"id": request_id, "pieces": list(pieces)})
+                self.send(Pieces(request_id, tuple(pieces)))
                 pieces.clear()
             last_flush = time.perf_counter()
 
@@ -200,31 +155,30 @@ class _Worker:
                     flush()
             elif isinstance(event, StatsUpdate):
                 flush()
-                self.send("stats", {"id": request_id, "stats": event.stats.to_dict()})
+                self.send(LiveStats(request_id, event.stats))
             elif isinstance(event, Finished):
                 flush()
-                self.send("finished", {"id": request_id, "text": event.text, "stats": event.stats.to_dict()})
+                self.send(Done(request_id, event.text, event.stats))
 
     # ------------------------------------------------------------------ main loop
     def serve(self) -> None:
         backend = self.engine.backend()
         gpus = [d for d in backend.devices if d.kind != "cpu"]
         device = gpus[0].description if gpus else (backend.devices[0].description if backend.devices else "CPU")
-        self.send("ready", {"pid": os.getpid(), "backend": backend.summary(), "backend_name": backend.name,
-                            "device": device})
+        self.send(Ready(os.getpid(), backend.summary(), backend.name, device))
         jobs = threading.Thread(target=self.run_jobs, name="engine-jobs", daemon=True)
         jobs.start()
         while True:
             try:
-                kind, payload = self.conn.recv()
+                command = self.conn.recv()
             except (EOFError, OSError):
                 break
-            if kind == "cancel":
+            if isinstance(command, Cancel):
                 self.cancel.set()
-            elif kind == "shutdown":
+            elif isinstance(command, Shutdown):
                 break
-            else:
-                self.jobs.put((kind, payload))
+            elif isinstance(command, (Load, Generate)):
+                self.jobs.put(command)
         self.cancel.set()
         self.jobs.put(None)
         jobs.join(timeout=1.0)  # a generation stops within one cycle; a long decode may not

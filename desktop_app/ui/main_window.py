@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+
 from PySide6.QtCore import QByteArray, Qt, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
@@ -15,11 +16,16 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app import __version__
+from desktop_app.engine.api import (
+    DrafterKind, GenerateRequest, LoadedModels, Message, ModelOptions, SamplingParams, SpecMode, choose_drafter,
+)
 from desktop_app.store import History, Settings
+from desktop_app.store.settings import NO_DRAFTER
 from desktop_app.ui.chat_session import ChatSession
 from desktop_app.ui.chat_view import ChatView
 from desktop_app.ui.conversation_list import ConversationList
-from desktop_app.ui.engine_client import EngineClient
+from desktop_app.ui.engine_client import EngineClient, GenerationHandle
+from desktop_app.ui.engine_protocol import AutoPlan, Load
 from desktop_app.ui.engine_worker import default_threads
 from desktop_app.ui.message_input import MessageInput
 from desktop_app.ui.model_bar import ModelBar
@@ -45,7 +51,6 @@ class MainWindow(QMainWindow):
         self.client = EngineClient(self)
         self.race_dialog: RaceDialog | None = None
         self.library: ModelLibraryWindow | None = None
-        self.last_error = ""
 
         self.model_bar = ModelBar(DEFAULT_LABEL)
         self.banner = CrashBanner()
@@ -63,7 +68,7 @@ class MainWindow(QMainWindow):
         self.setStatusBar(self.status)
         self._build_layout()
         self.library_action = self._build_menus()
-        self.session = ChatSession(self.client, history, self.chat_view, self.request_fields, self)
+        self.session = ChatSession(self.client, history, self.chat_view, self.request_for, self)
         self._restore_settings()
         self._connect()
         self.conversations.refresh()
@@ -125,7 +130,7 @@ class MainWindow(QMainWindow):
             self.resize(*DEFAULT_SIZE)
 
     def _save_geometry(self) -> None:
-        self.settings.set("window_geometry", self.saveGeometry().toBase64().data().decode("ascii"))
+        self.settings.set("window_geometry", bytes(self.saveGeometry().toBase64().data()).decode("ascii"))
 
     def _restore_settings(self) -> None:
         s = self.settings
@@ -149,9 +154,7 @@ class MainWindow(QMainWindow):
         c.load_progress.connect(lambda _stage, fraction: self.model_bar.set_load_fraction(fraction))
         c.model_loaded.connect(self._on_model_loaded)
         c.load_failed.connect(self._on_load_failed)
-        c.generation_started.connect(lambda _id: self.side.gauge.set_streaming(True))
-        c.stats_updated.connect(self.side.show_live)
-        c.finished.connect(lambda payload: self.side.show_final(payload["stats"]))
+        c.generation_started.connect(self._on_generation_started)
         c.engine_crashed.connect(self._on_crash)
         self.session.busy_changed.connect(lambda _b: self._update_buttons())
         self.session.conversation_changed.connect(self._on_conversation_changed)
@@ -160,8 +163,8 @@ class MainWindow(QMainWindow):
         self.input.cancel_requested.connect(self.cancel)
         self.send_button.clicked.connect(lambda: self.send(self.input.toPlainText()))
         self.stop_button.clicked.connect(self.cancel)
-        QShortcut(QKeySequence(Qt.Key.Key_Escape), self, activated=self.cancel)
-        QShortcut(QKeySequence.StandardKey.New, self, activated=lambda: self.session.open(None))
+        QShortcut(QKeySequence(Qt.Key.Key_Escape), self).activated.connect(self.cancel)
+        QShortcut(QKeySequence(QKeySequence.StandardKey.New), self).activated.connect(lambda: self.session.open(None))
         self.chat_view.edit_requested.connect(lambda _t: self.edit_last())
         self.conversations.conversation_selected.connect(self.session.open)
         self.conversations.new_requested.connect(lambda: self.session.open(None))
@@ -197,40 +200,60 @@ class MainWindow(QMainWindow):
         s.set("draft_n_gpu_layers", self.model_bar.draft_gpu.value())
         s.set("drafter", self.model_bar.drafter_choice())
         s.save()
-        target = s["target_path"]  # "" is the default model; the engine process finds it
         threads = s["n_threads"] or default_threads()
-        common = {"n_ctx": s["n_ctx"], "n_threads": threads}
-        request = {"target": target, "target_options": {**common, "n_gpu_layers": s["n_gpu_layers"]},
-                   "draft": s["draft_path"] or None,
-                   "draft_options": {**common, "n_gpu_layers": s["draft_n_gpu_layers"]}}
-        if request == self.client.last_load and self.client.running:
+        command = Load(
+            target=s["target_path"],  # "" is the default model; the engine process finds it
+            target_options=ModelOptions(n_gpu_layers=s["n_gpu_layers"], n_ctx=s["n_ctx"], n_threads=threads),
+            draft=s["draft_path"] or None,
+            draft_options=ModelOptions(n_gpu_layers=s["draft_n_gpu_layers"], n_ctx=s["n_ctx"], n_threads=threads),
+            plan=AutoPlan(self._requested_drafter(), s["draft_max"]),
+        )
+        if command == self.client.last_load and self.client.running:
             return  # e.g. a GPU-layers box lost focus without a change
         self.model_bar.set_loading("Loading…")
-        self.client.load(**request)
+        self.client.load(command)
         self._update_buttons()
 
-    def request_fields(self) -> dict[str, Any]:
-        """GenerateRequest fields from the current settings (drafter "none" means spec off)."""
-        s = self.settings
-        drafter = s["drafter"]
-        if drafter == "model" and not self.client.models.get("draft"):
-            drafter = "ngram"  # no (compatible) draft loaded: prompt lookup still drafts; the footer says so
-        return {"max_tokens": s["max_tokens"], "temperature": s["temperature"], "seed": s["seed"],
-                "spec": "off" if drafter == "none" else s["spec_mode"], "draft_max": s["draft_max"],
-                "drafter": None if drafter == "none" else drafter}
+    def _requested_drafter(self) -> DrafterKind | None:
+        choice = self.settings["drafter"]
+        return None if choice == NO_DRAFTER else DrafterKind(choice)
 
-    @Slot(dict)
-    def _on_model_loaded(self, loaded: dict[str, Any]) -> None:
-        target = loaded["target"]
-        note = f"Ready: {target['name']}"
-        if loaded.get("speculation_refusal"):
+    def drafter(self) -> DrafterKind:
+        """The drafter answers use now: the chosen one when the loaded models offer it."""
+        available = self.client.models.drafters if self.client.models is not None else ()
+        return choose_drafter(self._requested_drafter(), available)
+
+    def request_for(self, messages: list[Message]) -> GenerateRequest:
+        """The request for an answer to ``messages`` from the current settings (drafter
+        "none" means speculation off; a drafter the loaded models lack falls back, and the
+        footer says which one drafted)."""
+        s = self.settings
+        spec = SpecMode.OFF if s["drafter"] == NO_DRAFTER else SpecMode(s["spec_mode"])
+        return GenerateRequest(
+            messages=messages, max_tokens=s["max_tokens"], spec=spec, draft_max=s["draft_max"],
+            sampling=SamplingParams(temperature=s["temperature"], seed=s["seed"]),
+            drafter=None if spec is SpecMode.OFF else self.drafter(),
+        )
+
+    @Slot(object)
+    def _on_generation_started(self, handle: GenerationHandle) -> None:
+        self.side.gauge.set_streaming(True)
+        handle.stats_updated.connect(self.side.show_live)
+        handle.finished.connect(lambda done: self.side.show_final(done.stats))
+
+    @Slot(object)
+    def _on_model_loaded(self, loaded: LoadedModels) -> None:
+        note = f"Ready: {loaded.target.name}"
+        if loaded.speculation_refusal:
             note += " (speculation unavailable)"
-            self.model_bar.status.setToolTip(loaded["speculation_refusal"])
+            self.model_bar.status.setToolTip(loaded.speculation_refusal)
+        else:
+            self.model_bar.status.setToolTip(f"Drafting available: {loaded.drafting_note}")
         self.model_bar.set_idle(note)
-        if loaded.get("draft_error"):
-            self.model_bar.set_compatibility(False, loaded["draft_error"])
-        elif loaded.get("draft"):
-            self.model_bar.set_compatibility(True, str(loaded.get("draft_compatibility") or ""))
+        if loaded.draft_error:
+            self.model_bar.set_compatibility(False, loaded.draft_error)
+        elif loaded.draft is not None:
+            self.model_bar.set_compatibility(True, loaded.draft_compatibility or "")
         else:
             self.model_bar.set_compatibility(None)
         self.status.set_models(loaded)
@@ -257,7 +280,6 @@ class MainWindow(QMainWindow):
         self._update_buttons()
 
     def _show_error(self, message: str) -> None:
-        self.last_error = message
         self.status.showMessage(message, 15000)
 
     # ------------------------------------------------------------------ model library
@@ -316,9 +338,8 @@ class MainWindow(QMainWindow):
             self.race_dialog = RaceDialog(self.client, self)
             self.race_dialog.race_finished.connect(lambda _r: self._update_buttons())
             self.race_dialog.race_failed.connect(lambda _m: self._update_buttons())
-        drafter = "model" if self.settings["drafter"] == "model" and self.client.models.get("draft") else "ngram"
         self.race_dialog.show()
-        self.race_dialog.start(messages, self.request_fields(), drafter)
+        self.race_dialog.start(self.request_for(messages), self.drafter())
         self._update_buttons()
 
     def _update_buttons(self) -> None:

@@ -9,9 +9,12 @@ from PySide6.QtWidgets import (
     QComboBox, QFileDialog, QHBoxLayout, QLabel, QProgressBar, QSpinBox, QWidget,
 )
 
+from desktop_app.engine.api import DrafterKind
+from desktop_app.store.settings import NO_DRAFTER
+
 OPEN_FILE = "<open>"
 OPEN_LIBRARY = "<library>"
-DRAFTERS = (("none", "No speculation"), ("model", "Draft model"), ("ngram", "Prompt lookup"))
+DRAFTERS = ((NO_DRAFTER, "No speculation"), *((k.value, k.label) for k in DrafterKind))
 
 
 def _gpu_spin(name: str, tooltip: str) -> QSpinBox:
@@ -30,7 +33,7 @@ class ModelBar(QWidget):
 
     Signals:
         load_requested(): the target, the draft or a GPU-layers value changed.
-        drafter_changed(str): "none", "model" or "ngram" (no reload needed).
+        drafter_changed(str): NO_DRAFTER or a DrafterKind value (no reload needed).
         file_opened(str): a GGUF file was chosen through "Open GGUF…" or ``use_file`` (for the
             recent list).
         library_requested(): "Model library…" was picked in a picker.
@@ -71,10 +74,12 @@ class ModelBar(QWidget):
         self.progress.hide()
         self.status = QLabel()
         self.status.setObjectName("loadStatus")
-        for label, widget in (("Target", self.target_picker), (None, self.target_gpu), ("Draft", self.draft_picker),
-                              (None, self.draft_gpu), ("Drafter", self.drafter)):
-            if label:
-                tag = QLabel(label)
+        labelled: tuple[tuple[str | None, QWidget], ...] = (
+            ("Target", self.target_picker), (None, self.target_gpu), ("Draft", self.draft_picker),
+            (None, self.draft_gpu), ("Drafter", self.drafter))
+        for caption, widget in labelled:
+            if caption:
+                tag = QLabel(caption)
                 tag.setBuddy(widget)
                 layout.addWidget(tag)
             layout.addWidget(widget)
@@ -145,9 +150,9 @@ class ModelBar(QWidget):
         """Select ``path`` ("" for none) and ask for a reload; a draft path switches the drafter to it."""
         self.show_paths(self.target_path(), path)
         if path:
-            self.set_drafter("model")
-        elif self.drafter_choice() == "model":
-            self.set_drafter("ngram")
+            self.set_drafter(DrafterKind.MODEL.value)
+        elif self.drafter_choice() == DrafterKind.MODEL.value:
+            self.set_drafter(DrafterKind.NGRAM.value)
         self.load_requested.emit()
 
     def use_file(self, path: str, as_draft: bool = False) -> None:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Signal, SignalInstance
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFileDialog,
@@ -226,7 +226,7 @@ class ModelLibraryWindow(QWidget):
         return self.models[row] if 0 <= row < len(self.models) else None
 
     # ----------------------------------------------------------------- actions
-    def _choose(self, signal: Signal) -> None:
+    def _choose(self, signal: SignalInstance) -> None:
         model = self.selected_model()
         if model is None:
             return self._show_error("Select a model first")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal, Slot
@@ -9,27 +11,37 @@ from PySide6.QtWidgets import (
     QDialog, QDialogButtonBox, QGridLayout, QLabel, QPlainTextEdit, QVBoxLayout, QWidget,
 )
 
+from desktop_app.engine.api import DrafterKind, GenerateRequest, GenerationStats, SpecMode
 from desktop_app.ui.chat_view import format_footer
-from desktop_app.ui.engine_client import EngineClient
+from desktop_app.ui.engine_client import EngineClient, GenerationHandle
+from desktop_app.ui.engine_protocol import Done
 
 LANES = ("off", "on")
 
 
-def speedup(off: dict[str, Any], on: dict[str, Any]) -> float:
+def speedup(off: GenerationStats, on: GenerationStats) -> float:
     """How many times faster the speculative run decoded (tokens/s on / tokens/s off)."""
-    slow, fast = off.get("decode_tokens_per_s") or 0.0, on.get("decode_tokens_per_s") or 0.0
+    slow, fast = off.decode_tokens_per_s, on.decode_tokens_per_s
     return fast / slow if slow > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class RaceResult:
+    off: GenerationStats
+    on: GenerationStats
+    speedup: float
+    identical: bool  # the same text with and without speculation
 
 
 class RaceDialog(QDialog):
     """Runs the race on the engine and shows it; non-modal, so the window stays usable.
 
     Signals:
-        race_finished(dict): {"off": stats, "on": stats, "speedup": float, "identical": bool}.
+        race_finished(RaceResult): both runs' stats, the speed-up and whether the texts match.
         race_failed(str): a run failed or the engine went away.
     """
 
-    race_finished = Signal(dict)
+    race_finished = Signal(object)
     race_failed = Signal(str)
 
     def __init__(self, client: EngineClient, parent: QWidget | None = None) -> None:
@@ -41,12 +53,11 @@ class RaceDialog(QDialog):
         self.client = client
         self.texts: dict[str, QPlainTextEdit] = {}
         self.stats_labels: dict[str, QLabel] = {}
-        self.results: dict[str, dict[str, Any]] = {}
+        self.results: dict[str, GenerationStats] = {}
         self.answers: dict[str, str] = {}
-        self._queue: list[tuple[str, dict[str, Any]]] = []
+        self._queue: list[tuple[str, GenerateRequest]] = []
         self._lane: str | None = None
-        self._request: int | None = None
-        self._messages: list[dict[str, str]] = []
+        self._handle: GenerationHandle | None = None
         grid = QGridLayout()
         for column, lane in enumerate(LANES):
             title = QLabel(f"<b>Speculation {lane}</b>")
@@ -71,56 +82,55 @@ class RaceDialog(QDialog):
         layout.addLayout(grid, 1)
         layout.addWidget(self.summary)
         layout.addWidget(buttons)
-        client.token_received.connect(self._on_token)
-        client.finished.connect(self._on_finished)
-        client.failed.connect(self._on_failed)
         client.engine_crashed.connect(self._on_failed)
 
     @property
     def running(self) -> bool:
         return self._lane is not None
 
-    def start(self, messages: list[dict[str, str]], fields: dict[str, Any], drafter: str) -> None:
-        """Race ``messages``: the same fields (seed, temperature, max tokens) with spec off, then on."""
-        self._messages = messages
+    def start(self, request: GenerateRequest, drafter: DrafterKind) -> None:
+        """Race ``request`` (same seed, temperature, max tokens) with speculation off, then on."""
         self.results.clear()
         self.answers.clear()
         for lane in LANES:
             self.texts[lane].clear()
             self.stats_labels[lane].setText("waiting…")
         self.summary.setText("Running speculation off…")
-        base = {k: v for k, v in fields.items() if k not in ("spec", "drafter")}
-        self._queue = [("off", {**base, "spec": "off", "drafter": None}),
-                       ("on", {**base, "spec": "on", "drafter": drafter})]
+        self._queue = [("off", dataclasses.replace(request, spec=SpecMode.OFF, drafter=None)),
+                       ("on", dataclasses.replace(request, spec=SpecMode.ON, drafter=drafter))]
         self._next()
 
     def _next(self) -> None:
         if not self._queue:
-            self._lane = self._request = None
+            self._lane = self._handle = None
             self._report()
             return
-        self._lane, fields = self._queue.pop(0)
+        self._lane, request = self._queue.pop(0)
         self.summary.setText(f"Running speculation {self._lane}…")
-        self._request = self.client.generate(self._messages, **fields)
+        handle = self.client.generate(request)
+        handle.token_received.connect(self._on_token)
+        handle.finished.connect(self._on_finished)
+        handle.failed.connect(self._on_failed)
+        self._handle = handle
 
-    def _mine(self) -> bool:
-        return self._request is not None and self.client.current_request == self._request
+    def _from_current(self) -> bool:
+        return self._handle is not None and self.sender() is self._handle
 
     @Slot(str, bool)
     def _on_token(self, text: str, from_draft: bool) -> None:
-        if self._mine() and self._lane is not None:
+        if self._from_current() and self._lane is not None:
             edit = self.texts[self._lane]
             edit.moveCursor(edit.textCursor().MoveOperation.End)
             edit.insertPlainText(text)
 
-    @Slot(dict)
-    def _on_finished(self, payload: dict[str, Any]) -> None:
-        if self._lane is None or payload.get("id") != self._request:
+    @Slot(object)
+    def _on_finished(self, done: Done) -> None:
+        if self._lane is None or not self._from_current():
             return
-        self.results[self._lane] = payload["stats"]
-        self.answers[self._lane] = payload["text"]
-        self.texts[self._lane].setPlainText(payload["text"])
-        self.stats_labels[self._lane].setText(format_footer(payload["stats"]))
+        self.results[self._lane] = done.stats
+        self.answers[self._lane] = done.text
+        self.texts[self._lane].setPlainText(done.text)
+        self.stats_labels[self._lane].setText(format_footer(done.stats.to_dict()))
         self._next()
 
     @Slot(str)
@@ -128,7 +138,7 @@ class RaceDialog(QDialog):
         if self._lane is None:
             return
         self._queue.clear()
-        self._lane = self._request = None
+        self._lane = self._handle = None
         self.summary.setText(f"Race stopped: {message}")
         self.race_failed.emit(message)
 
@@ -141,7 +151,7 @@ class RaceDialog(QDialog):
         identical = self.answers["off"] == self.answers["on"]
         same = "identical text" if identical else "the texts differ (sampling at temperature > 0?)"
         self.summary.setText(f"Speculation on: {factor:.2f}× the speed of off · {same}")
-        self.race_finished.emit({"off": off, "on": on, "speedup": factor, "identical": identical})
+        self.race_finished.emit(RaceResult(off, on, factor, identical))
 
     def closeEvent(self, event: Any) -> None:  # noqa: N802 - Qt API
         if self.running:

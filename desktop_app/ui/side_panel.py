@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtWidgets import (
     QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget,
 )
 
+from desktop_app.engine.api import DRAFT_K, MAX_TOKENS, TEMPERATURE, GenerationStats, SpecMode
 from desktop_app.ui.speed_gauge import AcceptanceMeter, Sparkline, SpeedGauge
-
-MODES = ("Off", "On", "Auto")
 
 
 class SidePanel(QWidget):
@@ -23,8 +20,9 @@ class SidePanel(QWidget):
         self.mode = QComboBox()
         self.mode.setObjectName("speculationMode")
         self.mode.setAccessibleName("Speculation mode")
-        self.mode.setToolTip("Off: plain decoding. On: always draft. Auto: draft only when it pays on this machine.")
-        self.mode.addItems(list(MODES))
+        self.mode.setToolTip(" ".join(f"{m.label}: {m.description}." for m in SpecMode))
+        for mode in SpecMode:
+            self.mode.addItem(mode.label, mode.value)
         form = QFormLayout()
         form.addRow("Speculation", self.mode)
         layout.addLayout(form)
@@ -49,16 +47,17 @@ class SidePanel(QWidget):
         settings = QFormLayout()
         self.draft_max = QSpinBox()
         self.draft_max.setObjectName("draftMax")
-        self.draft_max.setRange(1, 32)
+        self.draft_max.setRange(DRAFT_K.low, DRAFT_K.high)
+        self.draft_max.setToolTip(DRAFT_K.description)
         self.draft_max.setAccessibleName("Tokens drafted per cycle")
         self.temperature = QDoubleSpinBox()
         self.temperature.setObjectName("temperature")
-        self.temperature.setRange(0.0, 2.0)
+        self.temperature.setRange(TEMPERATURE.low, TEMPERATURE.high)
         self.temperature.setSingleStep(0.1)
         self.temperature.setAccessibleName("Temperature")
         self.max_tokens = QSpinBox()
         self.max_tokens.setObjectName("maxTokens")
-        self.max_tokens.setRange(1, 32768)
+        self.max_tokens.setRange(MAX_TOKENS.low, MAX_TOKENS.high)
         self.max_tokens.setAccessibleName("Longest answer in tokens")
         settings.addRow("Draft k", self.draft_max)
         settings.addRow("Temperature", self.temperature)
@@ -67,32 +66,32 @@ class SidePanel(QWidget):
         layout.addStretch(1)
 
     def mode_key(self) -> str:
-        return self.mode.currentText().lower()
+        return str(self.mode.currentData())
 
     def set_mode_key(self, key: str) -> None:
-        self.mode.setCurrentText(key.capitalize())
+        self.mode.setCurrentIndex(max(0, self.mode.findData(SpecMode(key).value)))
 
-    def show_live(self, stats: dict[str, Any]) -> None:
+    def show_live(self, stats: GenerationStats) -> None:
         """Live figures while an answer streams."""
         self.gauge.set_caption("live")
-        self.gauge.tokensPerSecond = float(stats.get("window_tokens_per_s") or 0.0)
-        self.sparkline.add(self.gauge.tokensPerSecond)
+        self.gauge.set_value(stats.window_tokens_per_s)
+        self.sparkline.add(self.gauge.value())
         self._show_acceptance(stats)
 
-    def show_final(self, stats: dict[str, Any]) -> None:
+    def show_final(self, stats: GenerationStats) -> None:
         """The last answer's figures, shown while idle."""
-        tps = float(stats.get("decode_tokens_per_s") or stats.get("window_tokens_per_s") or 0.0)
+        tps = stats.decode_tokens_per_s or stats.window_tokens_per_s
         self.gauge.set_streaming(False)
         self.gauge.set_caption("last answer")
-        self.gauge.tokensPerSecond = tps
+        self.gauge.set_value(tps)
         self.sparkline.add(tps)
         self._show_acceptance(stats)
-        k = stats.get("draft_max", 0)
+        k = stats.draft_max
         self.detail.setText(
-            f"{stats.get('generated_tokens', 0)} tokens in {stats.get('target_passes', 0)} target passes"
-            + (f" · k ≤ {k}" if k else "") + (f"\n{stats['auto_reason']}" if stats.get("auto_reason") else "")
+            f"{stats.generated_tokens} tokens in {stats.target_passes} target passes"
+            + (f" · k ≤ {k}" if k else "") + (f"\n{stats.auto_reason}" if stats.auto_reason else "")
         )
 
-    def _show_acceptance(self, stats: dict[str, Any]) -> None:
-        self.acceptance.set_active(bool(stats.get("drafted")))
-        self.acceptance.acceptanceRate = float(stats.get("acceptance_rate") or 0.0)
+    def _show_acceptance(self, stats: GenerationStats) -> None:
+        self.acceptance.set_active(bool(stats.drafted))
+        self.acceptance.set_rate(stats.acceptance_rate)

@@ -58,6 +58,13 @@ class SpeedGauge(QWidget):
     def _get_tps(self) -> float:
         return self._value
 
+    def value(self) -> float:
+        return self._value
+
+    def set_value(self, value: float) -> None:
+        """Show ``value`` tokens/s (the ``tokensPerSecond`` property's setter)."""
+        self._set_tps(value)
+
     def _set_tps(self, value: float) -> None:
         value = max(0.0, float(value))
         if value == self._value:
@@ -156,6 +163,10 @@ class AcceptanceMeter(QWidget):
 
     def _get_rate(self) -> float:
         return self._rate
+
+    def set_rate(self, value: float) -> None:
+        """Show ``value`` (0..1) as the accepted share (the ``acceptanceRate`` property's setter)."""
+        self._set_rate(value)
 
     def _set_rate(self, value: float) -> None:
         self._rate = min(1.0, max(0.0, float(value)))

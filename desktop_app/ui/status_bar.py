@@ -11,6 +11,9 @@ from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QStatusBar, QWidget
 
+from desktop_app.engine.api import LoadedModels
+from desktop_app.ui.engine_protocol import Ready
+
 MEMORY_REFRESH_MS = 2000
 
 
@@ -45,19 +48,19 @@ class EngineStatusBar(QStatusBar):
         self._timer.start()
         self.refresh_memory()
 
-    def set_backend(self, info: dict[str, Any]) -> None:
-        name, device = info.get("backend_name", "?"), info.get("device", "")
-        self.backend.setText(f"{name} · {device}" if device and device != name else str(name))
-        self.backend.setToolTip(str(info.get("backend", "")))
+    def set_backend(self, info: Ready) -> None:
+        name, device = info.backend_name, info.device
+        self.backend.setText(f"{name} · {device}" if device and device != name else name)
+        self.backend.setToolTip(info.backend)
 
-    def set_models(self, loaded: dict[str, Any] | None) -> None:
-        if not loaded:
+    def set_models(self, loaded: LoadedModels | None) -> None:
+        if loaded is None:
             self.models.setText("no model loaded")
             return
-        target = loaded["target"]
-        text = f"{target['name']} ({target['quantization']}, ctx {target['n_ctx']})"
-        if loaded.get("draft"):
-            text += f" + draft {loaded['draft']['name']}"
+        target = loaded.target
+        text = f"{target.name} ({target.quantization}, ctx {target.n_ctx})"
+        if loaded.draft is not None:
+            text += f" + draft {loaded.draft.name}"
         self.models.setText(text)
 
     def refresh_memory(self) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from desktop_app.engine.api import DRAFT_K
 from desktop_app.store.settings import MAX_RECENT_FILES, SETTINGS, Settings
 
 
@@ -28,7 +29,7 @@ def test_first_run_gives_the_defaults(home: Path) -> None:
     settings = Settings.load()
     assert settings.path == home / "config" / "settings.json"
     assert settings["spec_mode"] == "auto"
-    assert settings["draft_max"] == 4
+    assert settings["draft_max"] == DRAFT_K.default
     assert settings["n_gpu_layers"] == -1
     assert settings["temperature"] == 0.0
     assert settings["max_tokens"] == 512
@@ -58,7 +59,7 @@ def test_unknown_keys_and_bad_values_fall_back_to_defaults(home: Path) -> None:
     }))
     settings = Settings.load()
     assert settings["spec_mode"] == "auto"
-    assert settings["draft_max"] == 4
+    assert settings["draft_max"] == DRAFT_K.default
     assert settings["max_tokens"] == 512
     assert settings["recent_files"] == []
     assert settings["temperature"] == 0.5  # the good value is kept

@@ -2,11 +2,53 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 from PySide6.QtCore import Qt
 
+from desktop_app.engine.api import GenerationStats
+from desktop_app.ui.engine_client import GenerationHandle
+from desktop_app.ui.engine_protocol import Done
 from tests.ui.conftest import ANSWER_TIMEOUT_MS
+
+
+@dataclass
+class AnswerWatch:
+    """What the next answer's handle reported: text pieces, live stats, the end."""
+
+    pieces: list[str] = field(default_factory=list)
+    live: list[GenerationStats] = field(default_factory=list)
+    done: Done | None = None
+    failure: str | None = None
+    handle: GenerationHandle | None = None
+
+    def attach(self, handle: GenerationHandle) -> None:
+        if self.handle is not None:
+            return  # only the first answer started while watching
+        self.handle = handle
+        handle.token_received.connect(lambda text, _draft: self.pieces.append(text))
+        handle.stats_updated.connect(self.live.append)
+        handle.finished.connect(lambda done: setattr(self, "done", done))
+        handle.failed.connect(lambda message: setattr(self, "failure", message))
+
+    @property
+    def ended(self) -> bool:
+        return self.done is not None or self.failure is not None
+
+
+@contextmanager
+def next_answer(qtbot: Any, client: Any, timeout: int = ANSWER_TIMEOUT_MS) -> Iterator[AnswerWatch]:
+    """Watch the next answer the client starts inside the block; wait for its end after it."""
+    watch = AnswerWatch()
+    client.generation_started.connect(watch.attach)
+    try:
+        yield watch
+        qtbot.waitUntil(lambda: watch.ended, timeout=timeout)
+    finally:
+        client.generation_started.disconnect(watch.attach)
 
 
 def pick(box: Any, data: str) -> None:
@@ -25,12 +67,13 @@ def type_and_send(qtbot: Any, window: Any, text: str) -> None:
     qtbot.keyClick(box, Qt.Key.Key_Return)
 
 
-def send_and_wait(qtbot: Any, window: Any, text: str, timeout: int = ANSWER_TIMEOUT_MS) -> dict[str, Any]:
-    """Send ``text`` and wait for the answer; returns the finished payload."""
-    with qtbot.waitSignal(window.client.finished, timeout=timeout) as blocker:
+def send_and_wait(qtbot: Any, window: Any, text: str, timeout: int = ANSWER_TIMEOUT_MS) -> Done:
+    """Send ``text`` and wait for the answer; returns its final text and stats."""
+    with next_answer(qtbot, window.client, timeout) as watch:
         type_and_send(qtbot, window, text)
     qtbot.waitUntil(lambda: not window.session.busy, timeout=5000)
-    return blocker.args[0]
+    assert watch.done is not None, watch.failure
+    return watch.done
 
 
 def last_answer(window: Any) -> Any:

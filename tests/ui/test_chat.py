@@ -8,27 +8,26 @@ from PySide6.QtCore import Qt
 
 from desktop_app.store import History
 from tests.ui.conftest import ANSWER_TIMEOUT_MS
-from tests.ui.helpers import last_answer, send_and_wait, type_and_send
+from tests.ui.helpers import last_answer, next_answer, send_and_wait, type_and_send
 
 
 def test_a_message_streams_an_answer_with_its_footer(qtbot: Any, make_window: Any, models: Any) -> None:
     window = make_window(target_path=models.target, drafter="ngram", spec_mode="on", max_tokens=120)
-    pieces: list[str] = []
-    window.client.token_received.connect(lambda text, _draft: pieces.append(text))
     # Shift+Enter is a new line, not a send
     window.input.setFocus()
     qtbot.keyClicks(window.input, "Hello")
     qtbot.keyClick(window.input, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
     assert window.input.toPlainText() == "Hello\n"
     assert window.chat_view.messages == []
-    with qtbot.waitSignal(window.client.finished, timeout=ANSWER_TIMEOUT_MS) as done:
+    with next_answer(qtbot, window.client) as watch:
         qtbot.keyClicks(window.input, "there")
         qtbot.keyClick(window.input, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: not window.session.busy)
     answer = last_answer(window)
-    text = done.args[0]["text"]
-    assert text and "".join(pieces) == text == answer.text
-    assert len(pieces) > 1  # it streamed in pieces, not one block at the end
+    assert watch.done is not None
+    text = watch.done.text
+    assert text and "".join(watch.pieces) == text == answer.text
+    assert len(watch.pieces) > 1  # it streamed in pieces, not one block at the end
     assert window.chat_view.messages[0].text == "Hello\nthere"
     assert window.input.toPlainText() == ""
     footer = answer.footer.text()
@@ -46,18 +45,20 @@ def test_the_gauge_shows_live_speed_while_streaming(qtbot: Any, make_window: Any
     window = make_window(drafter="none", max_tokens=160)
     gauge = window.findChild(type(window.side.gauge), "speedGauge")
     live: list[float] = []
-    window.client.stats_updated.connect(lambda _s: live.append(gauge.property("tokensPerSecond")))
+    window.client.generation_started.connect(lambda handle: handle.stats_updated.connect(
+        lambda _s: live.append(gauge.property("tokensPerSecond"))))
     repaints_at_start = gauge.repaints
-    with qtbot.waitSignal(window.client.finished, timeout=ANSWER_TIMEOUT_MS) as done:
+    with next_answer(qtbot, window.client) as watch:
         type_and_send(qtbot, window, "Tell me about the sea.")
         qtbot.waitUntil(lambda: len(live) >= 3, timeout=ANSWER_TIMEOUT_MS)
         assert window.session.busy and max(live) > 0
-    stats = done.args[0]["stats"]
-    seconds = stats["prefill_s"] + stats["decode_s"]
+    assert watch.done is not None
+    stats = watch.done.stats
+    seconds = stats.prefill_s + stats.decode_s
     assert gauge.repaints - repaints_at_start >= 5 * seconds * 0.8  # >= 5 refreshes a second
     # idle: the gauge shows the last answer's figure
     qtbot.waitUntil(lambda: gauge.caption == "last answer")
-    assert abs(gauge.property("tokensPerSecond") - stats["decode_tokens_per_s"]) < 0.01
+    assert abs(gauge.property("tokensPerSecond") - stats.decode_tokens_per_s) < 0.01
 
 
 def test_speculation_mode_changes_between_messages_without_reloading(
@@ -82,7 +83,7 @@ def test_speculation_mode_changes_between_messages_without_reloading(
 
 def test_stop_ends_the_answer_and_keeps_what_was_shown(qtbot: Any, make_window: Any) -> None:
     window = make_window(drafter="none", max_tokens=3000)
-    with qtbot.waitSignal(window.client.finished, timeout=ANSWER_TIMEOUT_MS) as done:
+    with next_answer(qtbot, window.client) as watch:
         type_and_send(qtbot, window, "Write a very long story about a lighthouse.")
         qtbot.waitUntil(lambda: len(last_answer(window).text) > 20, timeout=ANSWER_TIMEOUT_MS)
         assert window.stop_button.isEnabled()
@@ -91,9 +92,10 @@ def test_stop_ends_the_answer_and_keeps_what_was_shown(qtbot: Any, make_window: 
         qtbot.waitUntil(lambda: window.history.messages(conversation)[-1].content != "", timeout=5000)
         assert window.session.busy
         qtbot.mouseClick(window.stop_button, Qt.MouseButton.LeftButton)
-    stats = done.args[0]["stats"]
-    assert stats["finish_reason"] == "cancelled"
-    assert stats["generated_tokens"] < 3000
+    assert watch.done is not None
+    stats = watch.done.stats
+    assert stats.finish_reason == "cancelled"
+    assert stats.generated_tokens < 3000
     answer = last_answer(window)
     assert "stopped" in answer.footer.text()
     assert window.send_button.isEnabled()
@@ -103,18 +105,18 @@ def test_stop_ends_the_answer_and_keeps_what_was_shown(qtbot: Any, make_window: 
 
 def test_escape_in_the_input_stops_too(qtbot: Any, make_window: Any) -> None:
     window = make_window(drafter="none", max_tokens=3000)
-    with qtbot.waitSignal(window.client.finished, timeout=ANSWER_TIMEOUT_MS) as done:
+    with next_answer(qtbot, window.client) as watch:
         type_and_send(qtbot, window, "Count to a thousand.")
         qtbot.waitUntil(lambda: len(last_answer(window).text) > 10, timeout=ANSWER_TIMEOUT_MS)
         qtbot.keyClick(window.input, Qt.Key.Key_Escape)
-    assert done.args[0]["stats"]["finish_reason"] == "cancelled"
+    assert watch.done is not None and watch.done.stats.finish_reason == "cancelled"
 
 
 def test_regenerate_and_edit_and_resend(qtbot: Any, make_window: Any, models: Any) -> None:
     window = make_window(target_path=models.target, drafter="none", max_tokens=30)
     send_and_wait(qtbot, window, "Original question")
     first_id = window.history.messages(window.session.conversation_id)[-1].id
-    with qtbot.waitSignal(window.client.finished, timeout=ANSWER_TIMEOUT_MS):
+    with next_answer(qtbot, window.client):
         qtbot.mouseClick(last_answer(window).action_button, Qt.MouseButton.LeftButton)  # Regenerate
     qtbot.waitUntil(lambda: not window.session.busy)
     stored = window.history.messages(window.session.conversation_id)
@@ -127,7 +129,7 @@ def test_regenerate_and_edit_and_resend(qtbot: Any, make_window: Any, models: An
     assert window.chat_view.messages == []
     assert window.history.messages(window.session.conversation_id) == []
     window.input.setPlainText("Edited question")
-    with qtbot.waitSignal(window.client.finished, timeout=ANSWER_TIMEOUT_MS):
+    with next_answer(qtbot, window.client):
         qtbot.mouseClick(window.send_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not window.session.busy)
     assert [m.content for m in window.history.messages(window.session.conversation_id)][0] == "Edited question"

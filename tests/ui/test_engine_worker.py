@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from desktop_app.ui.engine_protocol import EngineEvent, LoadProgressed
 from desktop_app.ui.engine_worker import LoadProgress
 
 
@@ -11,9 +10,9 @@ def _recorder(interval_s: float) -> tuple[LoadProgress, list[float]]:
     """A LoadProgress for the draft and the fractions it would send down the pipe."""
     fractions: list[float] = []
 
-    def send(kind: str, payload: Any) -> None:
-        assert kind == "load_progress" and payload["stage"] == "draft"
-        fractions.append(payload["fraction"])
+    def send(event: EngineEvent) -> None:
+        assert isinstance(event, LoadProgressed) and event.stage == "draft"
+        fractions.append(event.fraction)
 
     return LoadProgress(send, "draft", interval_s=interval_s), fractions
 

@@ -24,7 +24,7 @@ def test_open_gguf_loads_it_and_remembers_it(
     monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(models.target), "GGUF models (*.gguf)"))
     with qtbot.waitSignal(window.client.model_loaded, timeout=LOAD_TIMEOUT_MS) as loaded:
         pick(picker, OPEN_FILE)
-    assert loaded.args[0]["target"]["name"] == "target"  # named by its file
+    assert loaded.args[0].target.name == "target"  # named by its file
     assert picker.currentText() == "target.gguf"
     assert window.settings["recent_files"] == [str(models.target)]
     assert window.settings["target_path"] == str(models.target)
@@ -32,7 +32,7 @@ def test_open_gguf_loads_it_and_remembers_it(
     assert window.model_bar.draft_picker.findData(str(models.target)) >= 0
     with qtbot.waitSignal(window.client.model_loaded, timeout=LOAD_TIMEOUT_MS) as loaded:
         pick(picker, "")
-    assert "135M" in loaded.args[0]["target"]["name"] or "135m" in loaded.args[0]["target"]["name"].lower()
+    assert "135M" in loaded.args[0].target.name or "135m" in loaded.args[0].target.name.lower()
 
 
 def test_loading_shows_a_percentage_rising_to_100_then_ready(qtbot: Any, make_window: Any,
@@ -87,7 +87,7 @@ def test_gpu_layers_reload_with_the_new_value_and_no_change_does_not(
     window.model_bar.target_gpu.setValue(0)
     with qtbot.waitSignal(window.client.model_loaded, timeout=LOAD_TIMEOUT_MS) as loaded:
         window.model_bar.target_gpu.editingFinished.emit()
-    assert loaded.args[0]["target"]["n_gpu_layers"] == 0
+    assert loaded.args[0].target.n_gpu_layers == 0
     assert window.settings["n_gpu_layers"] == 0
 
 

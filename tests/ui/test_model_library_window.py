@@ -113,7 +113,7 @@ def test_the_main_window_opens_the_library_and_loads_a_draft_chosen_there(
     with qtbot.waitSignal(window.client.model_loaded, timeout=LOAD_TIMEOUT_MS) as loaded:
         library.draft_button.click()
 
-    assert loaded.args[0]["draft"]["path"] == str(draft)
+    assert loaded.args[0].draft.path == str(draft)
     assert window.model_bar.draft_picker.currentText() == "draft.gguf"
     assert window.model_bar.drafter_choice() == "model"
     assert window.model_bar.badge.text() == "✓ draft fits"

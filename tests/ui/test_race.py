@@ -6,6 +6,7 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 
+from desktop_app.engine.api import GenerationStats
 from desktop_app.ui.race_dialog import speedup
 from tests.ui.conftest import ANSWER_TIMEOUT_MS
 from tests.ui.helpers import send_and_wait
@@ -25,20 +26,23 @@ def test_race_shows_both_answers_the_speedup_and_that_they_are_identical(
     with qtbot.waitSignal(dialog.race_finished, timeout=2 * ANSWER_TIMEOUT_MS) as done:
         pass
     result = done.args[0]
-    assert result["off"]["mode"] == "off" and result["on"]["mode"] == "on"
-    assert result["on"]["drafter"] == "model" and result["on"]["drafted"] > 0
-    assert result["identical"] is True
+    assert result.off.mode == "off" and result.on.mode == "on"
+    assert result.on.drafter == "model" and result.on.drafted > 0 and result.on.accepted > 0
+    assert result.identical is True
     off_text, on_text = dialog.texts["off"].toPlainText(), dialog.texts["on"].toPlainText()
     assert off_text and off_text == on_text
     assert "tok/s" in dialog.stats_labels["off"].text() and "tok/s" in dialog.stats_labels["on"].text()
     summary = dialog.summary.text()
-    assert f"{result['speedup']:.2f}×" in summary and "identical text" in summary
-    assert result["speedup"] > 0
+    assert f"{result.speedup:.2f}×" in summary and "identical text" in summary
+    assert result.speedup > 0
     # the race does not touch the conversation
     assert len(window.chat_view.messages) == 2
     assert window.send_button.isEnabled()
 
 
 def test_speedup_is_the_ratio_of_decode_speeds() -> None:
-    assert speedup({"decode_tokens_per_s": 50.0}, {"decode_tokens_per_s": 100.0}) == 2.0
-    assert speedup({"decode_tokens_per_s": 0.0}, {"decode_tokens_per_s": 100.0}) == 0.0
+    def run(tokens: int, seconds: float) -> GenerationStats:
+        return GenerationStats(generated_tokens=tokens, decode_s=seconds)
+
+    assert speedup(run(50, 1.0), run(100, 1.0)) == 2.0
+    assert speedup(run(0, 1.0), run(100, 1.0)) == 0.0

@@ -1,0 +1,257 @@
+"""The engine's vocabulary and its llama-free types: declared once, read by everything else.
+
+Importing this module loads neither llama.cpp nor Qt, so the window, the settings, the CLI's
+argument parser and the engine process's pipe all use these types and ranges directly:
+
+- :class:`SpecMode` and :class:`DrafterKind`: the speculation modes and who drafts, with labels;
+- :data:`DRAFT_K`, :data:`MAX_TOKENS`, :data:`TEMPERATURE`... : every numeric parameter with its
+  range and default (:class:`NumberRange` gives the one error message for a bad value);
+- :func:`choose_drafter`: the one decision of which drafter an answer uses;
+- :class:`SamplingParams`, :class:`ModelOptions`, :class:`GenerateRequest`, :class:`ModelInfo`,
+  :class:`LoadedModels`; :class:`GenerationStats` and the events are re-exported from their
+  (equally llama-free) modules.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Generic, TypedDict, TypeVar
+
+from desktop_app.engine.events import Event, Finished, StatsUpdate, TextChunk, final_result
+from desktop_app.engine.stats import GenerationStats
+
+__all__ = [
+    "DRAFTER_PREFERENCE", "DRAFT_K", "DrafterKind", "Event", "Finished", "GenerateRequest", "GenerationStats",
+    "LoadedModels", "MAX_TOKENS", "MIN_P", "Message", "ModelInfo", "ModelOptions", "NGPU_LAYERS", "N_CTX",
+    "N_THREADS", "NumberRange", "SEED", "SamplingParams", "SpecMode", "StatsUpdate", "TEMPERATURE", "TOP_K",
+    "TOP_P", "TextChunk", "choose_drafter", "final_result",
+]
+
+
+class Message(TypedDict):
+    """One chat message as the engine takes it (role: system, user or assistant)."""
+
+    role: str
+    content: str
+
+
+class SpecMode(str, Enum):
+    """Whether answers are drafted and verified."""
+
+    OFF = "off"
+    ON = "on"
+    AUTO = "auto"
+
+    @property
+    def label(self) -> str:
+        return self.value.capitalize()
+
+    @property
+    def description(self) -> str:
+        return {
+            SpecMode.OFF: "plain decoding",
+            SpecMode.ON: "always draft k tokens per cycle",
+            SpecMode.AUTO: "draft only when it pays on this machine (k up to the maximum)",
+        }[self]
+
+
+DEFAULT_SPEC_MODE = SpecMode.AUTO
+
+
+class DrafterKind(str, Enum):
+    """Who proposes the tokens the target verifies."""
+
+    MTP = "mtp"  # the target's own next-token-prediction layers
+    MODEL = "model"  # a separate small GGUF sharing the target's vocabulary
+    NGRAM = "ngram"  # prompt lookup: no model
+
+    @property
+    def label(self) -> str:
+        return {DrafterKind.MTP: "Built-in (MTP)", DrafterKind.MODEL: "Draft model",
+                DrafterKind.NGRAM: "Prompt lookup"}[self]
+
+
+# Auto's order of candidates: a drafter trained with the target first, a separate draft model
+# next, prompt lookup (always there) last.
+DRAFTER_PREFERENCE: tuple[DrafterKind, ...] = (DrafterKind.MTP, DrafterKind.MODEL, DrafterKind.NGRAM)
+
+
+def choose_drafter(requested: DrafterKind | str | None, available: Collection[DrafterKind]) -> DrafterKind:
+    """The drafter an answer uses: ``requested`` when it is available, otherwise the first
+    available one in :data:`DRAFTER_PREFERENCE` (prompt lookup needs nothing, so there always is one)."""
+    if requested is not None:
+        kind = DrafterKind(requested)
+        if kind in available or kind is DrafterKind.NGRAM:
+            return kind
+    for kind in DRAFTER_PREFERENCE:
+        if kind in available:
+            return kind
+    return DrafterKind.NGRAM
+
+
+N = TypeVar("N", int, float)
+
+
+@dataclass(frozen=True)
+class NumberRange(Generic[N]):
+    """One numeric parameter: its bounds, default and meaning; :meth:`check` is the only
+    validation, so the CLI, the window and any API give the same message for a bad value."""
+
+    name: str
+    kind: type[N]
+    low: N
+    high: N
+    default: N
+    description: str
+    low_open: bool = False  # the bound itself is not allowed
+
+    def check(self, value: object) -> N:
+        """``value`` as this parameter's type, or ValueError naming the parameter and its range."""
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"{self.name} must be a number {self.bounds()}, not {value!r}")
+        if self.kind is int and not (isinstance(value, int) or float(value).is_integer()):
+            raise ValueError(f"{self.name} must be a whole number {self.bounds()}, not {value!r}")
+        if not math.isfinite(value):
+            raise ValueError(f"{self.name} must be a finite number {self.bounds()}, not {value!r}")
+        number = self.kind(value)
+        too_low = number <= self.low if self.low_open else number < self.low
+        if too_low or number > self.high:
+            raise ValueError(f"{self.name} must be {self.bounds()}, not {value!r}")
+        return number
+
+    def accepts(self, value: object) -> bool:
+        try:
+            self.check(value)
+        except ValueError:
+            return False
+        return True
+
+    def bounds(self) -> str:
+        if self.low_open:
+            return f"above {self.low} and at most {self.high}"
+        return f"between {self.low} and {self.high}"
+
+
+DRAFT_K = NumberRange("draft_max", int, 1, 32, 8,
+                      "Tokens drafted per cycle: k with speculation on, the most auto may draft")
+MAX_TOKENS = NumberRange("max_tokens", int, 1, 1 << 20, 512, "Longest answer in tokens")
+TEMPERATURE = NumberRange("temperature", float, 0.0, 5.0, 0.0, "Sampling temperature; 0 is greedy")
+TOP_K = NumberRange("top_k", int, 0, 1 << 20, 0, "Sample among the k likeliest tokens (0: off)")
+TOP_P = NumberRange("top_p", float, 0.0, 1.0, 1.0, "Nucleus sampling mass (1: off)", low_open=True)
+MIN_P = NumberRange("min_p", float, 0.0, 0.999999, 0.0, "Drop tokens below this share of the likeliest (0: off)")
+SEED = NumberRange("seed", int, 0, 2**63 - 1, 42, "Sampling seed (used when temperature > 0)")
+N_CTX = NumberRange("n_ctx", int, 32, 1 << 20, 4096, "Context size in tokens")
+NGPU_LAYERS = NumberRange("n_gpu_layers", int, -1, 9999, -1, "Layers offloaded to the GPU (-1 all, 0 none)")
+N_THREADS = NumberRange("n_threads", int, 0, 1024, 0, "CPU threads for the engine; 0 picks them for this machine")
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    """How the next token is chosen. ``temperature == 0`` means greedy (argmax)."""
+
+    temperature: float = TEMPERATURE.default
+    top_k: int = TOP_K.default
+    top_p: float = TOP_P.default
+    min_p: float = MIN_P.default
+    seed: int | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "temperature", TEMPERATURE.check(self.temperature))
+        object.__setattr__(self, "top_k", TOP_K.check(self.top_k))
+        object.__setattr__(self, "top_p", TOP_P.check(self.top_p))
+        object.__setattr__(self, "min_p", MIN_P.check(self.min_p))
+        if self.seed is not None:
+            object.__setattr__(self, "seed", SEED.check(self.seed))
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature == 0.0
+
+
+@dataclass(frozen=True)
+class ModelOptions:
+    """Per-model load settings (target and draft each have their own)."""
+
+    n_gpu_layers: int = NGPU_LAYERS.default  # -1: every layer the backend can take; 0: CPU only
+    n_ctx: int = N_CTX.default
+    n_batch: int = 512
+    n_threads: int | None = None  # None: chosen for this machine
+    flash_attn: bool | None = None  # None: let llama.cpp decide
+
+    def __post_init__(self) -> None:
+        NGPU_LAYERS.check(self.n_gpu_layers)
+        N_CTX.check(self.n_ctx)
+        if self.n_threads is not None and N_THREADS.check(self.n_threads) == 0:
+            object.__setattr__(self, "n_threads", None)
+
+
+@dataclass(frozen=True)
+class GenerateRequest:
+    """One answer to produce. Give ``messages`` (chat template applied) or ``prompt`` (raw).
+
+    ``drafter`` None lets :func:`choose_drafter` pick; ``parse_special`` makes a raw prompt's
+    special-token texts (``<|im_start|>``...) the special tokens, as llama.cpp's tools do.
+    """
+
+    messages: Sequence[Message] | None = None
+    prompt: str | None = None
+    max_tokens: int = MAX_TOKENS.default
+    sampling: SamplingParams = field(default_factory=SamplingParams)
+    spec: SpecMode = DEFAULT_SPEC_MODE
+    draft_max: int = DRAFT_K.default
+    drafter: DrafterKind | None = None
+    stop: Sequence[str] = ()
+    parse_special: bool = True
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "spec", _member(SpecMode, self.spec, "spec"))
+        if self.drafter is not None:
+            object.__setattr__(self, "drafter", _member(DrafterKind, self.drafter, "drafter"))
+        MAX_TOKENS.check(self.max_tokens)
+        DRAFT_K.check(self.draft_max)
+        if (self.messages is None) == (self.prompt is None):
+            raise ValueError("give either messages or a raw prompt")
+        if isinstance(self.stop, str) or not all(isinstance(s, str) and s for s in self.stop):
+            raise ValueError("stop must be a list of non-empty strings")
+
+
+E = TypeVar("E", SpecMode, DrafterKind)
+
+
+def _member(enum: type[E], value: object, name: str) -> E:
+    try:
+        return enum(value)
+    except ValueError:
+        choices = ", ".join(m.value for m in enum)
+        raise ValueError(f"{name} must be one of {choices}, not {value!r}") from None
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """What the window and the CLI show about a loaded model."""
+
+    path: str
+    name: str
+    architecture: str
+    n_params: int
+    quantization: str
+    size_bytes: int
+    n_ctx: int
+    n_gpu_layers: int
+
+
+@dataclass(frozen=True)
+class LoadedModels:
+    """The engine's state after a load: what is loaded and which drafters can run."""
+
+    target: ModelInfo
+    draft: ModelInfo | None = None
+    draft_compatibility: str | None = None  # a summary when the draft fits the target
+    draft_error: str | None = None  # why the draft given could not be used
+    speculation_refusal: str | None = None  # why this target cannot speculate at all
+    drafters: tuple[DrafterKind, ...] = (DrafterKind.NGRAM,)
+    drafting_note: str = ""  # which drafting the pair supports, and why (model bar tooltip)
+    backend: str = ""

@@ -1,0 +1,117 @@
+"""The messages between the window and its engine process: typed, picklable, llama-free.
+
+Commands go down the pipe (window -> engine process), events come back. Every field is one of
+the engine's own types (:mod:`desktop_app.engine.api`), so neither side builds or parses dicts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from desktop_app.engine.api import (
+    DRAFT_K, DrafterKind, GenerateRequest, GenerationStats, LoadedModels, ModelOptions,
+)
+
+Stage = str  # "target" or "draft"
+
+
+# ---------------------------------------------------------------------- commands
+@dataclass(frozen=True)
+class AutoPlan:
+    """What the next answer will draft with, so the calibration after a load measures exactly that."""
+
+    drafter: DrafterKind | None = None
+    draft_max: int = DRAFT_K.default
+
+
+@dataclass(frozen=True)
+class Load:
+    """Load a target ("" is the embedded default model) and optionally a draft."""
+
+    target: str = ""
+    target_options: ModelOptions = field(default_factory=ModelOptions)
+    draft: str | None = None
+    draft_options: ModelOptions = field(default_factory=ModelOptions)
+    plan: AutoPlan = field(default_factory=AutoPlan)
+
+
+@dataclass(frozen=True)
+class Generate:
+    id: int
+    request: GenerateRequest
+
+
+@dataclass(frozen=True)
+class Cancel:
+    """Stop the running generation at the next token."""
+
+
+@dataclass(frozen=True)
+class Shutdown:
+    pass
+
+
+Command = Load | Generate | Cancel | Shutdown
+
+
+# ---------------------------------------------------------------------- events
+@dataclass(frozen=True)
+class Ready:
+    pid: int
+    backend: str
+    backend_name: str
+    device: str
+
+
+@dataclass(frozen=True)
+class Loading:
+    stage: Stage
+    path: str
+
+
+@dataclass(frozen=True)
+class LoadProgressed:
+    """Rising fractions, at most every PROGRESS_INTERVAL_S, ending on 1.0 when the stage loaded."""
+
+    stage: Stage
+    fraction: float
+
+
+@dataclass(frozen=True)
+class Loaded:
+    models: LoadedModels
+
+
+@dataclass(frozen=True)
+class LoadFailed:
+    message: str
+
+
+@dataclass(frozen=True)
+class Pieces:
+    """Answer text, coalesced: (text, came from accepted drafts) runs."""
+
+    id: int
+    pieces: tuple[tuple[str, bool], ...]
+
+
+@dataclass(frozen=True)
+class LiveStats:
+    id: int
+    stats: GenerationStats
+
+
+@dataclass(frozen=True)
+class Done:
+    id: int
+    text: str
+    stats: GenerationStats
+
+
+@dataclass(frozen=True)
+class Failed:
+    id: int
+    message: str
+
+
+EngineEvent = Ready | Loading | LoadProgressed | Loaded | LoadFailed | Pieces | LiveStats | Done | Failed
