@@ -130,10 +130,22 @@ def _catalog(as_json: bool) -> int:
     pairs = load_catalog()
     if as_json:
         print(json.dumps([
-            {"id": p.id, "name": p.name, "uses": list(p.uses), "license": p.license,
-             "target": vars(p.target), "draft": vars(p.draft)} for p in pairs
+            {"id": p.id, "name": p.name, "family": p.family, "drafting": p.drafting, "uses": list(p.uses),
+             "license": p.license, "notes": p.notes, "download_bytes": p.download_bytes,
+             "size_approx": p.size_approx, "ram_gb": round(p.ram_gb, 2), "context_tokens": p.context_tokens,
+             "kv_cache_gb": p.kv_cache_gb, "target": vars(p.target), "draft": vars(p.draft) if p.draft else None}
+            for p in pairs
         ], indent=2))
         return 0
+    for p in pairs:
+        print(f"{p.id}  ({', '.join(p.uses)}; {p.license})\n  {p.name}")
+        print(f"  drafting: {p.drafting} ({p.drafting_label})   download {p.download_text}   RAM/VRAM {p.ram_text}")
+        for role, f in (("target", p.target), ("draft", p.draft)):
+            if f is not None:
+                print(f"  {role:6} {f.size_text:>9}  specchat models pull {f.repo} {f.file}")
+        if p.notes:
+            print(f"  {p.notes}")
+    return 0
     for p in pairs:
         print(f"{p.id}  ({', '.join(p.uses)}; {p.license})\n  {p.name}")
         for role, f in (("target", p.target), ("draft", p.draft)):

@@ -36,8 +36,3 @@ def data_dir() -> Path:
 
 def models_dir() -> Path:
     return _ensure(data_dir() / "models")
-
-
-def cache_dir() -> Path:
-    home = _home()
-    return _ensure(home / "cache" if home else Path(platformdirs.user_cache_dir(APP_NAME)))

@@ -78,3 +78,33 @@ def test_self_test_passes() -> None:
     assert out.returncode == 0, out.stderr
     assert "backend: CPU" in out.stdout or "backend:" in out.stdout
     assert "identical" in out.stdout
+
+
+def test_raw_prompts_turn_special_token_texts_into_special_tokens() -> None:
+    chatml = "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"
+    parsed = specchat("generate", "--raw", "--prompt", chatml, "--max-tokens", "6", "--spec", "off", "--json")
+    literal = specchat("generate", "--raw", "--literal", "--prompt", chatml, "--max-tokens", "6", "--spec", "off",
+                       "--json")
+    assert parsed.returncode == 0 and literal.returncode == 0, parsed.stderr + literal.stderr
+    as_tokens = json.loads(parsed.stdout)["stats"]["prompt_tokens"]
+    as_text = json.loads(literal.stdout)["stats"]["prompt_tokens"]
+    assert as_tokens <= 10 < 20 <= as_text  # 4 special tokens, not ~24 tokens of "<|im_start|>" text
+    assert json.loads(parsed.stdout)["text"] != json.loads(literal.stdout)["text"]
+
+
+def test_cli_defaults_are_the_apps() -> None:
+    from desktop_app.cli import _build_parser
+    from desktop_app.engine.api import DEFAULT_SPEC_MODE, DRAFT_K, MAX_TOKENS
+    from desktop_app.store.settings import BY_NAME
+
+    args = _build_parser().parse_args(["generate", "--prompt", "x"])
+    assert args.spec == DEFAULT_SPEC_MODE.value == BY_NAME["spec_mode"].default == "auto"
+    assert args.max_tokens == MAX_TOKENS.default == BY_NAME["max_tokens"].default == 512
+    assert args.draft_max == DRAFT_K.default == BY_NAME["draft_max"].default
+
+
+def test_auto_reports_the_users_maximum_k() -> None:
+    out = specchat("generate", "--prompt", "Repeat exactly: one two three four five six seven eight.",
+                   "--spec", "auto", "--draft-max", "2", "--drafter", "ngram", "--max-tokens", "24", "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["stats"]["draft_max"] == 2

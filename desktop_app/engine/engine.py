@@ -236,6 +236,13 @@ class Engine:
         self._costs[key] = costs
         return costs
 
+    def use_costs(self, drafter: DrafterKind, k_max: int, costs: CostModel) -> None:
+        """Use these costs for auto with this drafter and maximum k instead of measuring them
+        (costs measured elsewhere, or another machine's, as the tests use a GPU's)."""
+        if costs.k_max != k_max:
+            raise ValueError(f"costs for k up to {costs.k_max} given for k_max {k_max}")
+        self._costs[(drafter, k_max)] = costs
+
     def prepare_auto(
         self, drafter: DrafterKind | None = None, draft_max: int = DRAFT_K.default,
         should_stop: Callable[[], bool] | None = None,

@@ -161,10 +161,6 @@ class LlamaModel(VocabProperties):
             getattr(llama_cpp, "llama_model_is_hybrid", lambda _m: False)(self._model)
         )
 
-    @property
-    def size_bytes(self) -> int:
-        return int(llama_cpp.llama_model_size(self._model))
-
     def is_eog(self, token: int) -> bool:
         return bool(self._eog[token])
 
@@ -269,7 +265,3 @@ class LlamaModel(VocabProperties):
             self.kv_tokens = []
             return
         del self.kv_tokens[n_keep:]
-
-    def reset(self) -> None:
-        llama_cpp.llama_memory_clear(self._memory, True)
-        self.kv_tokens = []

@@ -81,8 +81,3 @@ class GenerationStats:
         for key in ("prefill_s", "ttft_s", "decode_s", "draft_s", "verify_s", "window_tokens_per_s"):
             data[key] = round(data[key], 5)
         return data
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> GenerationStats:
-        names = {f for f in cls.__dataclass_fields__ if f not in ("k_history", "cycles")}
-        return cls(**{k: v for k, v in data.items() if k in names})

@@ -1,7 +1,10 @@
-"""The curated draft/target pairs in ``models/catalog.toml``, loaded and checked against a schema.
+"""The curated pairs in ``models/catalog.toml``, loaded and checked against a schema.
 
-Every pair names a target and a draft that share a tokenizer, with Hugging Face repo ids and file
-names, so ``specchat models pull REPO FILE`` can fetch either. A bad entry raises
+Every pair names a target GGUF and says how its tokens are drafted (:data:`DRAFTING_METHODS`):
+a separate small draft model sharing the tokenizer ("model"), the target's own
+multi-token-prediction layers ("mtp"), a Gemma 4 assistant drafter ("assistant") or prompt lookup
+("ngram"). The first and third name a draft file too. Files are Hugging Face repo ids and paths
+inside the repo, so ``specchat models pull REPO FILE`` can fetch either. A bad entry raises
 :class:`CatalogError` naming the entry and the field.
 """
 
@@ -10,7 +13,7 @@ from __future__ import annotations
 import re
 import sys
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 if sys.version_info >= (3, 11):
@@ -19,26 +22,62 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 from desktop_app.library.errors import CatalogError
+from desktop_app.library.units import human_size
 
 DEFAULT_CATALOG = Path(__file__).resolve().parents[2] / "models" / "catalog.toml"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 USES = frozenset({"chat", "code", "multilingual", "korean", "reasoning"})
+DRAFTING_METHODS: dict[str, str] = {  # method -> what the user reads
+    "model": "draft model",
+    "mtp": "built-in MTP",
+    "assistant": "Gemma 4 assistant",
+    "ngram": "prompt lookup",
+}
+METHODS_WITH_DRAFT = frozenset({"model", "assistant"})
+RUNTIME_OVERHEAD_GB = 0.5  # compute buffers and the runtime itself, on top of weights and KV cache
 _REPO_RE = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 _ID_RE = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
-_PAIR_KEYS = {"id": str, "name": str, "family": str, "license": str, "uses": list, "notes": str, "target": dict, "draft": dict}
-_PAIR_OPTIONAL = {"notes"}
-_FILE_KEYS = {"repo": str, "file": str, "quantization": str, "size_gb": (int, float), "parameters_b": (int, float)}
+_TOP_KEYS = {"schema_version", "context_tokens", "pair"}
+_PAIR_KEYS: dict[str, Any] = {
+    "id": str, "name": str, "family": str, "drafting": str, "license": str, "uses": list, "notes": str,
+    "kv_cache_gb": (int, float), "target": dict, "draft": dict,
+}
+_PAIR_OPTIONAL = {"draft"}
+_FILE_KEYS: dict[str, Any] = {
+    "repo": str, "file": str, "quantization": str, "size_bytes": int, "size_approx": bool,
+    "parameters_b": (int, float), "source": str,
+}
+_FILE_OPTIONAL = {"quantization", "size_approx", "parameters_b"}
+_KIND_NAMES: dict[type, str] = {
+    str: "a string", int: "an integer", bool: "true or false", list: "a list", dict: "a table",
+}
 
 
 @dataclass(frozen=True)
 class CatalogFile:
-    """One GGUF file on the hub."""
+    """One GGUF file on the hub. ``file`` is its path inside the repo (it may sit in a folder)."""
 
     repo: str
     file: str
-    quantization: str
-    size_gb: float
-    parameters_b: float
+    size_bytes: int
+    source: str
+    quantization: str = ""
+    parameters_b: float | None = None
+    size_approx: bool = False
+
+    @property
+    def filename(self) -> str:
+        """The name the file gets in the models folder."""
+        return PurePosixPath(self.file).name
+
+    @property
+    def size_gb(self) -> float:
+        return self.size_bytes / 1e9
+
+    @property
+    def size_text(self) -> str:
+        """``4.7 GB``, or ``~1.3 GB`` when the catalog only knows a rounded size."""
+        return ("~" if self.size_approx else "") + human_size(self.size_bytes)
 
 
 @dataclass(frozen=True)
@@ -46,15 +85,49 @@ class CatalogPair:
     id: str
     name: str
     family: str
+    drafting: str
     license: str
     uses: tuple[str, ...]
     target: CatalogFile
-    draft: CatalogFile
+    draft: CatalogFile | None
+    kv_cache_gb: float
+    context_tokens: int
     notes: str = ""
 
     @property
-    def size_ratio(self) -> float:
-        """How many times more parameters the target has than the draft."""
+    def drafting_label(self) -> str:
+        return DRAFTING_METHODS[self.drafting]
+
+    @property
+    def files(self) -> tuple[CatalogFile, ...]:
+        return (self.target,) if self.draft is None else (self.target, self.draft)
+
+    @property
+    def download_bytes(self) -> int:
+        return sum(f.size_bytes for f in self.files)
+
+    @property
+    def size_approx(self) -> bool:
+        return any(f.size_approx for f in self.files)
+
+    @property
+    def download_text(self) -> str:
+        return ("~" if self.size_approx else "") + human_size(self.download_bytes)
+
+    @property
+    def ram_gb(self) -> float:
+        """RAM or VRAM to run the pair at ``context_tokens``: both files, the KV cache, buffers."""
+        return self.download_bytes / 1e9 + self.kv_cache_gb + RUNTIME_OVERHEAD_GB
+
+    @property
+    def ram_text(self) -> str:
+        return f"~{self.ram_gb:.1f} GB @ {self.context_tokens // 1024}K ctx"
+
+    @property
+    def size_ratio(self) -> float | None:
+        """How many times more parameters the target has than its draft model (None if unknown)."""
+        if self.draft is None or not self.target.parameters_b or not self.draft.parameters_b:
+            return None
         return self.target.parameters_b / self.draft.parameters_b
 
 
@@ -68,26 +141,50 @@ def _check_keys(where: str, table: dict[str, Any], spec: dict[str, Any], optiona
                 continue
             raise CatalogError(f"{where}: missing required key '{key}'")
         value = table[key]
-        if isinstance(value, bool) or not isinstance(value, kind):
-            names = kind.__name__ if isinstance(kind, type) else "number"
-            raise CatalogError(f"{where}: '{key}' must be a {names}, not {type(value).__name__}")
+        if (isinstance(value, bool) and kind is not bool) or not isinstance(value, kind):
+            wanted = _KIND_NAMES.get(kind, "a number") if isinstance(kind, type) else "a number"
+            raise CatalogError(f"{where}: '{key}' must be {wanted}, not {type(value).__name__}")
+
+
+def _check_repo_path(where: str, file: str) -> None:
+    path = PurePosixPath(file)
+    if (
+        not file.endswith(".gguf") or file.startswith("/") or "\\" in file
+        or any(part in ("", ".", "..") for part in file.split("/"))
+        or path.name == ".gguf"
+    ):
+        raise CatalogError(f"{where}: file '{file}' must be a .gguf path inside the repo")
 
 
 def _parse_file(where: str, table: Any) -> CatalogFile:
     if not isinstance(table, dict):
         raise CatalogError(f"{where} must be a table")
-    _check_keys(where, table, _FILE_KEYS, set())
-    if not _REPO_RE.match(table["repo"]):
-        raise CatalogError(f"{where}: repo '{table['repo']}' is not a Hugging Face repo id (owner/name)")
-    if not table["file"].endswith(".gguf") or "/" in table["file"]:
-        raise CatalogError(f"{where}: file '{table['file']}' must be a .gguf file name")
-    for key in ("size_gb", "parameters_b"):
-        if table[key] <= 0:
-            raise CatalogError(f"{where}: '{key}' must be positive")
-    return CatalogFile(table["repo"], table["file"], table["quantization"], float(table["size_gb"]), float(table["parameters_b"]))
+    _check_keys(where, table, _FILE_KEYS, _FILE_OPTIONAL)
+    repo, file = table["repo"], table["file"]
+    if not _REPO_RE.match(repo):
+        raise CatalogError(f"{where}: repo '{repo}' is not a Hugging Face repo id (owner/name)")
+    _check_repo_path(where, file)
+    if table["size_bytes"] <= 0:
+        raise CatalogError(f"{where}: 'size_bytes' must be positive")
+    if "parameters_b" in table and table["parameters_b"] <= 0:
+        raise CatalogError(f"{where}: 'parameters_b' must be positive")
+    quantization = table.get("quantization", "")
+    if quantization and quantization.lower() not in file.lower():
+        raise CatalogError(f"{where}: quantization '{quantization}' does not appear in file '{file}'")
+    source_re = rf"https://huggingface\.co/{re.escape(repo)}/(resolve|blob)/[^/]+/{re.escape(file)}"
+    if not re.fullmatch(source_re, table["source"]):
+        raise CatalogError(
+            f"{where}: source '{table['source']}' must be the hub URL of {repo}/{file} "
+            "(https://huggingface.co/REPO/resolve/REVISION/FILE)"
+        )
+    parameters = table.get("parameters_b")
+    return CatalogFile(
+        repo=repo, file=file, size_bytes=table["size_bytes"], source=table["source"], quantization=quantization,
+        parameters_b=float(parameters) if parameters is not None else None, size_approx=table.get("size_approx", False),
+    )
 
 
-def _parse_pair(index: int, table: Any) -> CatalogPair:
+def _parse_pair(index: int, table: Any, context_tokens: int) -> CatalogPair:
     if not isinstance(table, dict):
         raise CatalogError(f"pair #{index + 1} must be a table")
     where = f"pair #{index + 1} ('{table.get('id', '?')}')"
@@ -97,13 +194,37 @@ def _parse_pair(index: int, table: Any) -> CatalogPair:
     uses = table["uses"]
     if not uses or not all(isinstance(u, str) for u in uses) or set(uses) - USES:
         raise CatalogError(f"{where}: 'uses' must be a non-empty list drawn from {', '.join(sorted(USES))}")
+    drafting = table["drafting"]
+    if drafting not in DRAFTING_METHODS:
+        raise CatalogError(f"{where}: 'drafting' must be one of {', '.join(DRAFTING_METHODS)}, not '{drafting}'")
+    notes = table["notes"].strip()
+    if not notes or "\n" in notes:
+        raise CatalogError(f"{where}: 'notes' must be one line saying when the pair pays")
+    if table["kv_cache_gb"] < 0:
+        raise CatalogError(f"{where}: 'kv_cache_gb' must not be negative")
     target = _parse_file(f"{where} target", table["target"])
-    draft = _parse_file(f"{where} draft", table["draft"])
-    if draft.parameters_b >= target.parameters_b:
-        raise CatalogError(f"{where}: the draft ({draft.parameters_b}B) must be smaller than the target ({target.parameters_b}B)")
+    has_draft = "draft" in table
+    if drafting in METHODS_WITH_DRAFT and not has_draft:
+        raise CatalogError(f"{where}: drafting '{drafting}' needs a [pair.draft] file")
+    if drafting not in METHODS_WITH_DRAFT and has_draft:
+        raise CatalogError(f"{where}: drafting '{drafting}' uses no draft file; remove [pair.draft]")
+    draft = _parse_file(f"{where} draft", table["draft"]) if has_draft else None
+    if draft is not None:
+        if (draft.repo, draft.file) == (target.repo, target.file):
+            raise CatalogError(f"{where}: the draft is the target file")
+        if draft.size_bytes >= target.size_bytes:
+            raise CatalogError(f"{where}: the draft file must be smaller than the target file")
+    if drafting == "model" and draft is not None:
+        if target.parameters_b is None or draft.parameters_b is None:
+            raise CatalogError(f"{where}: a draft model pair needs 'parameters_b' on the target and the draft")
+        if draft.parameters_b >= target.parameters_b:
+            raise CatalogError(
+                f"{where}: the draft ({draft.parameters_b}B) must be smaller than the target ({target.parameters_b}B)"
+            )
     return CatalogPair(
-        id=table["id"], name=table["name"], family=table["family"], license=table["license"],
-        uses=tuple(uses), target=target, draft=draft, notes=table.get("notes", ""),
+        id=table["id"], name=table["name"], family=table["family"], drafting=drafting, license=table["license"],
+        uses=tuple(uses), target=target, draft=draft, kv_cache_gb=float(table["kv_cache_gb"]),
+        context_tokens=context_tokens, notes=notes,
     )
 
 
@@ -112,13 +233,16 @@ def parse_catalog(data: dict[str, Any]) -> list[CatalogPair]:
     version = data.get("schema_version")
     if version != SCHEMA_VERSION:
         raise CatalogError(f"schema_version must be {SCHEMA_VERSION}, not {version!r}")
-    unknown = sorted(set(data) - {"schema_version", "pair"})
+    unknown = sorted(set(data) - _TOP_KEYS)
     if unknown:
         raise CatalogError(f"unknown top-level key(s): {', '.join(unknown)}")
+    context_tokens = data.get("context_tokens")
+    if isinstance(context_tokens, bool) or not isinstance(context_tokens, int) or context_tokens <= 0:
+        raise CatalogError(f"context_tokens must be a positive integer, not {context_tokens!r}")
     tables = data.get("pair")
     if not isinstance(tables, list) or not tables:
         raise CatalogError("the catalog has no [[pair]] entries")
-    pairs = [_parse_pair(i, t) for i, t in enumerate(tables)]
+    pairs = [_parse_pair(i, t, context_tokens) for i, t in enumerate(tables)]
     seen: set[str] = set()
     for pair in pairs:
         if pair.id in seen:

@@ -279,7 +279,13 @@ class DownloadTask:
     """:func:`download_file` on a background thread, with callbacks and cancel.
 
     Callbacks run on the download thread: a GUI must hand them to its own thread (Qt signals
-    do this) and never touch widgets from them.
+    do this) and never touch widgets from them. Nor may they emit signals of an object that the
+    GUI thread can delete meanwhile (a widget, anything a window owns): the GUI thread can free
+    it in the middle of the emit, and no check or ``except RuntimeError`` here can prevent that.
+    Emit on an object the callbacks themselves keep alive (see desktop_app/ui/download_widget.py).
+    ``cancel`` only sets a flag, so it is safe from any thread, a ``destroyed`` signal included;
+    the thread notices it at the next block and ends with ``DownloadCancelled`` through
+    ``on_failed``. Exactly one of ``on_finished`` / ``on_failed`` is the thread's last call.
     """
 
     def __init__(
@@ -341,9 +347,5 @@ class DownloadTask:
 
     @staticmethod
     def _notify(callback: Callable[[Any], None] | None, value: object) -> None:
-        if callback is None:
-            return
-        try:
+        if callback is not None:
             callback(value)
-        except RuntimeError:
-            pass  # the receiver is gone (a closed window's signal): nobody left to tell

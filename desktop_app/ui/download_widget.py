@@ -1,8 +1,19 @@
 """A download's progress: bar, bytes / speed / time-left label, cancel button.
 
 The download runs on :class:`desktop_app.library.downloads.DownloadTask`'s thread; its callbacks
-only emit signals, which Qt queues to this widget's thread, so the widget never blocks and the
-worker never touches a widget.
+only emit signals of a :class:`_DownloadRelay`, which Qt queues to this widget's thread, so the
+widget never blocks and the worker never touches a widget.
+
+Why a relay and not signals of the widget itself: the GUI thread may delete the widget at any
+moment (its window closed and deleted, ``deleteLater``, a parent going away) while the download
+thread is between two callbacks, and nothing can tell that thread in time. PySide checks the
+emitting object's wrapper, then releases the GIL and calls ``QMetaObject::metacall`` on the bare
+C++ pointer; if the GUI thread deletes the widget in that gap, the download thread calls into
+freed memory and the process dies with a segmentation fault (catching ``RuntimeError`` cannot
+close that gap). The relay is an object only the download thread can end: it has no parent, the
+task's callbacks hold it, and its last callback hands it to the GUI thread with ``deleteLater``.
+Qt supports exactly this: a live sender in one thread, a receiver deleted in its own thread (the
+queued connection and its pending calls go with the receiver).
 """
 
 from __future__ import annotations
@@ -10,7 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
 from desktop_app.library.downloads import DownloadProgress, DownloadResult, DownloadTask
@@ -18,6 +29,27 @@ from desktop_app.library.errors import DownloadCancelled, DownloadError
 from desktop_app.library.units import human_duration, human_size
 
 BAR_STEPS = 1000  # QProgressBar holds an int: count in permille, not bytes (files pass 2 GB)
+
+
+class _DownloadRelay(QObject):
+    """What one download thread emits on (see the module docstring): never parented, kept alive
+    by the task's callbacks, deleted on the GUI thread after the thread's last callback."""
+
+    progressed = Signal(object)
+    succeeded = Signal(object)
+    errored = Signal(object)
+
+    # The DownloadTask callbacks; they run on the download thread.
+    def progress(self, progress: DownloadProgress) -> None:
+        self.progressed.emit(progress)
+
+    def finish(self, result: DownloadResult) -> None:
+        self.succeeded.emit(result)
+        self.deleteLater()  # thread-safe; the GUI thread deletes it after delivering the signal
+
+    def fail(self, error: DownloadError) -> None:
+        self.errored.emit(error)
+        self.deleteLater()
 
 
 class DownloadWidget(QWidget):
@@ -32,11 +64,6 @@ class DownloadWidget(QWidget):
     finished = Signal(str)
     failed = Signal(str)
     cancelled = Signal()
-
-    # Emitted from the download thread; queued to the GUI thread.
-    _progressed = Signal(object)
-    _succeeded = Signal(object)
-    _errored = Signal(object)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -62,9 +89,6 @@ class DownloadWidget(QWidget):
         layout.addWidget(self.title)
         layout.addLayout(row)
         layout.addWidget(self.detail)
-        self._progressed.connect(self._on_progress)
-        self._succeeded.connect(self._on_finished)
-        self._errored.connect(self._on_failed)
 
     @property
     def running(self) -> bool:
@@ -78,9 +102,13 @@ class DownloadWidget(QWidget):
         self.bar.setValue(0)
         self.detail.setText("Connecting…")
         self.cancel_button.setEnabled(True)
+        relay = _DownloadRelay()  # no parent: only the download thread's last callback ends it
+        relay.progressed.connect(self._on_progress)  # queued; Qt drops them if this widget goes
+        relay.succeeded.connect(self._on_finished)
+        relay.errored.connect(self._on_failed)
         self._task = DownloadTask(
-            repo_id, filename, on_progress=self._progressed.emit, on_finished=self._succeeded.emit,
-            on_failed=self._errored.emit, **options,
+            repo_id, filename, on_progress=relay.progress, on_finished=relay.finish, on_failed=relay.fail,
+            **options,
         )
         self.destroyed.connect(self._task.cancel)  # closing the widget stops its download
         self._task.start()
@@ -91,6 +119,7 @@ class DownloadWidget(QWidget):
             self.detail.setText("Cancelling…")
             self._task.cancel()
 
+    @Slot(object)
     def _on_progress(self, p: DownloadProgress) -> None:
         if p.fraction is not None:
             self.bar.setValue(min(BAR_STEPS, int(p.fraction * BAR_STEPS)))
@@ -106,6 +135,7 @@ class DownloadWidget(QWidget):
                 f"{human_size(p.done)} of {total} · {human_size(p.speed)}/s · {human_duration(p.eta_s)} left"
             )
 
+    @Slot(object)
     def _on_finished(self, result: DownloadResult) -> None:
         self.bar.setRange(0, BAR_STEPS)
         self.bar.setValue(BAR_STEPS)
@@ -115,6 +145,7 @@ class DownloadWidget(QWidget):
         self.detail.setText(f"{result.path} · {human_size(result.size)} · {check}")
         self.finished.emit(str(result.path))
 
+    @Slot(object)
     def _on_failed(self, error: DownloadError) -> None:
         self.bar.setRange(0, BAR_STEPS)
         self.cancel_button.setEnabled(False)

@@ -42,6 +42,17 @@ from desktop_app.library.units import human_params, human_size
 from desktop_app.ui.download_widget import DownloadWidget
 
 MODEL_COLUMNS = ("File", "Architecture", "Parameters", "Quantization", "Context", "Size", "Status")
+CATALOG_COLUMNS = ("Pair", "Drafting", "Uses", "Target", "Draft", "Download", "RAM need", "License")
+
+
+class _JobRelay(QObject):
+    """What one job thread emits on, never this window's objects: the window (and its LibraryJobs)
+    can be deleted by the GUI thread while a job runs, and a thread emitting on a QObject that is
+    being deleted crashes (see desktop_app/ui/download_widget.py). No parent; the job thread holds
+    it and hands it to the GUI thread with ``deleteLater`` after its last signal."""
+
+    done = Signal(object, object)
+    failed = Signal(str)
 
 
 class LibraryJobs(QObject):
@@ -60,22 +71,23 @@ class LibraryJobs(QObject):
         self._lock = threading.Lock()  # one job at a time: scans must not race a delete or import
         self.done.connect(lambda callback, result: callback(result))
 
-    @staticmethod
-    def _emit(signal: Any, *args: Any) -> None:
-        try:
-            signal.emit(*args)
-        except RuntimeError:
-            pass  # the window closed while the job ran
-
     def run(self, work: Callable[[], Any], on_done: Callable[[Any], None]) -> threading.Thread:
+        relay = _JobRelay()
+        relay.done.connect(self.done)  # queued to this object; Qt drops them if it is deleted
+        relay.failed.connect(self.failed)
+        lock = self._lock  # the thread holds the lock and the relay, never this QObject
+
         def target() -> None:
-            with self._lock:
-                try:
-                    result = work()
-                except Exception as exc:  # shown to the user, never lost
-                    self._emit(self.failed, str(exc))
-                    return
-            self._emit(self.done, on_done, result)
+            try:
+                with lock:
+                    try:
+                        result = work()
+                    except Exception as exc:  # shown to the user, never lost
+                        relay.failed.emit(str(exc))
+                        return
+                relay.done.emit(on_done, result)
+            finally:
+                relay.deleteLater()
 
         thread = threading.Thread(target=target, name="model library", daemon=True)
         thread.start()
@@ -141,7 +153,7 @@ class ModelLibraryWindow(QWidget):
         local_layout.addLayout(buttons)
 
         self.compat_table = _table("compatTable", ("Target", "Draft", "Verdict"))
-        self.catalog_table = _table("catalogTable", ("Pair", "Uses", "Target", "Draft", "License"))
+        self.catalog_table = _table("catalogTable", CATALOG_COLUMNS)
         self.download_target_button = QPushButton("Download target")
         self.download_draft_button = QPushButton("Download draft")
         self.download_target_button.clicked.connect(lambda: self._download_selected("target"))
@@ -213,13 +225,19 @@ class ModelLibraryWindow(QWidget):
         except LibraryError as exc:
             self.status.setText(str(exc))
             return
-        _fill(self.catalog_table, [
-            (
-                p.name, ", ".join(p.uses), f"{p.target.file} ({p.target.size_gb:g} GB)",
-                f"{p.draft.file} ({p.draft.size_gb:g} GB)", p.license,
-            )
-            for p in self.catalog
-        ])
+        _fill(self.catalog_table, [self._catalog_row(p) for p in self.catalog])
+        for r, pair in enumerate(self.catalog):  # the one-line note on when the pair pays
+            item = self.catalog_table.item(r, 0)
+            if item is not None:
+                item.setToolTip(pair.notes)
+
+    @staticmethod
+    def _catalog_row(p: CatalogPair) -> tuple[str, ...]:
+        draft = f"{p.draft.filename} ({p.draft.size_text})" if p.draft else f"none ({p.drafting_label})"
+        return (
+            p.name, p.drafting_label, ", ".join(p.uses), f"{p.target.filename} ({p.target.size_text})",
+            draft, p.download_text, p.ram_text, p.license,
+        )
 
     def selected_model(self) -> LocalModel | None:
         row = self.model_table.currentRow()
@@ -260,7 +278,10 @@ class ModelLibraryWindow(QWidget):
         row = self.catalog_table.currentRow()
         if not 0 <= row < len(self.catalog):
             return self._show_error("Select a pair in the catalog first")
-        entry = getattr(self.catalog[row], role)
+        pair = self.catalog[row]
+        entry = getattr(pair, role)
+        if entry is None:
+            return self._show_error(f"{pair.name} needs no draft file: it drafts with {pair.drafting_label}")
         if self.downloads.running:
             return self._show_error("A download is already running")
         self.downloads.start(entry.repo, entry.file, **self.download_options)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 
 import numpy as np
@@ -9,6 +10,8 @@ import pytest
 from scipy import stats as scistats
 
 from desktop_app.engine import Engine, GenerateRequest, SamplingParams
+from desktop_app.engine.api import DrafterKind
+from desktop_app.engine.policy import CostModel
 from desktop_app.engine.sampling import probabilities
 from tests.helpers import run, user
 
@@ -20,6 +23,13 @@ PROMPTS = [
     "번역해 주세요: good morning",
 ]
 
+# chat prompts on which prompt lookup finds something to copy (so the identity check bites)
+CHAT_LOOKUP_PROMPTS = [
+    "What is the capital of France?",
+    "List the days of the week, then list them again in the same order.",
+    "Explain what a list is in Python, with an example list and the same list printed.",
+]
+
 REWRITE_PROMPTS = [
     "Repeat this sentence exactly: The quick brown fox jumps over the lazy dog near the river bank.",
     "Fix the spelling in: 'I recieved the pakage yesterday and it was in good conditon.'",
@@ -27,25 +37,33 @@ REWRITE_PROMPTS = [
 ]
 
 
+# A memory-bound GPU's costs (verifying k+1 tokens costs about one token): auto drafts with
+# them, so the ("auto", k) cases check auto's own drafting, not plain decoding.
+GPU_LIKE = CostModel([0.010 * (1 + 0.02 * b) for b in range(9)], 0.0005)
+
+
 @pytest.mark.parametrize("prompt", PROMPTS)
 @pytest.mark.parametrize("spec,k", [("on", 4), ("on", 2), ("auto", 4)])
 def test_greedy_draft_model_output_is_token_identical(pair_engine: Engine, prompt: str, spec: str, k: int) -> None:
+    if spec == "auto":
+        pair_engine.use_costs(DrafterKind.MODEL, k, dataclasses.replace(GPU_LIKE, target_batch_s=GPU_LIKE.target_batch_s[: k + 1]))
     plain, _ = run(pair_engine, messages=user(prompt), max_tokens=48, spec="off")
     fast, _ = run(pair_engine, messages=user(prompt), max_tokens=48, spec=spec, draft_max=k, drafter="model")
     assert fast.token_ids == plain.token_ids
     assert fast.text == plain.text
-    if spec == "on":
-        assert fast.stats.drafted > 0
-        assert 0 < fast.stats.accepted < fast.stats.drafted  # the pair agrees often, not always
-        assert fast.stats.target_passes < plain.stats.target_passes
+    assert fast.stats.drafted > 0
+    assert 0 < fast.stats.accepted < fast.stats.drafted  # the pair agrees often, not always
+    assert fast.stats.target_passes < plain.stats.target_passes
+    assert max(n for n, _ in fast.stats.cycles) <= k
 
 
-@pytest.mark.parametrize("prompt", REWRITE_PROMPTS + PROMPTS[:2])
+@pytest.mark.parametrize("prompt", REWRITE_PROMPTS + CHAT_LOOKUP_PROMPTS)
 def test_greedy_prompt_lookup_on_default_model_is_token_identical(default_engine: Engine, prompt: str) -> None:
     plain, _ = run(default_engine, messages=user(prompt), max_tokens=40, spec="off")
     fast, _ = run(default_engine, messages=user(prompt), max_tokens=40, spec="on", draft_max=4, drafter="ngram")
     assert fast.token_ids == plain.token_ids
     assert fast.text == plain.text
+    assert fast.stats.drafted > 0 and fast.stats.accepted > 0
 
 
 def test_prompt_lookup_accepts_copied_text(default_engine: Engine) -> None:
@@ -54,25 +72,36 @@ def test_prompt_lookup_accepts_copied_text(default_engine: Engine) -> None:
     assert fast.stats.tokens_per_pass > 1.2
 
 
-def _sample_sequences(engine: Engine, spec: str, n: int, params: dict) -> Counter[tuple[int, ...]]:
+def _sample_sequences(
+    engine: Engine, spec: str, n: int, params: dict, cycles: list[tuple[int, int]] | None = None
+) -> Counter[tuple[int, ...]]:
     counts: Counter[tuple[int, ...]] = Counter()
     for seed in range(n):
         result, _ = run(
-            engine, messages=user("Say something."), max_tokens=2, spec=spec, draft_max=3, drafter="model",
+            engine, messages=user("Say something."), max_tokens=4, spec=spec, draft_max=3, drafter="model",
             sampling=SamplingParams(seed=seed, **params),
         )
         counts[tuple(result.token_ids)] += 1
+        if cycles is not None:
+            cycles.extend(result.stats.cycles)
     return counts
 
 
 def test_sampling_with_speculation_matches_sampling_without(pair_engine: Engine) -> None:
-    """Chi-square over two-token sequences (top-k 3: at most 9 outcomes), 600 seeds per mode."""
-    params = {"temperature": 1.5, "top_k": 3}
+    """Chi-square over four-token sequences (top-k 2: at most 16 outcomes), 600 seeds per mode.
+
+    With k = 3 the first cycle drafts three tokens and verifies them in one pass, so the rule
+    is exercised at draft positions 1, 2 and 3 (and the bonus token after them)."""
+    params = {"temperature": 1.5, "top_k": 2}
     n = 600
     plain = _sample_sequences(pair_engine, "off", n, params)
-    spec = _sample_sequences(pair_engine, "on", n, params)
+    cycles: list[tuple[int, int]] = []
+    spec = _sample_sequences(pair_engine, "on", n, params, cycles)
+    assert sum(1 for drafted, _ in cycles if drafted == 3) >= n  # every answer verified 3 positions at once
+    accepted_at = Counter(accepted for drafted, accepted in cycles if drafted == 3)
+    assert all(accepted_at[i] > 0 for i in range(4)), f"rejections at every position and full accepts: {accepted_at}"
     outcomes = sorted(set(plain) | set(spec))
-    assert len(outcomes) >= 4, "the setting should leave several outcomes"
+    assert len(outcomes) >= 6, "the setting should leave several outcomes"
     table = np.array([[plain[o] for o in outcomes], [spec[o] for o in outcomes]])
     table = table[:, table.sum(axis=0) >= 5]  # chi-square needs non-tiny expected counts
     _, p_value, _, _ = scistats.chi2_contingency(table)

@@ -96,3 +96,46 @@ def test_a_new_answer_inherits_only_a_little_evidence() -> None:
     for _ in range(3):  # three misses are enough to change its mind on this CPU
         policy.observe(policy.choose_k(), 0, 0.0, 0.02, 9)
     assert policy.choose_k() == 0
+
+
+# ---------------------------------------------------------------- each mechanism, one test
+# Each test below fails when its mechanism is removed (tried: one tracker for both states,
+# probing every 8 cycles without back-off, MIN_GAIN = 1.0).
+
+
+def test_after_a_full_accept_auto_drafts_more_than_after_a_miss() -> None:
+    """Acceptance comes in runs: the hot state (after a full accept) has its own rate and k."""
+    policy = AutoPolicy(costs(GPU_BATCH, 0.05), k_max=8)
+    for _ in range(30):  # copied passages: full accepts follow full accepts, misses follow misses
+        for _ in range(4):
+            policy.observe(6, 6, 0.0, 0.07, 7)
+        for _ in range(6):
+            policy.observe(4, 0, 0.0, 0.05, 5)
+    after_miss = policy.choose_k()
+    policy.observe(4, 4, 0.0, 0.02, 5)
+    after_full_accept = policy.choose_k()
+    assert after_full_accept >= after_miss + 2
+    assert "after a full accept" in policy.reason()
+
+
+def test_probes_back_off_while_they_keep_missing() -> None:
+    policy = AutoPolicy(costs(GPU_BATCH, 0.05), k_max=8)
+    for _ in range(30):  # acceptance collapses: auto turns drafting off
+        k = policy.choose_k()
+        policy.observe(k, 0, k * 0.0005, 0.010, k + 1)
+    probes = 0
+    for _ in range(1000):
+        k = policy.choose_k()
+        probes += k > 0
+        policy.observe(k, 0, k * 0.0005, 0.010 * (1 + 0.02 * k), k + 1)  # every probe misses
+    # back-off 8, 16, ... 256 cycles: about ten probes in 1000 cycles, not one every 8 (125)
+    assert 3 <= probes <= 12
+
+
+def test_a_gain_below_two_percent_is_not_worth_drafting() -> None:
+    # k = 1 with acceptance 0.5 on a free verify: 1.5 tokens per cycle for a 1.485 x cycle: 1.01x
+    barely = CostModel([0.010, 0.010], 0.00485)
+    assert best_k(0.5, barely) == (0, 1.0)
+    clearly = CostModel([0.010, 0.010], 0.004)  # 1.5 / 1.4 = 1.07x
+    k, gain = best_k(0.5, clearly)
+    assert k == 1 and gain == pytest.approx(1.5 / 1.4)

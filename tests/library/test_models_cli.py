@@ -87,4 +87,35 @@ def test_list_with_an_empty_library_says_how_to_download(models_dir: Path, capsy
 def test_catalog_prints_pull_commands(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["models", "catalog"]) == 0
     out = capsys.readouterr().out
-    assert "specchat models pull bartowski/Qwen2.5-0.5B-Instruct-GGUF Qwen2.5-0.5B-Instruct-Q8_0.gguf" in out
+    assert "specchat models pull Qwen/Qwen2.5-0.5B-Instruct-GGUF qwen2.5-0.5b-instruct-q8_0.gguf" in out
+    # a file in a repo folder is pulled by its path in the repo
+    assert "specchat models pull unsloth/gemma-4-12B-it-qat-GGUF MTP/mtp-gemma-4-12B-it-Q8_0.gguf" in out
+
+
+def test_catalog_shows_each_pairs_drafting_method_size_and_ram(capsys: pytest.CaptureFixture[str]) -> None:
+    from desktop_app.library.catalog import load_catalog
+
+    assert main(["models", "catalog"]) == 0
+    out = capsys.readouterr().out
+    blocks = {block.split()[0]: block for block in out.split("\n") if block and not block.startswith(" ")}
+    pairs = load_catalog()
+    assert set(blocks) == {p.id for p in pairs}
+    for pair in pairs:
+        section = out.split(pair.id + "  (", 1)[1].split("\n\n")[0]
+        drafting_line = next(line for line in section.splitlines() if line.strip().startswith("drafting:"))
+        assert f"drafting: {pair.drafting} ({pair.drafting_label})" in drafting_line
+        assert f"download {pair.download_text}" in drafting_line and f"RAM/VRAM {pair.ram_text}" in drafting_line
+    mtp = out.split("qwen3.6-27b-mtp  (", 1)[1].split("\nqwen3.6-35b", 1)[0]
+    assert "drafting: mtp (built-in MTP)" in mtp and "  target" in mtp and "  draft " not in mtp
+    assert "~80.0 MB  specchat models pull unsloth/gemma-4-E4B-it-GGUF mtp-gemma-4-E4B-it.gguf" in out
+
+
+def test_catalog_json_carries_the_drafting_method_sizes_and_ram(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["models", "catalog", "--json"]) == 0
+    entries = {e["id"]: e for e in json.loads(capsys.readouterr().out)}
+    assert {e["drafting"] for e in entries.values()} == {"model", "mtp", "assistant", "ngram"}
+    mtp = entries["qwen3.6-27b-mtp"]
+    assert mtp["draft"] is None and mtp["target"]["size_bytes"] == 17_106_773_120
+    assert mtp["ram_gb"] > mtp["download_bytes"] / 1e9
+    assistant = entries["gemma-4-31b-it"]
+    assert assistant["draft"]["file"] == "mtp-gemma-4-31B-it-Q8_0.gguf" and assistant["draft"]["size_bytes"] == 514_687_104

@@ -156,7 +156,7 @@ def test_history_survives_closing_and_reopening_the_window(qtbot: Any, make_wind
     reopened = make_window()
     assert reopened.settings["target_path"] == str(models.target)
     assert reopened.side.mode.currentText() == "On"
-    assert reopened.client.models["target"]["path"] == str(models.target)
+    assert reopened.client.models.target.path == str(models.target)
     assert reopened.conversations.titles() == ["Remember me"]
     assert [(m.role, m.text) for m in reopened.chat_view.messages] == [("user", "Remember me"),
                                                                        ("assistant", answer_text)]

@@ -12,7 +12,7 @@ from tests.ui.helpers import send_and_wait
 
 def test_first_run_opens_ready_with_the_default_model(qtbot: Any, make_window: Any) -> None:
     window = make_window()
-    assert window.client.models["target"]["path"] == str(default_model_path())
+    assert window.client.models.target.path == str(default_model_path())
     assert window.model_bar.status.text().startswith("Ready")
     assert window.model_bar.target_picker.currentText() == "SmolLM2-135M (built in)"
     assert window.chat_view.placeholder.isVisible()

@@ -92,6 +92,39 @@ def test_downloading_a_catalog_file_adds_it_to_the_list(
     assert window.downloads.bar.value() == window.downloads.bar.maximum()
 
 
+def test_the_catalog_lists_each_pairs_drafting_method_download_size_and_ram_need(
+    qtbot, models_dir: Path  # noqa: F811
+) -> None:
+    window = _window(qtbot)
+    table = window.catalog_table
+    headers = [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())]
+    assert headers == ["Pair", "Drafting", "Uses", "Target", "Draft", "Download", "RAM need", "License"]
+    rows = {window.catalog[r].id: [table.item(r, c).text() for c in range(table.columnCount())]
+            for r in range(table.rowCount())}
+    assert len(rows) == len(window.catalog) >= 15
+    for pair in window.catalog:
+        row = rows[pair.id]
+        assert row[1] == pair.drafting_label and row[5] == pair.download_text and row[6] == pair.ram_text
+        assert "GB @ 8K ctx" in row[6]
+    assert rows["qwen3.6-27b-mtp"][4] == "none (built-in MTP)"
+    assert rows["qwen3-coder-30b-a3b-instruct"][4] == "none (prompt lookup)"
+    assert rows["gemma-4-12b-it-qat"][4] == "mtp-gemma-4-12B-it-Q8_0.gguf (~465.0 MB)"
+    assert rows["qwen2.5-7b-instruct"][1] == "draft model"
+    assert table.item(0, 0).toolTip() == window.catalog[0].notes
+
+
+def test_download_draft_on_a_pair_without_a_draft_file_says_why(qtbot, models_dir: Path) -> None:  # noqa: F811
+    window = _window(qtbot)
+    row = [p.id for p in window.catalog].index("qwen3.6-27b-mtp")
+    window.catalog_table.selectRow(row)
+
+    with qtbot.waitSignal(window.error) as error:
+        window.download_draft_button.click()
+
+    assert "needs no draft file" in error.args[0] and "built-in MTP" in error.args[0]
+    assert not window.downloads.running
+
+
 def test_the_main_window_opens_the_library_and_loads_a_draft_chosen_there(
     qtbot, make_window, models_dir: Path, models  # noqa: F811
 ) -> None:

@@ -1,0 +1,70 @@
+"""The engine's declarations (desktop_app/engine/api.py) and the behaviour that reads them."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from desktop_app.engine import Engine
+from desktop_app.engine.api import (
+    DRAFT_K, DRAFTER_PREFERENCE, TEMPERATURE, TOP_P, DrafterKind, GenerateRequest, SamplingParams, SpecMode,
+    choose_drafter,
+)
+from tests.helpers import run, user
+
+
+def test_choose_drafter_honours_the_request_and_falls_back_in_preference_order() -> None:
+    everything = set(DrafterKind)
+    assert choose_drafter(None, everything) is DRAFTER_PREFERENCE[0] is DrafterKind.MTP
+    assert choose_drafter("model", everything) is DrafterKind.MODEL
+    assert choose_drafter(DrafterKind.MTP, {DrafterKind.MODEL, DrafterKind.NGRAM}) is DrafterKind.MODEL
+    assert choose_drafter(DrafterKind.MODEL, {DrafterKind.NGRAM}) is DrafterKind.NGRAM
+    assert choose_drafter(None, ()) is DrafterKind.NGRAM  # prompt lookup needs nothing
+    with pytest.raises(ValueError):
+        choose_drafter("telepathy", everything)
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -1.0, 5.5, "0.5", True])
+def test_bad_temperatures_get_one_message_naming_the_range(value: object) -> None:
+    with pytest.raises(ValueError, match=r"temperature must be .*0\.0 and 5\.0"):
+        SamplingParams(temperature=value)  # type: ignore[arg-type]
+    assert not TEMPERATURE.accepts(value)
+
+
+def test_ranges_check_their_bounds() -> None:
+    assert DRAFT_K.check(DRAFT_K.low) == 1 and DRAFT_K.check(32) == 32
+    for bad in (0, 33, 2.5):
+        with pytest.raises(ValueError, match="draft_max"):
+            GenerateRequest(prompt="x", draft_max=bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="top_p must be above 0.0"):
+        SamplingParams(top_p=0.0)
+    assert TOP_P.check(1.0) == 1.0
+    with pytest.raises(ValueError, match="spec must be one of off, on, auto"):
+        GenerateRequest(prompt="x", spec="sometimes")  # type: ignore[arg-type]
+    assert GenerateRequest(prompt="x", spec="on").spec is SpecMode.ON  # type: ignore[arg-type]
+
+
+def test_auto_never_drafts_more_than_the_users_maximum(default_engine: Engine) -> None:
+    rewrite = "Repeat this sentence exactly: The quick brown fox jumps over the lazy dog near the river bank."
+    result, _ = run(default_engine, messages=user(rewrite), max_tokens=40, spec="auto", draft_max=2,
+                    drafter="ngram")
+    assert result.stats.draft_max == 2
+    assert result.stats.drafted > 0  # copying the prompt pays even on this CPU
+    assert max(n for n, _ in result.stats.cycles) <= 2
+
+
+def test_the_calibration_after_a_load_is_what_the_next_answer_uses(models: object) -> None:
+    engine = Engine()
+    try:
+        engine.load_target(models.target)  # type: ignore[attr-defined]
+        engine.load_draft(models.draft)  # type: ignore[attr-defined]
+        costs = engine.prepare_auto(DrafterKind.MODEL, 3)
+        assert costs is not None and costs.k_max == 3 and costs.draft_token_s > 1e-4  # a model's decode
+        calibrate = engine.calibrate
+        measured: list[object] = []
+        engine.calibrate = lambda *a, **k: measured.append(a) or calibrate(*a, **k)  # type: ignore[method-assign]
+        run(engine, messages=user("Hello"), max_tokens=8, spec="auto", draft_max=3, drafter="model")
+        assert len(measured) == 1 and engine._costs == {(DrafterKind.MODEL, 3): costs}  # no second calibration
+    finally:
+        engine.close()
