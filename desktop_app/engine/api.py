@@ -65,18 +65,24 @@ class DrafterKind(str, Enum):
     """Who proposes the tokens the target verifies."""
 
     MTP = "mtp"  # the target's own next-token-prediction layers
+    ASSISTANT = "assistant"  # a Gemma 4 assistant GGUF: drafts from the target's hidden states and cache
     MODEL = "model"  # a separate small GGUF sharing the target's vocabulary
     NGRAM = "ngram"  # prompt lookup: no model
 
     @property
     def label(self) -> str:
-        return {DrafterKind.MTP: "Built-in (MTP)", DrafterKind.MODEL: "Draft model",
-                DrafterKind.NGRAM: "Prompt lookup"}[self]
+        return {DrafterKind.MTP: "Built-in (MTP)", DrafterKind.ASSISTANT: "Gemma 4 assistant",
+                DrafterKind.MODEL: "Draft model", DrafterKind.NGRAM: "Prompt lookup"}[self]
+
+    @property
+    def needs_draft_file(self) -> bool:
+        return self in (DrafterKind.ASSISTANT, DrafterKind.MODEL)
 
 
-# Auto's order of candidates: a drafter trained with the target first, a separate draft model
+# Auto's order of candidates: drafters trained with the target first, a separate draft model
 # next, prompt lookup (always there) last.
-DRAFTER_PREFERENCE: tuple[DrafterKind, ...] = (DrafterKind.MTP, DrafterKind.MODEL, DrafterKind.NGRAM)
+DRAFTER_PREFERENCE: tuple[DrafterKind, ...] = (
+    DrafterKind.MTP, DrafterKind.ASSISTANT, DrafterKind.MODEL, DrafterKind.NGRAM)
 
 
 def choose_drafter(requested: DrafterKind | str | None, available: Collection[DrafterKind]) -> DrafterKind:

@@ -22,18 +22,14 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 from desktop_app.library.errors import CatalogError
+from desktop_app.engine.api import DrafterKind
 from desktop_app.library.units import human_size
 
 DEFAULT_CATALOG = Path(__file__).resolve().parents[2] / "models" / "catalog.toml"
 SCHEMA_VERSION = 2
 USES = frozenset({"chat", "code", "multilingual", "korean", "reasoning"})
-DRAFTING_METHODS: dict[str, str] = {  # method -> what the user reads
-    "model": "draft model",
-    "mtp": "built-in MTP",
-    "assistant": "Gemma 4 assistant",
-    "ngram": "prompt lookup",
-}
-METHODS_WITH_DRAFT = frozenset({"model", "assistant"})
+DRAFTING_METHODS: dict[str, str] = {k.value: k.label for k in DrafterKind}  # method -> what users read
+METHODS_WITH_DRAFT = frozenset(k.value for k in DrafterKind if k.needs_draft_file)
 RUNTIME_OVERHEAD_GB = 0.5  # compute buffers and the runtime itself, on top of weights and KV cache
 _REPO_RE = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 _ID_RE = re.compile(r"^[a-z0-9][a-z0-9.-]*$")

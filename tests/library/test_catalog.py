@@ -142,7 +142,7 @@ def _without_draft(text: str) -> str:
     ("change", "message"),
     [
         (('uses = ["chat"]', 'uses = ["poetry"]'), r"pair #1 \('tiny'\): 'uses' must be"),
-        (('drafting = "model"', 'drafting = "eagle"'), r"pair #1 \('tiny'\): 'drafting' must be one of model, mtp, assistant, ngram"),
+        (('drafting = "model"', 'drafting = "eagle"'), r"pair #1 \('tiny'\): 'drafting' must be one of mtp, assistant, model, ngram"),
         (('drafting = "model"\n', ''), r"missing required key 'drafting'"),
         (('drafting = "model"', 'drafting = "mtp"'), r"drafting 'mtp' uses no draft file"),
         (('drafting = "model"', 'drafting = "ngram"'), r"drafting 'ngram' uses no draft file"),
@@ -215,7 +215,7 @@ def test_the_good_example_loads_with_its_derived_figures(tmp_path: Path) -> None
     assert pair.download_bytes == 4_500_000_000 and pair.download_text == "4.5 GB"
     assert pair.ram_gb == pytest.approx(4.5 + 0.3 + RUNTIME_OVERHEAD_GB)
     assert pair.ram_text == "~5.3 GB @ 4K ctx"
-    assert pair.drafting_label == "draft model" and pair.size_ratio == 14.0
+    assert pair.drafting_label == "Draft model" and pair.size_ratio == 14.0
 
 
 def test_an_approximate_size_is_shown_with_a_tilde(tmp_path: Path) -> None:

@@ -106,10 +106,10 @@ def test_the_catalog_lists_each_pairs_drafting_method_download_size_and_ram_need
         row = rows[pair.id]
         assert row[1] == pair.drafting_label and row[5] == pair.download_text and row[6] == pair.ram_text
         assert "GB @ 8K ctx" in row[6]
-    assert rows["qwen3.6-27b-mtp"][4] == "none (built-in MTP)"
-    assert rows["qwen3-coder-30b-a3b-instruct"][4] == "none (prompt lookup)"
+    assert rows["qwen3.6-27b-mtp"][4] == "none (Built-in (MTP))"
+    assert rows["qwen3-coder-30b-a3b-instruct"][4] == "none (Prompt lookup)"
     assert rows["gemma-4-12b-it-qat"][4] == "mtp-gemma-4-12B-it-Q8_0.gguf (~465.0 MB)"
-    assert rows["qwen2.5-7b-instruct"][1] == "draft model"
+    assert rows["qwen2.5-7b-instruct"][1] == "Draft model"
     assert table.item(0, 0).toolTip() == window.catalog[0].notes
 
 
@@ -121,7 +121,7 @@ def test_download_draft_on_a_pair_without_a_draft_file_says_why(qtbot, models_di
     with qtbot.waitSignal(window.error) as error:
         window.download_draft_button.click()
 
-    assert "needs no draft file" in error.args[0] and "built-in MTP" in error.args[0]
+    assert "needs no draft file" in error.args[0] and "Built-in (MTP)" in error.args[0]
     assert not window.downloads.running
 
 
