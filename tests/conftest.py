@@ -40,3 +40,19 @@ def default_model() -> Path:
     from desktop_app.engine import default_model_path
 
     return default_model_path()
+
+
+@pytest.fixture(scope="session")
+def hybrid_models(tmp_path_factory: pytest.TempPathFactory):  # -> HybridModels
+    """A qwen35 hybrid target with an MTP head, the same without it, and a mamba (no rollback)."""
+    from tests.factory_hybrid import build_hybrid_all
+
+    return build_hybrid_all(tmp_path_factory.mktemp("hybrid-models"))
+
+
+@pytest.fixture(scope="session")
+def gemma4_pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A tiny Gemma 4 target and its Gemma 4 assistant drafter."""
+    from tests.factory_gemma4 import build_gemma4_pair
+
+    return build_gemma4_pair(tmp_path_factory.mktemp("gemma4-models"))

@@ -229,6 +229,11 @@ if __name__ == "__main__":
     import time
 
     start = time.perf_counter()
+    if len(sys.argv) > 2 and sys.argv[1] == "--hybrid-mtp":
+        from tests.factory_hybrid import build_hybrid_mtp
+
+        print(build_hybrid_mtp(Path(sys.argv[2])))
+        sys.exit(0)
     if len(sys.argv) > 2 and sys.argv[1] == "--bench-pair":
         for path in build_bench_pair(Path(sys.argv[2])):
             print(f"{path.stat().st_size / 1e6:7.2f} MB  {path}")

@@ -16,12 +16,16 @@ from desktop_app.engine.backend import BackendInfo, backend_info
 from desktop_app.engine.chat_template import ChatTemplate, Message, validate_messages
 from desktop_app.engine.compat import DraftCompatibility, check_draft
 from desktop_app.engine.drafters import CostProbe, Drafter
+from desktop_app.engine.drafters.assistant import AssistantDrafter
 from desktop_app.engine.drafters.model_drafter import ModelDrafter
+from desktop_app.engine.drafters.mtp import MtpDrafter
 from desktop_app.engine.drafters.prompt_lookup import PromptLookupDrafter
 from desktop_app.engine.errors import ContextOverflowError, EngineError, IncompatibleDraftError
 from desktop_app.engine.events import Event, Finished
 from desktop_app.engine.generator import LoopConfig, SpeculativeLoop
+from desktop_app.engine.gguf_file import read_gguf
 from desktop_app.engine.model import LlamaModel, ProgressFn
+from desktop_app.engine.nextn import AssistantWeights, NextnContext, is_assistant, require_assistant_fits
 from desktop_app.engine.policy import (
     HOT_PRIOR, PRIOR_WEIGHT, AcceptanceTracker, AutoPolicy, CostModel, FixedPolicy, OffPolicy, Policy,
 )
@@ -40,7 +44,10 @@ def _special_text(model: LlamaModel, token: int) -> str:
 class Engine:
     def __init__(self) -> None:
         self.target: LlamaModel | None = None
-        self.draft: LlamaModel | None = None
+        self.draft: LlamaModel | AssistantWeights | None = None
+        self._mtp: MtpDrafter | None = None  # the target's own MTP head, when it has one
+        self._assistant: AssistantDrafter | None = None  # a Gemma 4 assistant draft's drafter
+        self.mtp_error: str | None = None  # why the target's MTP layers cannot draft
         self.template: ChatTemplate | None = None
         self._costs: dict[tuple[DrafterKind | None, int], CostModel] = {}
         self._lock = threading.Lock()
@@ -56,6 +63,7 @@ class Engine:
         previous target stays loaded."""
         with self._lock:
             model = LlamaModel(path, options, progress)
+            self._close_drafting_contexts()  # they refer to the old target's context
             if self.target is not None:
                 self.target.close()
             self.target = model
@@ -65,10 +73,47 @@ class Engine:
             self.template = ChatTemplate(
                 model.info.chat_template, _special_text(model, model.bos_id), _special_text(model, model.eos_id)
             )
-            if self.draft is not None and not check_draft(model, self.draft).compatible:
-                self.draft.close()
-                self.draft = None
+            self._open_mtp(model)
+            if self.draft is not None:
+                try:
+                    self._attach_draft(model, self.draft)
+                except IncompatibleDraftError:
+                    self.draft.close()
+                    self.draft = None
             return self.describe(model)
+
+    def _open_mtp(self, target: LlamaModel) -> None:
+        self.mtp_error = None
+        if not target.has_mtp:
+            return
+        try:
+            context = NextnContext(target.handle[0], target)
+        except EngineError as exc:  # an older llama-cpp-python, or a context llama.cpp refused
+            self.mtp_error = str(exc)
+            return
+        target.enable_hidden_rows()
+        self._mtp = MtpDrafter(target, context)
+
+    def _attach_draft(self, target: LlamaModel, draft: LlamaModel | AssistantWeights) -> DraftCompatibility:
+        """Check a draft against the target (vocabulary, and an assistant's architecture) and
+        open what it drafts with; raises IncompatibleDraftError naming what differs."""
+        if isinstance(draft, AssistantWeights):
+            require_assistant_fits(target.info, draft.info)
+        verdict = check_draft(target, draft)
+        if not verdict.compatible:
+            raise IncompatibleDraftError(verdict.reasons)
+        if isinstance(draft, AssistantWeights):
+            target.enable_hidden_rows()
+            self._assistant = AssistantDrafter(target, NextnContext(draft.pointer, target))
+        return verdict
+
+    def _close_drafting_contexts(self, keep_mtp: bool = False) -> None:
+        if self._assistant is not None:
+            self._assistant.ctx.close()
+            self._assistant = None
+        if self._mtp is not None and not keep_mtp:
+            self._mtp.ctx.close()
+            self._mtp = None
 
     def load_draft(
         self, path: str | Path, options: ModelOptions | None = None, progress: ProgressFn | None = None
@@ -76,11 +121,20 @@ class Engine:
         """Load a draft model; raises IncompatibleDraftError naming what differs."""
         target = self._require_target()
         with self._lock:
-            model = LlamaModel(path, options, progress)
-            verdict = check_draft(target, model)
-            if not verdict.compatible:
+            info = read_gguf(path)
+            if is_assistant(info):
+                require_assistant_fits(target.info, info)  # before loading: a mismatch crashes llama.cpp
+                model: LlamaModel | AssistantWeights = AssistantWeights(path, options, progress)
+            else:
+                model = LlamaModel(path, options, progress)
+            self._close_drafting_contexts(keep_mtp=True)
+            try:
+                verdict = self._attach_draft(target, model)
+            except BaseException:
                 model.close()
-                raise IncompatibleDraftError(verdict.reasons)
+                if self.draft is not None:
+                    self._attach_draft(target, self.draft)  # the previous draft stays
+                raise
             if self.draft is not None:
                 self.draft.close()
             self.draft = model
@@ -90,6 +144,7 @@ class Engine:
 
     def unload_draft(self) -> None:
         with self._lock:
+            self._close_drafting_contexts(keep_mtp=True)
             if self.draft is not None:
                 self.draft.close()
                 self.draft = None
@@ -97,12 +152,13 @@ class Engine:
 
     def close(self) -> None:
         self.unload_draft()
+        self._close_drafting_contexts()
         if self.target is not None:
             self.target.close()
             self.target = None
 
     @staticmethod
-    def describe(model: LlamaModel) -> ModelInfo:
+    def describe(model: LlamaModel | AssistantWeights) -> ModelInfo:
         return ModelInfo(
             path=str(model.path),
             name=model.name,
@@ -121,10 +177,10 @@ class Engine:
     def speculation_refusal(self) -> str | None:
         """Why speculation cannot run on this target, or None when it can."""
         target = self._require_target()
-        if target.is_recurrent:
+        if not target.can_roll_back:
             return (
-                f"{target.name} is a recurrent/hybrid model: its cache cannot drop rejected "
-                "draft tokens, so speculation stays off"
+                f"{target.name} ({target.info.architecture}) keeps a recurrent state that llama.cpp cannot "
+                "roll back for this architecture, so rejected draft tokens cannot be undone: speculation stays off"
             )
         return None
 
@@ -184,9 +240,31 @@ class Engine:
         if self.target is None or self.speculation_refusal():
             return ()
         kinds = [DrafterKind.NGRAM]
-        if self.draft is not None:
+        if isinstance(self.draft, LlamaModel):
             kinds.append(DrafterKind.MODEL)
+        if self._assistant is not None:
+            kinds.append(DrafterKind.ASSISTANT)
+        if self._mtp is not None:
+            kinds.append(DrafterKind.MTP)
         return tuple(k for k in DRAFTER_PREFERENCE if k in kinds)
+
+    def drafting_note(self, drafters: tuple[DrafterKind, ...]) -> str:
+        """Which drafting this pair supports, and why (the model bar's and the CLI's line)."""
+        target = self._require_target()
+        refusal = self.speculation_refusal()
+        if refusal:
+            return refusal
+        parts = [k.label for k in drafters]
+        why = []
+        if DrafterKind.MTP in drafters:
+            why.append(f"{target.name} has built-in MTP layers")
+        elif self.mtp_error:
+            why.append(f"its MTP layers cannot draft here: {self.mtp_error}")
+        if DrafterKind.ASSISTANT in drafters:
+            why.append("the draft is a Gemma 4 assistant for it")
+        if target.is_recurrent:
+            why.append(f"hybrid cache rolls back up to {target.max_draft} drafted tokens")
+        return ", ".join(parts) + (f" ({'; '.join(why)})" if why else "")
 
     def loaded(self, draft_error: str | None = None, compatibility: str | None = None) -> LoadedModels:
         """What is loaded now, for the window and the CLI."""
@@ -199,7 +277,7 @@ class Engine:
             draft_error=draft_error,
             speculation_refusal=self.speculation_refusal(),
             drafters=drafters,
-            drafting_note=", ".join(k.label for k in drafters) or "none",
+            drafting_note=self.drafting_note(drafters),
             backend=self.backend().summary(),
         )
 
@@ -209,7 +287,11 @@ class Engine:
         if not available:
             return None
         kind = choose_drafter(requested, available)
-        if kind is DrafterKind.MODEL and self.draft is not None:
+        if kind is DrafterKind.MTP and self._mtp is not None:
+            return self._mtp
+        if kind is DrafterKind.ASSISTANT and self._assistant is not None:
+            return self._assistant
+        if kind is DrafterKind.MODEL and isinstance(self.draft, LlamaModel):
             return ModelDrafter(self.draft)
         return PromptLookupDrafter()
 
@@ -259,23 +341,25 @@ class Engine:
             chosen = self.drafter_for(drafter)
             if chosen is None:
                 return None
+            k_max = min(DRAFT_K.check(draft_max), self.target.max_draft or draft_max)
             try:
-                return self.calibrate(chosen, DRAFT_K.check(draft_max), should_stop=should_stop)
+                return self.calibrate(chosen, k_max, should_stop=should_stop)
             except CalibrationInterrupted:
                 return None
 
     def _policy(self, request: GenerateRequest, drafter: Drafter | None) -> Policy:
         if request.spec is SpecMode.OFF or drafter is None:
             return OffPolicy()
+        k_max = min(request.draft_max, self._require_target().max_draft or request.draft_max)
         if request.spec is SpecMode.ON:
-            return FixedPolicy(request.draft_max)
+            return FixedPolicy(k_max)
         # Costs and acceptance carry over between answers: the next turn of a conversation
         # starts from what this pair and this kind of task did last time.
-        costs = self.calibrate(drafter, request.draft_max)
+        costs = self.calibrate(drafter, k_max)
         cold = self._acceptance.setdefault(drafter.kind.value, AcceptanceTracker())
         hot = self._acceptance.setdefault(
             drafter.kind.value + ":hot", AcceptanceTracker(HOT_PRIOR * PRIOR_WEIGHT, PRIOR_WEIGHT))
-        return AutoPolicy(costs, request.draft_max, probe=not drafter.free, acceptance=cold, hot=hot)
+        return AutoPolicy(costs, k_max, probe=not drafter.free, acceptance=cold, hot=hot)
 
     def generate(self, request: GenerateRequest, cancel: threading.Event | None = None) -> Iterator[Event]:
         """Yield TextChunk and StatsUpdate events, then one Finished event."""

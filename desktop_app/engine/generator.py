@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from desktop_app.engine.api import SamplingParams
+from desktop_app.engine.api import DRAFT_K, SamplingParams
 from desktop_app.engine.drafters import Draft, Drafter
 from desktop_app.engine.events import Event, Finished, StatsUpdate, TextChunk
 from desktop_app.engine.model import LlamaModel
@@ -119,13 +119,23 @@ class SpeculativeLoop:
         self.done = False
 
     # ------------------------------------------------------------------ steps
+    @property
+    def drafting(self) -> bool:
+        return self.drafter is not None and self.policy.k_max > 0
+
+    @property
+    def hidden(self) -> bool:
+        """The drafter reads the target's hidden rows (MTP, Gemma 4 assistant)."""
+        return self.drafter is not None and self.drafter.needs_hidden and self.policy.k_max > 0
+
     def prefill(self, prompt: list[int]) -> None:
         """Cache the prompt except its last token (the first cycle decodes it with the drafts)."""
         self.stats.prompt_tokens = len(prompt)
         self.target.ensure_fits(len(prompt) + 1)
-        self.stats.prompt_tokens_new = self.target.prefill(prompt[:-1], need_logits=False) + 1
-        if self.drafter is not None and self.policy.k_max > 0:
-            self.drafter.prepare(prompt)
+        hidden_from = self.drafter.hidden_from(prompt) if self.hidden and self.drafter is not None else None
+        self.stats.prompt_tokens_new = self.target.prefill(prompt[:-1], need_logits=False, hidden_from=hidden_from) + 1
+        if self.drafter is not None and self.drafting:
+            self.drafter.prepare(prompt, self.target.prefill_hidden if hidden_from is not None else None)
         self.context = list(prompt)
 
     def next_k(self) -> int | None:
@@ -140,7 +150,7 @@ class SpeculativeLoop:
         if room < 1:
             self.finish = "context_full"
             return None
-        return min(self.policy.choose_k(), remaining - 1, room - 1)
+        return min(self.policy.choose_k(), remaining - 1, room - 1, self.target.max_draft or DRAFT_K.high)
 
     def propose(self, k: int) -> Draft:
         if k > 0 and self.drafter is not None:
@@ -158,8 +168,11 @@ class SpeculativeLoop:
             self.target.decode_one(batch[0])
         else:
             self.target.decode_all_rows(batch)
+        rows = self.target.hidden_rows(len(batch)) if self.hidden else None
         tokens, n_accepted = verify(self.target, draft, self.config.sampling, self.rng)
         self.target.truncate(kept + 1 + n_accepted)
+        if self.drafter is not None and self.drafting:
+            self.drafter.accepted(tokens, rows)
         return Verified(tokens, n_accepted, len(batch), time.perf_counter() - start)
 
     def record(self, k: int, draft: Draft, result: Verified) -> None:
@@ -226,6 +239,8 @@ class SpeculativeLoop:
             if now - last_stats >= STATS_INTERVAL_S:
                 last_stats = now
                 yield self.live_stats(now, decode_start)
+        if self.drafter is not None and self.drafting:
+            self.drafter.settle(self.target.kv_tokens)
         tail = self.stream.flush()
         if tail:
             yield TextChunk(tail, from_draft=False)

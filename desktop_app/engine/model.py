@@ -10,11 +10,13 @@ from __future__ import annotations
 import ctypes
 import os
 from collections.abc import Callable, Sequence
+from typing import Any
 from pathlib import Path
 
 import llama_cpp
 import numpy as np
 
+from desktop_app.engine import llama_ext
 from desktop_app.engine.api import ModelOptions
 from desktop_app.engine.backend import clear_log, ensure_backend, load_failure_reason
 from desktop_app.engine.errors import ContextOverflowError, DecodeError, ModelLoadError
@@ -55,6 +57,62 @@ def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
 
 ProgressFn = Callable[[float], None]
 
+# Recurrent/hybrid targets whose architecture supports it keep this many recurrent-state
+# snapshots, so up to this many rejected draft tokens can be undone (llama.cpp's n_rs_seq; each
+# costs one copy of the recurrent state). Speculation on them drafts at most this many tokens.
+ROLLBACK_TOKENS = 16
+ASSISTANT_ARCHITECTURES = ("gemma4-assistant",)  # drafters that run against a target's context
+
+
+def has_mtp_layers(info: GGUFInfo) -> bool:
+    """The file carries next-token-prediction layers a target can draft with (llama.cpp's
+    ``common_speculative_types_from_gguf``: the last block has ``nextn.eh_proj``)."""
+    blocks = info.arch_value("block_count")
+    if info.architecture in ASSISTANT_ARCHITECTURES or not blocks:
+        return False
+    names = {t.name for t in info.tensors}
+    return f"blk.{int(blocks) - 1}.nextn.eh_proj.weight" in names
+
+
+def load_weights(path: Path, options: ModelOptions, progress: ProgressFn | None, load_mtp: bool = False) -> Any:
+    """``llama_model_load_from_file`` with our options and a progress callback; raises ModelLoadError."""
+    mparams = llama_cpp.llama_model_default_params()
+    mparams.n_gpu_layers = options.n_gpu_layers if options.n_gpu_layers >= 0 else 999
+    mparams.load_mtp = load_mtp
+    callback = None
+    if progress is not None:
+
+        def on_progress(fraction: float, _user: ctypes.c_void_p) -> bool:
+            try:
+                progress(float(fraction))
+            except Exception:  # a UI callback must never break loading
+                pass
+            return True
+
+        # Kept referenced in this frame for the whole load: llama.cpp calls it meanwhile.
+        callback = llama_cpp.llama_progress_callback(on_progress)
+        mparams.progress_callback = callback
+    clear_log()
+    model = llama_cpp.llama_model_load_from_file(str(path).encode(), mparams)
+    del callback
+    if not model:
+        raise ModelLoadError(f"llama.cpp could not load {path.name}: {load_failure_reason()}")
+    return model
+
+
+def context_params(model: Any, options: ModelOptions) -> Any:
+    cparams = llama_cpp.llama_context_default_params()
+    train_ctx = int(llama_cpp.llama_model_n_ctx_train(model))
+    cparams.n_ctx = min(options.n_ctx, train_ctx) if train_ctx > 0 else options.n_ctx
+    cparams.n_batch = options.n_batch
+    cparams.n_ubatch = options.n_batch
+    threads = options.n_threads or os.cpu_count() or 1
+    cparams.n_threads = threads
+    cparams.n_threads_batch = threads
+    if options.flash_attn is not None:
+        cparams.flash_attn_type = 1 if options.flash_attn else 0
+    return cparams
+
 
 class LlamaModel(VocabProperties):
     def __init__(
@@ -76,6 +134,7 @@ class LlamaModel(VocabProperties):
         self._batch = llama_cpp.llama_batch_init(self.n_batch, 0, 1)
         self._memory = llama_cpp.llama_get_memory(self._ctx)
         self.kv_tokens: list[int] = []
+        self.prefill_hidden: tuple[int, np.ndarray] | None = None
         self._pieces: dict[int, bytes] = {}
         self._piece_buf = ctypes.create_string_buffer(256)
         self._eog = np.array([bool(llama_cpp.llama_vocab_is_eog(self.vocab, i)) for i in range(self.n_vocab)])
@@ -93,43 +152,23 @@ class LlamaModel(VocabProperties):
             )
 
     def _load(self, progress: ProgressFn | None) -> None:
-        mparams = llama_cpp.llama_model_default_params()
-        mparams.n_gpu_layers = self.options.n_gpu_layers if self.options.n_gpu_layers >= 0 else 999
-        callback = None
-        if progress is not None:
-
-            def on_progress(fraction: float, _user: ctypes.c_void_p) -> bool:
-                try:
-                    progress(float(fraction))
-                except Exception:  # a UI callback must never break loading
-                    pass
-                return True
-
-            # Kept referenced in this frame for the whole load: llama.cpp calls it meanwhile.
-            callback = llama_cpp.llama_progress_callback(on_progress)
-            mparams.progress_callback = callback
-        clear_log()
-        model = llama_cpp.llama_model_load_from_file(str(self.path).encode(), mparams)
-        del callback
-        if not model:
-            raise ModelLoadError(f"llama.cpp could not load {self.path.name}: {load_failure_reason()}")
+        self.has_mtp = has_mtp_layers(self.info)
+        model = load_weights(self.path, self.options, progress, load_mtp=self.has_mtp)
         self._model = model
-        cparams = llama_cpp.llama_context_default_params()
-        train_ctx = int(llama_cpp.llama_model_n_ctx_train(model))
-        cparams.n_ctx = min(self.options.n_ctx, train_ctx) if train_ctx > 0 else self.options.n_ctx
-        cparams.n_batch = self.options.n_batch
-        cparams.n_ubatch = self.options.n_batch
-        threads = self.options.n_threads or os.cpu_count() or 1
-        cparams.n_threads = threads
-        cparams.n_threads_batch = threads
-        if self.options.flash_attn is not None:
-            cparams.flash_attn_type = 1 if self.options.flash_attn else 0
+        cparams = context_params(model, self.options)
+        self.recurrent = bool(llama_cpp.llama_model_is_recurrent(model)) or bool(llama_cpp.llama_model_is_hybrid(model))
+        if self.recurrent:
+            cparams.n_rs_seq = ROLLBACK_TOKENS + 1  # calibration times batches of k + 1 rows and drops them all
         ctx = llama_cpp.llama_init_from_model(model, cparams)
         if not ctx:
             llama_cpp.llama_model_free(model)
             self._model = None
             raise ModelLoadError(f"llama.cpp could not create a context for {self.path.name}: {load_failure_reason()}")
         self._ctx = ctx
+        # 0 where the architecture cannot roll its recurrent state back (llama.cpp clamps it)
+        self.n_rs_seq = int(llama_cpp.llama_n_rs_seq(ctx)) if self.recurrent else 0
+        self._rollback_room = 0  # rows the last decode can still give back (recurrent caches)
+        self.hidden_rows_on = False
 
     def close(self) -> None:
         if self._batch is not None:
@@ -157,9 +196,36 @@ class LlamaModel(VocabProperties):
 
     @property
     def is_recurrent(self) -> bool:
-        return bool(llama_cpp.llama_model_is_recurrent(self._model)) or bool(
-            getattr(llama_cpp, "llama_model_is_hybrid", lambda _m: False)(self._model)
-        )
+        """A recurrent or hybrid cache (its state cannot simply be cut at a position)."""
+        return self.recurrent
+
+    @property
+    def can_roll_back(self) -> bool:
+        """Rejected draft tokens can be dropped from the cache (always for attention caches;
+        for recurrent ones only where llama.cpp keeps state snapshots)."""
+        return not self.recurrent or self.n_rs_seq > 0
+
+    @property
+    def max_draft(self) -> int | None:
+        """The most tokens one cycle may draft on this cache (None: no limit of its own)."""
+        return ROLLBACK_TOKENS if self.recurrent else None
+
+    @property
+    def handle(self) -> tuple[Any, Any]:
+        """(llama_model *, llama_context *) for the engine's own extensions (MTP contexts)."""
+        return self._model, self._ctx
+
+    def enable_hidden_rows(self) -> None:
+        """Make every decode also output each row's final hidden state (what MTP heads and
+        Gemma 4 assistants draft from); read with :meth:`hidden_rows`."""
+        if not self.hidden_rows_on:
+            llama_ext.set_embeddings_nextn(self._ctx, True, False)
+            self.hidden_rows_on = True
+            self.n_embd_out = int(llama_cpp.llama_model_n_embd_out(self._model))
+
+    def hidden_rows(self, n_rows: int) -> np.ndarray:
+        """A copy of the last decode's first ``n_rows`` hidden rows (one per batch token)."""
+        return llama_ext.embeddings_nextn(self._ctx, n_rows, self.n_embd_out)
 
     def is_eog(self, token: int) -> bool:
         return bool(self._eog[token])
@@ -206,6 +272,10 @@ class LlamaModel(VocabProperties):
         if rc != 0:
             reason = {1: "no free slot in the KV cache (context full)", 2: "aborted", -1: "invalid batch"}
             raise DecodeError(f"llama_decode failed ({rc}): {reason.get(rc, 'backend error')}")
+        # llama.cpp snapshots the recurrent state at each of the last rows of a decode: that many
+        # tokens (at most n_rs_seq) can be dropped again, once. Further, seq_rm would report
+        # success and leave a stale state, so truncate() must not ask for more.
+        self._rollback_room = min(self.n_rs_seq, n - 1)
 
     def ensure_fits(self, n_tokens: int) -> None:
         if n_tokens > self.n_ctx:
@@ -213,25 +283,35 @@ class LlamaModel(VocabProperties):
                 f"The conversation needs {n_tokens} tokens but the context holds {self.n_ctx}"
             )
 
-    def prefill(self, tokens: Sequence[int], need_logits: bool = True) -> int:
+    def prefill(self, tokens: Sequence[int], need_logits: bool = True, hidden_from: int | None = None) -> int:
         """Make the KV cache hold exactly ``tokens``, reusing the cached prefix.
 
         With ``need_logits`` the last token is (re)decoded so :meth:`logits` (-1) is its
-        prediction. Returns how many tokens were decoded now.
+        prediction. With ``hidden_from`` (hidden rows enabled) every token from that position on
+        is (re)decoded and :attr:`prefill_hidden` holds (first position, their hidden rows).
+        Returns how many tokens were decoded now.
         """
         self.ensure_fits(len(tokens))
         keep = common_prefix(self.kv_tokens, tokens)
         if need_logits and keep == len(tokens) and keep > 0:
             keep -= 1
+        if hidden_from is not None:
+            keep = min(keep, max(hidden_from, 0))
         self.truncate(keep)
+        keep = len(self.kv_tokens)  # a recurrent cache may have had to start again
         todo = list(tokens[keep:])
         pos = keep
+        rows: list[np.ndarray] = []
         for begin in range(0, len(todo), self.n_batch):
             chunk = todo[begin : begin + self.n_batch]
             is_last = begin + self.n_batch >= len(todo)
             self._decode(chunk, pos, "last" if (is_last and need_logits) else "none")
+            if hidden_from is not None:
+                rows.append(self.hidden_rows(len(chunk)))
             pos += len(chunk)
             self.kv_tokens.extend(chunk)
+        if hidden_from is not None:
+            self.prefill_hidden = (keep, np.concatenate(rows) if rows else np.zeros((0, self.n_embd_out), np.float32))
         return len(todo)
 
     def decode_all_rows(self, tokens: Sequence[int]) -> None:
@@ -256,12 +336,21 @@ class LlamaModel(VocabProperties):
         return np.ctypeslib.as_array(ptr, shape=(self.n_vocab,))
 
     def truncate(self, n_keep: int) -> None:
-        """Drop cached tokens from position ``n_keep`` on."""
-        if n_keep >= len(self.kv_tokens):
+        """Drop cached tokens from position ``n_keep`` on (a recurrent cache that cannot roll
+        that far back starts again empty: the next prefill decodes everything)."""
+        drop = len(self.kv_tokens) - n_keep
+        if drop <= 0:
             return
-        ok = llama_cpp.llama_memory_seq_rm(self._memory, 0, n_keep, -1)
-        if not ok:  # recurrent caches cannot drop a suffix: start again
-            llama_cpp.llama_memory_clear(self._memory, True)
-            self.kv_tokens = []
+        if self.recurrent and drop > self._rollback_room:
+            self.clear()
+            return
+        self._rollback_room = 0  # the snapshots are used up
+        if not llama_cpp.llama_memory_seq_rm(self._memory, 0, n_keep, -1):
+            self.clear()
             return
         del self.kv_tokens[n_keep:]
+
+    def clear(self) -> None:
+        llama_cpp.llama_memory_clear(self._memory, True)
+        self.kv_tokens = []
+        self._rollback_room = 0

@@ -36,7 +36,8 @@ def time_decodes(
                 t = time.perf_counter()
                 model.decode_all_rows([token] * b)
                 elapsed = time.perf_counter() - t
-                model.truncate(start_len)
+                # a recurrent cache gives back all but one row of a decode: it grows by one
+                model.truncate(len(model.kv_tokens) - b + 1 if model.is_recurrent else start_len)
                 if rep:
                     samples[b].append(elapsed)
         return [statistics.median(samples[b]) for b in sizes]

@@ -1,17 +1,18 @@
 """Open the model library, download from the local hub, cancel or close the window mid-download:
 200 times in one process, without a crash.
 
-The regression behind it: the download thread emitted signals *of the DownloadWidget*, and the
-library's job thread signals of its LibraryJobs, objects the GUI thread deletes when the window
+The regression behind it: the download thread emitted signals *of the DownloadWidget* (and the
+library's job thread signals of its LibraryJobs), objects the GUI thread deletes when the window
 goes. PySide checks the emitter, releases the GIL and calls ``QMetaObject::metacall`` on the bare
-C++ pointer; a window deleted in that gap made the download thread call into freed memory
-(``Fatal Python error: Segmentation fault``, about once in a few hundred closes while progress was
-flowing). Progress reports are unthrottled here, so the thread emits on every chunk while the
-window is deleted, which is what made the race likely.
+C++ pointer; a window deleted in that gap made the download thread call into freed memory:
+``Fatal Python error: Segmentation fault``, or a download failing with a garbage ``TypeError``.
+Progress reports are unthrottled here, so the thread emits on every chunk while the window is
+deleted; with that code most runs of this test died within a few dozen rounds.
 
 Each round checks what a user sees: the window shows the cancelled state, no model file appears
 in the models folder or the library's list, and the resumable ``.incomplete`` file holds only
-bytes of the real file. After the 200 rounds a download still completes and verifies.
+bytes of the real file. The last round's partial file is kept: the download after the 200 rounds
+resumes from it, completes and verifies.
 """
 
 from __future__ import annotations
@@ -82,8 +83,9 @@ def _close(qtbot, window: ModelLibraryWindow) -> None:
     qtbot.waitUntil(lambda: not shiboken6.isValid(window), timeout=WAIT_MS)
 
 
-def _check_partial(models_dir: Path, entry: CatalogFile, data: bytes) -> None:  # noqa: F811
-    """No model file; what arrived is a true prefix of the file (it resumes); then start afresh."""
+def _check_partial(models_dir: Path, entry: CatalogFile, data: bytes, keep: bool) -> None:  # noqa: F811
+    """No model file; what arrived is a true prefix of the file (a later download resumes from
+    it); unless ``keep``, delete it so that the next round downloads (and cancels) afresh."""
     name = Path(entry.file).name
     assert not (models_dir / name).exists(), "a cancelled download left a model file"
     partials = list(models_dir.glob(f"{name}.*.incomplete"))
@@ -91,7 +93,8 @@ def _check_partial(models_dir: Path, entry: CatalogFile, data: bytes) -> None:  
     for partial in partials:
         kept = partial.read_bytes()
         assert len(kept) < len(data) and data.startswith(kept)
-        partial.unlink()
+        if not keep:
+            partial.unlink()
 
 
 def test_open_close_and_cancel_200_times_without_a_crash(
@@ -102,7 +105,6 @@ def test_open_close_and_cancel_200_times_without_a_crash(
     entry = load_catalog()[0].target
     data = hashlib.sha256(b"specchat").digest() * (FILE_BYTES // 32)
     hub.add_file(entry.repo, entry.file, data, chunk_delay_s=CHUNK_DELAY_S)
-    ended: dict[str, int] = dict.fromkeys(MODES, 0)
 
     for round_ in range(ROUNDS):
         mode = MODES[round_ % len(MODES)]
@@ -129,16 +131,15 @@ def test_open_close_and_cancel_200_times_without_a_crash(
         qtbot.waitUntil(lambda: not task.running, timeout=WAIT_MS)
         assert isinstance(task.error, DownloadCancelled), f"round {round_} ({mode}): {task.error!r}"
         assert task.result is None
-        _check_partial(models_dir, entry, data)
-        ended[mode] += 1
+        _check_partial(models_dir, entry, data, keep=round_ == ROUNDS - 1)
 
-    assert sum(ended.values()) == ROUNDS
-    # Whatever the 200 rounds left behind, the next download runs to the end and verifies.
+    # After all that, the next download resumes from what the last round kept and verifies.
     monkeypatch.setattr(downloads, "REPORT_INTERVAL_S", 0.1)
     window = library_windows()
     with qtbot.waitSignal(window.downloads.finished, timeout=30_000) as finished:
         _start_download(window)
     path = models_dir / Path(entry.file).name
     assert finished.args == [str(path)] and path.read_bytes() == data
+    assert hub.seen("GET", cdn=True)[-1].headers.get("range", "").startswith("bytes=")  # it resumed
     assert "verified" in window.downloads.detail.text()
     _close(qtbot, window)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
 
 import numpy as np
 
@@ -33,20 +32,41 @@ class CostProbe:
     should_stop: Callable[[], bool] | None = None
 
 
-class Drafter(Protocol):
-    kind: DrafterKind
-    free: bool  # proposing costs microseconds: auto scores its proposals even while not drafting
+Hidden = tuple[int, np.ndarray]  # (first position, the target's hidden rows from there on)
 
-    def prepare(self, context: list[int]) -> None:
-        """Called once per answer with the prompt (a model drafter prefills its cache here)."""
+
+class Drafter:
+    """What the loop asks of every drafter. The defaults suit drafters that need nothing from
+    the target but the tokens (a draft model, prompt lookup)."""
+
+    kind: DrafterKind
+    free: bool = False  # proposing costs microseconds: auto scores its proposals even while not drafting
+    needs_hidden: bool = False  # drafts from the target's hidden states (MTP, Gemma 4 assistant)
+
+    def hidden_from(self, context: list[int]) -> int | None:
+        """The first position whose target hidden row :meth:`prepare` needs (None: none)."""
+        return None
+
+    def prepare(self, context: list[int], hidden: Hidden | None) -> None:
+        """Called once per answer with the prompt (after the target cached all but its last token)."""
 
     def draft(
         self, context: list[int], k: int, params: SamplingParams, rng: np.random.Generator, p_min: float
     ) -> Draft:
         """Up to ``k`` tokens to follow ``context`` (fewer when confidence drops below ``p_min``)."""
+        raise NotImplementedError
+
+    def accepted(self, tokens: list[int], hidden: np.ndarray | None) -> None:
+        """After each target pass: the tokens it committed and (``needs_hidden``) the hidden rows
+        of the verify batch (row j produced token j)."""
+
+    def settle(self, cached: list[int]) -> None:
+        """The answer ended and the target's cache holds ``cached``: line up for the next one."""
 
     def lookup(self, context: list[int], k: int) -> list[int]:
         """A proposal at no cost, for scoring while speculation is off ([] when not ``free``)."""
+        return []
 
     def token_cost_s(self, probe: CostProbe) -> float:
         """Seconds per drafted token on this machine (measured where drafting has a cost)."""
+        raise NotImplementedError

@@ -7,7 +7,7 @@ import time
 import numpy as np
 
 from desktop_app.engine.api import DrafterKind, SamplingParams
-from desktop_app.engine.drafters import CostProbe, Draft
+from desktop_app.engine.drafters import CostProbe, Draft, Drafter, Hidden
 from desktop_app.engine.model import LlamaModel
 from desktop_app.engine.sampling import probabilities, sample
 from desktop_app.engine.timing import time_decodes
@@ -18,14 +18,14 @@ def top_probability(logits: np.ndarray) -> float:
     return float(1.0 / np.exp(shifted).sum())
 
 
-class ModelDrafter:
+class ModelDrafter(Drafter):
     kind = DrafterKind.MODEL
     free = False
 
     def __init__(self, model: LlamaModel) -> None:
         self.model = model
 
-    def prepare(self, context: list[int]) -> None:
+    def prepare(self, context: list[int], hidden: Hidden | None) -> None:
         self.model.prefill(context)
 
     def draft(
@@ -53,9 +53,6 @@ class ModelDrafter:
                 self.model.decode_one(token)
         out.seconds = time.perf_counter() - start
         return out
-
-    def lookup(self, context: list[int], k: int) -> list[int]:
-        return []
 
     def token_cost_s(self, probe: CostProbe) -> float:
         # timed alternating with 2-token decodes, like the catch-up decode that opens a cycle

@@ -10,12 +10,12 @@ import time
 import numpy as np
 
 from desktop_app.engine.api import DrafterKind, SamplingParams
-from desktop_app.engine.drafters import CostProbe, Draft
+from desktop_app.engine.drafters import CostProbe, Draft, Drafter, Hidden
 
 LOOKUP_TOKEN_S = 2e-5  # proposing is a few numpy comparisons: microseconds
 
 
-class PromptLookupDrafter:
+class PromptLookupDrafter(Drafter):
     """Match the context's last ``n`` tokens (longest first, down to ``min_ngram``) earlier in it."""
 
     kind = DrafterKind.NGRAM
@@ -25,7 +25,7 @@ class PromptLookupDrafter:
         self.max_ngram = max_ngram
         self.min_ngram = min_ngram
 
-    def prepare(self, context: list[int]) -> None:
+    def prepare(self, context: list[int], hidden: Hidden | None) -> None:
         pass
 
     def draft(
