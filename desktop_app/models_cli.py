@@ -111,7 +111,8 @@ def _pull(repo: str, filename: str, revision: str) -> int:
 
 def _pair(target: str, draft: str) -> int:
     t, d = describe(target), describe(draft)
-    verdict = check_pair(target, draft)
+    verdict, drafting = check_pair(target, draft)
+    print(f"drafting: {drafting.summary()}")
     if verdict.compatible:
         print(f"compatible: {d.path.name} can draft for {t.path.name} (same vocabulary)")
         if t.n_parameters and d.n_parameters:

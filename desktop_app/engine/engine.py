@@ -25,7 +25,8 @@ from desktop_app.engine.events import Event, Finished
 from desktop_app.engine.generator import LoopConfig, SpeculativeLoop
 from desktop_app.engine.gguf_file import read_gguf
 from desktop_app.engine.model import LlamaModel, ProgressFn
-from desktop_app.engine.nextn import AssistantWeights, NextnContext, is_assistant, require_assistant_fits
+from desktop_app.engine.drafting import drafting_support, is_assistant, rollback_refusal
+from desktop_app.engine.nextn import AssistantWeights, NextnContext, require_assistant_fits
 from desktop_app.engine.policy import (
     HOT_PRIOR, PRIOR_WEIGHT, AcceptanceTracker, AutoPolicy, CostModel, FixedPolicy, OffPolicy, Policy,
 )
@@ -177,11 +178,9 @@ class Engine:
     def speculation_refusal(self) -> str | None:
         """Why speculation cannot run on this target, or None when it can."""
         target = self._require_target()
-        if not target.can_roll_back:
-            return (
-                f"{target.name} ({target.info.architecture}) keeps a recurrent state that llama.cpp cannot "
-                "roll back for this architecture, so rejected draft tokens cannot be undone: speculation stays off"
-            )
+        if not target.can_roll_back:  # what llama.cpp reports for the context, not only the file
+            return rollback_refusal(target.info, True) or (
+                f"{target.name} cannot roll its recurrent state back here: speculation stays off")
         return None
 
     def _require_target(self) -> LlamaModel:
@@ -251,20 +250,12 @@ class Engine:
     def drafting_note(self, drafters: tuple[DrafterKind, ...]) -> str:
         """Which drafting this pair supports, and why (the model bar's and the CLI's line)."""
         target = self._require_target()
-        refusal = self.speculation_refusal()
-        if refusal:
-            return refusal
-        parts = [k.label for k in drafters]
-        why = []
-        if DrafterKind.MTP in drafters:
-            why.append(f"{target.name} has built-in MTP layers")
-        elif self.mtp_error:
-            why.append(f"its MTP layers cannot draft here: {self.mtp_error}")
-        if DrafterKind.ASSISTANT in drafters:
-            why.append("the draft is a Gemma 4 assistant for it")
-        if target.is_recurrent:
-            why.append(f"hybrid cache rolls back up to {target.max_draft} drafted tokens")
-        return ", ".join(parts) + (f" ({'; '.join(why)})" if why else "")
+        support = drafting_support(target.info, self.draft.info if self.draft is not None else None,
+                                   target.is_recurrent)
+        note = support.summary()
+        if self.mtp_error:
+            note += f"; its MTP layers cannot draft here: {self.mtp_error}"
+        return note
 
     def loaded(self, draft_error: str | None = None, compatibility: str | None = None) -> LoadedModels:
         """What is loaded now, for the window and the CLI."""

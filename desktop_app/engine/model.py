@@ -19,6 +19,7 @@ import numpy as np
 from desktop_app.engine import llama_ext
 from desktop_app.engine.api import ModelOptions
 from desktop_app.engine.backend import clear_log, ensure_backend, load_failure_reason
+from desktop_app.engine.drafting import has_mtp_layers
 from desktop_app.engine.errors import ContextOverflowError, DecodeError, ModelLoadError
 from desktop_app.engine.gguf_file import GGUFInfo, read_gguf
 from desktop_app.engine.vocab import VocabProperties
@@ -61,17 +62,6 @@ ProgressFn = Callable[[float], None]
 # snapshots, so up to this many rejected draft tokens can be undone (llama.cpp's n_rs_seq; each
 # costs one copy of the recurrent state). Speculation on them drafts at most this many tokens.
 ROLLBACK_TOKENS = 16
-ASSISTANT_ARCHITECTURES = ("gemma4-assistant",)  # drafters that run against a target's context
-
-
-def has_mtp_layers(info: GGUFInfo) -> bool:
-    """The file carries next-token-prediction layers a target can draft with (llama.cpp's
-    ``common_speculative_types_from_gguf``: the last block has ``nextn.eh_proj``)."""
-    blocks = info.arch_value("block_count")
-    if info.architecture in ASSISTANT_ARCHITECTURES or not blocks:
-        return False
-    names = {t.name for t in info.tensors}
-    return f"blk.{int(blocks) - 1}.nextn.eh_proj.weight" in names
 
 
 def load_weights(path: Path, options: ModelOptions, progress: ProgressFn | None, load_mtp: bool = False) -> Any:

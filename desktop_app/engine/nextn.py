@@ -28,13 +28,13 @@ import numpy as np
 from desktop_app.engine import llama_ext
 from desktop_app.engine.api import ModelOptions
 from desktop_app.engine.backend import ensure_backend, load_failure_reason
+from desktop_app.engine.drafting import assistant_mismatch
 from desktop_app.engine.errors import DecodeError, IncompatibleDraftError, ModelLoadError
 from desktop_app.engine.gguf_file import GGUFInfo, read_gguf
 from desktop_app.engine.model import LlamaModel, ProgressFn, context_params, load_weights
 from desktop_app.engine.vocab import VocabProperties
 
 NEXTN_BATCH = 256  # catch-up decodes of a long prompt go in chunks; a smaller compute buffer
-ASSISTANT_TARGETS = {"gemma4-assistant": "gemma4"}  # assistant architecture -> the target's
 
 
 class NextnContext:
@@ -143,26 +143,6 @@ class AssistantWeights(VocabProperties):
         if self._model is not None:
             llama_cpp.llama_model_free(self._model)
             self._model = None
-
-
-def is_assistant(info: GGUFInfo) -> bool:
-    return info.architecture in ASSISTANT_TARGETS
-
-
-def assistant_mismatch(target: GGUFInfo, assistant: GGUFInfo) -> list[str]:
-    """Why this assistant cannot draft for this target ([] when it can); checked BEFORE a
-    context is created: llama.cpp crashes on an assistant paired with another architecture."""
-    reasons = []
-    wanted = ASSISTANT_TARGETS[assistant.architecture]
-    if target.architecture != wanted:
-        reasons.append(f"{assistant.path.name} is a {assistant.architecture} drafter: it needs a {wanted} target, "
-                       f"not {target.architecture}")
-    else:
-        width = target.arch_value("embedding_length")
-        wants = assistant.arch_value("embedding_length_out")
-        if width is not None and wants is not None and int(width) != int(wants):
-            reasons.append(f"{assistant.path.name} reads {wants}-wide hidden states; {target.path.name} has {width}")
-    return reasons
 
 
 def require_assistant_fits(target: GGUFInfo, assistant: GGUFInfo) -> None:

@@ -14,10 +14,11 @@ from typing import Any
 
 from desktop_app import paths
 from desktop_app.engine.compat import DraftCompatibility, check_draft
+from desktop_app.engine.drafting import DraftingSupport, has_mtp_layers, is_assistant
 from desktop_app.engine.errors import EngineError
 from desktop_app.engine.gguf_file import read_gguf
 from desktop_app.library.errors import DiskSpaceError, LibraryError
-from desktop_app.library.vocab import VocabOnlyModel
+from desktop_app.library.vocab import VocabOnlyModel, pair_drafting
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,7 @@ class LocalModel:
     context_length: int | None
     size_bytes: int
     error: str | None = None
+    drafting: str = ""  # what the file itself drafts with: built-in MTP layers, or "is a Gemma 4 assistant"
 
     @property
     def usable(self) -> bool:
@@ -42,6 +44,7 @@ class LocalModel:
             "path": str(self.path), "name": self.name, "architecture": self.architecture,
             "n_parameters": self.n_parameters, "quantization": self.quantization,
             "context_length": self.context_length, "size_bytes": self.size_bytes, "error": self.error,
+            "drafting": self.drafting,
         }
 
 
@@ -54,7 +57,10 @@ def describe(path: str | Path) -> LocalModel:
     except EngineError as exc:
         return LocalModel(path, path.stem, "unknown", 0, "unknown", None, size, str(exc))
     name = str(info.get("general.name") or path.stem)
-    return LocalModel(path, name, info.architecture, info.n_parameters, info.quantization, info.context_length, size)
+    drafting = ("built-in MTP" if has_mtp_layers(info) else
+                "Gemma 4 assistant drafter" if is_assistant(info) else "")
+    return LocalModel(path, name, info.architecture, info.n_parameters, info.quantization, info.context_length, size,
+                      drafting=drafting)
 
 
 def library_folders(extra: Iterable[str | Path] = ()) -> list[Path]:
@@ -123,6 +129,7 @@ class PairVerdict:
     target: LocalModel
     draft: LocalModel
     compatibility: DraftCompatibility
+    drafting: DraftingSupport | None = None  # which drafting the pair supports, and why
 
 
 def compatibility_matrix(models: Sequence[LocalModel]) -> list[PairVerdict]:
@@ -142,10 +149,10 @@ def compatibility_matrix(models: Sequence[LocalModel]) -> list[PairVerdict]:
                     continue
                 t, d = vocabs[target.path], vocabs[draft.path]
                 if isinstance(t, str) or isinstance(d, str):
-                    verdict = DraftCompatibility([t if isinstance(t, str) else str(d)])
+                    verdicts.append(PairVerdict(target, draft, DraftCompatibility([t if isinstance(t, str) else str(d)])))
                 else:
                     verdict = check_draft(t, d)
-                verdicts.append(PairVerdict(target, draft, verdict))
+                    verdicts.append(PairVerdict(target, draft, verdict, pair_drafting(t, d, verdict)))
     finally:
         for vocab in vocabs.values():
             if isinstance(vocab, VocabOnlyModel):

@@ -13,6 +13,7 @@ import llama_cpp
 
 from desktop_app.engine.backend import clear_log, ensure_backend, load_failure_reason
 from desktop_app.engine.compat import DraftCompatibility, check_draft
+from desktop_app.engine.drafting import DraftingSupport, drafting_support
 from desktop_app.engine.errors import ModelLoadError
 from desktop_app.engine.gguf_file import read_gguf
 from desktop_app.engine.vocab import VocabProperties
@@ -34,6 +35,8 @@ class VocabOnlyModel(VocabProperties):
             reason = load_failure_reason()
             raise ModelLoadError(f"llama.cpp could not read the vocabulary of {self.path.name}: {reason}")
         self._model = model
+        self.info = read_gguf(self.path, check_size=False)
+        self.recurrent = bool(llama_cpp.llama_model_is_recurrent(model)) or bool(llama_cpp.llama_model_is_hybrid(model))
         self.vocab = llama_cpp.llama_model_get_vocab(model)
         self.n_vocab = int(llama_cpp.llama_vocab_n_tokens(self.vocab))
 
@@ -55,7 +58,13 @@ class VocabOnlyModel(VocabProperties):
             pass
 
 
-def check_pair(target: str | Path, draft: str | Path) -> DraftCompatibility:
-    """Whether ``draft`` can speed up ``target``, from their vocabularies alone."""
+def check_pair(target: str | Path, draft: str | Path) -> tuple[DraftCompatibility, DraftingSupport]:
+    """Whether ``draft`` shares ``target``'s vocabulary, and which drafting the pair supports."""
     with VocabOnlyModel(target) as t, VocabOnlyModel(draft) as d:
-        return check_draft(t, d)
+        verdict = check_draft(t, d)
+        return verdict, pair_drafting(t, d, verdict)
+
+
+def pair_drafting(target: VocabOnlyModel, draft: VocabOnlyModel | None,
+                  verdict: DraftCompatibility | None) -> DraftingSupport:
+    return drafting_support(target.info, draft.info if draft is not None else None, target.recurrent, verdict)

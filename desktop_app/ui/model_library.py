@@ -203,7 +203,8 @@ class ModelLibraryWindow(QWidget):
         self.models, self.verdicts = result
         _fill(self.model_table, [self._model_row(m) for m in self.models])
         _fill(self.compat_table, [
-            (v.target.path.name, v.draft.path.name, "fits" if v.compatibility.compatible else v.compatibility.summary())
+            (v.target.path.name, v.draft.path.name,
+             (v.drafting.summary() if v.drafting else "fits") if v.compatibility.compatible else v.compatibility.summary())
             for v in self.verdicts
         ])
         fits = sum(v.compatibility.compatible for v in self.verdicts)
@@ -216,7 +217,7 @@ class ModelLibraryWindow(QWidget):
             return (m.path.name, "-", "-", "-", "-", human_size(m.size_bytes), m.error)
         return (
             m.path.name, m.architecture, human_params(m.n_parameters), m.quantization,
-            str(m.context_length or "-"), human_size(m.size_bytes), "ok",
+            str(m.context_length or "-"), human_size(m.size_bytes), "ok" + (f" · {m.drafting}" if m.drafting else ""),
         )
 
     def _load_catalog(self) -> None:
