@@ -137,6 +137,12 @@ def load_engine(args: argparse.Namespace) -> Any:
         engine.load_draft(args.draft, _model_options(args, draft=True))
     elif args.drafter == DrafterKind.MODEL.value:
         raise CliError("--drafter model needs --draft PATH")
+    refusal = engine.speculation_refusal()
+    if args.drafter and not refusal and DrafterKind(args.drafter) not in engine.drafters_available():
+        raise CliError(f"--drafter {args.drafter} is not available here; this pair supports: "
+                       f"{engine.drafting_note(engine.drafters_available())}")
+    if refusal and getattr(args, "spec", SpecMode.OFF.value) != SpecMode.OFF.value:
+        print(f"specchat: note: {refusal}", file=sys.stderr)  # it still answers, without speculation
     return engine
 
 
@@ -192,7 +198,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         s = result.stats
         print(
             f"\n\n[{s.generated_tokens} tokens, {s.decode_tokens_per_s:.1f} tok/s, ttft {s.ttft_s * 1000:.0f} ms, "
-            f"mode {s.mode}, acceptance {s.acceptance_rate:.0%}]",
+            f"mode {s.mode}, drafter {s.drafter}, acceptance {s.acceptance_rate:.0%}]",
             file=sys.stderr,
         )
     return 0

@@ -148,7 +148,9 @@ class LlamaModel(VocabProperties):
         cparams = context_params(model, self.options)
         self.recurrent = bool(llama_cpp.llama_model_is_recurrent(model)) or bool(llama_cpp.llama_model_is_hybrid(model))
         if self.recurrent:
-            cparams.n_rs_seq = ROLLBACK_TOKENS + 1  # calibration times batches of k + 1 rows and drops them all
+            # + 1: calibration times batches of k + 1 rows and drops all but one. llama.cpp keeps
+            # the last n_rs_seq + 1 tokens of a batch in one ubatch (and asserts that they fit).
+            cparams.n_rs_seq = max(0, min(ROLLBACK_TOKENS + 1, cparams.n_ubatch - 2))
         ctx = llama_cpp.llama_init_from_model(model, cparams)
         if not ctx:
             llama_cpp.llama_model_free(model)
@@ -198,7 +200,7 @@ class LlamaModel(VocabProperties):
     @property
     def max_draft(self) -> int | None:
         """The most tokens one cycle may draft on this cache (None: no limit of its own)."""
-        return ROLLBACK_TOKENS if self.recurrent else None
+        return max(self.n_rs_seq - 1, 0) if self.recurrent else None
 
     @property
     def handle(self) -> tuple[Any, Any]:

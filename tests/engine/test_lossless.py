@@ -13,7 +13,7 @@ from desktop_app.engine import Engine, GenerateRequest, SamplingParams
 from desktop_app.engine.api import DrafterKind
 from desktop_app.engine.policy import CostModel
 from desktop_app.engine.sampling import probabilities
-from tests.helpers import run, user
+from tests.helpers import assert_same_distribution, assert_verified_three_positions, run, sample_sequences, user
 
 PROMPTS = [
     "Tell me a story about a robot.",
@@ -72,21 +72,6 @@ def test_prompt_lookup_accepts_copied_text(default_engine: Engine) -> None:
     assert fast.stats.tokens_per_pass > 1.2
 
 
-def _sample_sequences(
-    engine: Engine, spec: str, n: int, params: dict, cycles: list[tuple[int, int]] | None = None
-) -> Counter[tuple[int, ...]]:
-    counts: Counter[tuple[int, ...]] = Counter()
-    for seed in range(n):
-        result, _ = run(
-            engine, messages=user("Say something."), max_tokens=4, spec=spec, draft_max=3, drafter="model",
-            sampling=SamplingParams(seed=seed, **params),
-        )
-        counts[tuple(result.token_ids)] += 1
-        if cycles is not None:
-            cycles.extend(result.stats.cycles)
-    return counts
-
-
 def test_sampling_with_speculation_matches_sampling_without(pair_engine: Engine) -> None:
     """Chi-square over four-token sequences (top-k 2: at most 16 outcomes), 600 seeds per mode.
 
@@ -94,18 +79,11 @@ def test_sampling_with_speculation_matches_sampling_without(pair_engine: Engine)
     is exercised at draft positions 1, 2 and 3 (and the bonus token after them)."""
     params = {"temperature": 1.5, "top_k": 2}
     n = 600
-    plain = _sample_sequences(pair_engine, "off", n, params)
+    plain = sample_sequences(pair_engine, "off", n, params, "model")
     cycles: list[tuple[int, int]] = []
-    spec = _sample_sequences(pair_engine, "on", n, params, cycles)
-    assert sum(1 for drafted, _ in cycles if drafted == 3) >= n  # every answer verified 3 positions at once
-    accepted_at = Counter(accepted for drafted, accepted in cycles if drafted == 3)
-    assert all(accepted_at[i] > 0 for i in range(4)), f"rejections at every position and full accepts: {accepted_at}"
-    outcomes = sorted(set(plain) | set(spec))
-    assert len(outcomes) >= 6, "the setting should leave several outcomes"
-    table = np.array([[plain[o] for o in outcomes], [spec[o] for o in outcomes]])
-    table = table[:, table.sum(axis=0) >= 5]  # chi-square needs non-tiny expected counts
-    _, p_value, _, _ = scistats.chi2_contingency(table)
-    assert p_value > 0.001, f"distributions differ: {table.tolist()}"
+    spec = sample_sequences(pair_engine, "on", n, params, "model", cycles)
+    assert_verified_three_positions(cycles, n)
+    assert_same_distribution(plain, spec)
 
     # Both match the target's exact first-token distribution (goodness of fit).
     prompt, _ = pair_engine.build_prompt(GenerateRequest(messages=user("Say something.")))
