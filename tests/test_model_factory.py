@@ -50,3 +50,19 @@ def test_draft_agrees_with_target_on_most_but_not_all_positions(models) -> None:
         agree += int(np.argmax(draft.logits(-1))) == token
     assert len(set(greedy)) > 20, "the target should not just repeat itself"
     assert 0.6 * len(greedy) <= agree < len(greedy), f"draft agreed on {agree}/{len(greedy)}"
+
+
+def test_the_hybrid_mtp_model_is_written_by_the_factory_cli(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "tests.model_factory", "--hybrid-mtp", str(tmp_path)],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    path = tmp_path / "hybrid-mtp.gguf"
+    assert path.stat().st_size < 10 * MB
+    model = LlamaModel(path)
+    try:
+        assert model.has_mtp and model.is_recurrent and model.can_roll_back
+    finally:
+        model.close()

@@ -45,6 +45,16 @@ def crash_reason(exitcode: int | None) -> str:
     return f"The engine exited unexpectedly (exit code {exitcode})"
 
 
+class _ReaderRelay(QObject):
+    """What the pipe-reader thread emits on, never the client itself: the client can be deleted
+    by the GUI thread (the window closed) while the reader still delivers a message, and a
+    thread emitting on a QObject being deleted crashes (see ui/download_widget.py). No parent;
+    the reader holds it and hands it back to the GUI thread with ``deleteLater`` at the end."""
+
+    received = Signal(object)
+    ended = Signal(object)
+
+
 class GenerationHandle(QObject):
     """One answer being generated: its own signals, emitted in the GUI thread.
 
@@ -90,9 +100,6 @@ class EngineClient(QObject):
     generation_started = Signal(object)
     engine_crashed = Signal(str)
 
-    _received = Signal(object)
-    _ended = Signal(object)
-
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._ctx = multiprocessing.get_context("spawn")
@@ -105,8 +112,6 @@ class EngineClient(QObject):
         self.last_load: Load | None = None
         self.info: Ready | None = None
         self.models: LoadedModels | None = None
-        self._received.connect(self._dispatch)
-        self._ended.connect(self._on_ended)
 
     # ------------------------------------------------------------------ process
     @property
@@ -132,7 +137,10 @@ class EngineClient(QObject):
         self._process, self._conn = process, parent_conn
         self.current = None
         self.models = None
-        self._reader = threading.Thread(target=self._read, args=(parent_conn, process), name="engine-reader",
+        relay = _ReaderRelay()
+        relay.received.connect(self._dispatch)  # queued: delivered in the GUI thread, dropped once deleted
+        relay.ended.connect(self._on_ended)
+        self._reader = threading.Thread(target=_read, args=(parent_conn, process, relay), name="engine-reader",
                                         daemon=True)
         self._reader.start()
 
@@ -167,23 +175,6 @@ class EngineClient(QObject):
             threading.Thread(target=_reap, args=(process, conn, reader), name="engine-reaper", daemon=True).start()
             return None
         return process, conn, reader
-
-    def _read(self, conn: Connection, process: BaseProcess) -> None:
-        while True:
-            try:
-                message = conn.recv()
-            except (EOFError, OSError):
-                break
-            except Exception:  # noqa: BLE001 - a half-written message from a dying child
-                break
-            try:
-                self._received.emit((process, message))
-            except RuntimeError:  # the client was deleted (window closed) while messages arrived
-                return
-        try:
-            self._ended.emit(process)
-        except RuntimeError:
-            pass
 
     def _send(self, command: Command) -> bool:
         if self._conn is None:
@@ -273,6 +264,18 @@ class EngineClient(QObject):
         self.loading = False
         self.models = None
         self.engine_crashed.emit(reason)
+
+
+def _read(conn: Connection, process: BaseProcess, relay: _ReaderRelay) -> None:
+    """The reader thread: every message from the engine process, then its end, through ``relay``."""
+    while True:
+        try:
+            message = conn.recv()
+        except Exception:  # noqa: BLE001 - EOF, a closed pipe or a half-written message from a dying child
+            break
+        relay.received.emit((process, message))
+    relay.ended.emit(process)
+    relay.deleteLater()
 
 
 def _reap(process: BaseProcess, conn: Connection | None, reader: threading.Thread | None,
