@@ -112,9 +112,9 @@ def _pull(repo: str, filename: str, revision: str) -> int:
 def _pair(target: str, draft: str) -> int:
     t, d = describe(target), describe(draft)
     verdict, drafting = check_pair(target, draft)
-    print(f"drafting: {drafting.summary()}")
     if verdict.compatible:
         print(f"compatible: {d.path.name} can draft for {t.path.name} (same vocabulary)")
+        print(f"  drafting: {drafting.summary()}")
         if t.n_parameters and d.n_parameters:
             ratio = t.n_parameters / d.n_parameters
             print(f"  target {human_params(t.n_parameters)} params, draft {human_params(d.n_parameters)}: {ratio:.1f}x smaller")
@@ -124,6 +124,7 @@ def _pair(target: str, draft: str) -> int:
     print(f"not compatible: {d.path.name} cannot draft for {t.path.name}")
     for reason in verdict.reasons:
         print(f"  - {reason}")
+    print(f"  drafting: {drafting.summary()}")
     return INCOMPATIBLE
 
 

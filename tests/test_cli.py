@@ -141,7 +141,7 @@ def test_a_target_that_cannot_roll_back_gets_one_line_and_an_answer(hybrid_model
 
 def test_models_pair_says_which_drafting_a_pair_supports(hybrid_models, gemma4_pair, models) -> None:
     mtp = specchat("models", "pair", str(hybrid_models.hybrid_mtp), str(hybrid_models.draft))
-    assert "drafting: Built-in (MTP), Draft model, Prompt lookup" in mtp.stdout
+    assert "  drafting: Built-in (MTP), Draft model, Prompt lookup" in mtp.stdout
     assert "built-in MTP layers" in mtp.stdout
     gemma = specchat("models", "pair", *map(str, gemma4_pair))
     assert "drafting: Gemma 4 assistant, Prompt lookup" in gemma.stdout

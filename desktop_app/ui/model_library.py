@@ -204,7 +204,8 @@ class ModelLibraryWindow(QWidget):
         _fill(self.model_table, [self._model_row(m) for m in self.models])
         _fill(self.compat_table, [
             (v.target.path.name, v.draft.path.name,
-             (v.drafting.summary() if v.drafting else "fits") if v.compatibility.compatible else v.compatibility.summary())
+             f"fits: {v.drafting.summary() if v.drafting else ''}" if v.compatibility.compatible
+             else v.compatibility.summary())
             for v in self.verdicts
         ])
         fits = sum(v.compatibility.compatible for v in self.verdicts)

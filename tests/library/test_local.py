@@ -10,6 +10,7 @@ import pytest
 from desktop_app.engine.errors import ModelLoadError
 from desktop_app.library.errors import LibraryError
 from desktop_app.library.local import compatibility_matrix, delete_model, import_model, scan_models
+from desktop_app.engine.api import DrafterKind
 from desktop_app.library.vocab import VocabOnlyModel, check_pair
 
 
@@ -60,9 +61,11 @@ def test_vocab_only_model_reads_what_the_compatibility_check_needs(models) -> No
         assert vocab.n_vocab == 49152 and vocab.token_text(300) != b""
         assert isinstance(vocab.add_bos, bool) and vocab.eos_id >= 0
 
-    assert check_pair(models.target, models.draft).compatible
-    other = check_pair(models.target, models.draft_other_vocab)
+    verdict, drafting = check_pair(models.target, models.draft)
+    assert verdict.compatible and drafting.drafters == (DrafterKind.MODEL, DrafterKind.NGRAM)
+    other, other_drafting = check_pair(models.target, models.draft_other_vocab)
     assert not other.compatible and "token 300 differs" in other.summary()
+    assert other_drafting.drafters == (DrafterKind.NGRAM,) and "token 300 differs" in other_drafting.summary()
 
 
 def test_compatibility_matrix_pairs_smaller_drafts_with_targets(models_dir: Path, models) -> None:

@@ -42,7 +42,7 @@ def test_lists_models_with_metadata_and_which_drafts_fit(qtbot, models_dir: Path
     assert "truncated" in cells["truncated.gguf"][6]
     compat = {(window.compat_table.item(r, 0).text(), window.compat_table.item(r, 1).text()): window.compat_table.item(r, 2).text()
               for r in range(window.compat_table.rowCount())}
-    assert compat[("target.gguf", "draft.gguf")] == "fits"
+    assert compat[("target.gguf", "draft.gguf")] == "fits: Draft model, Prompt lookup (draft shares its vocabulary)"
     assert "token 300 differs" in compat[("target.gguf", "draft-other-vocab.gguf")]
     assert "1 draft/target pair(s) fit" in window.status.text()
     assert window.catalog_table.rowCount() >= 6
