@@ -57,7 +57,8 @@ class Setting:
         return value
 
 
-NO_DRAFTER = "none"  # the drafter setting's extra choice: speculation off
+NO_DRAFTER = "none"  # the drafter setting's extra choices: speculation off,
+BEST_DRAFTER = "best"  # or the best drafter the loaded models offer (DRAFTER_PREFERENCE)
 
 
 def _number(name: str, number: NumberRange[int] | NumberRange[float], description: str | None = None) -> Setting:
@@ -68,9 +69,10 @@ def _number(name: str, number: NumberRange[int] | NumberRange[float], descriptio
 SETTINGS: tuple[Setting, ...] = (
     Setting("target_path", str, "", "Target GGUF file; empty means the embedded default model"),
     Setting("draft_path", str, "", "Draft GGUF file sharing the target's vocabulary; empty: none"),
-    Setting("drafter", str, DrafterKind.NGRAM.value,
-            "Who proposes tokens: " + ", ".join([NO_DRAFTER, *(f"{k.value} ({k.label})" for k in DrafterKind)]),
-            choices=(NO_DRAFTER, *(k.value for k in DrafterKind))),
+    Setting("drafter", str, BEST_DRAFTER,
+            "Who proposes tokens: " + ", ".join([NO_DRAFTER, f"{BEST_DRAFTER} (the best the models offer)",
+                                                 *(f"{k.value} ({k.label})" for k in DrafterKind)]),
+            choices=(NO_DRAFTER, BEST_DRAFTER, *(k.value for k in DrafterKind))),
     Setting("spec_mode", str, DEFAULT_SPEC_MODE.value,
             "Speculation: " + ", ".join(f"{m.value} ({m.description})" for m in SpecMode),
             choices=tuple(m.value for m in SpecMode)),

@@ -20,7 +20,7 @@ from desktop_app.engine.api import (
     DrafterKind, GenerateRequest, LoadedModels, Message, ModelOptions, SamplingParams, SpecMode, choose_drafter,
 )
 from desktop_app.store import History, Settings
-from desktop_app.store.settings import NO_DRAFTER
+from desktop_app.store.settings import BEST_DRAFTER, NO_DRAFTER
 from desktop_app.ui.chat_session import ChatSession
 from desktop_app.ui.chat_view import ChatView
 from desktop_app.ui.conversation_list import ConversationList
@@ -216,7 +216,7 @@ class MainWindow(QMainWindow):
 
     def _requested_drafter(self) -> DrafterKind | None:
         choice = self.settings["drafter"]
-        return None if choice == NO_DRAFTER else DrafterKind(choice)
+        return None if choice in (NO_DRAFTER, BEST_DRAFTER) else DrafterKind(choice)
 
     def drafter(self) -> DrafterKind:
         """The drafter answers use now: the chosen one when the loaded models offer it."""

@@ -10,11 +10,12 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.engine.api import DrafterKind
-from desktop_app.store.settings import NO_DRAFTER
+from desktop_app.store.settings import BEST_DRAFTER, NO_DRAFTER
 
 OPEN_FILE = "<open>"
 OPEN_LIBRARY = "<library>"
-DRAFTERS = ((NO_DRAFTER, "No speculation"), *((k.value, k.label) for k in DrafterKind))
+DRAFTERS = ((BEST_DRAFTER, "Best available"), (NO_DRAFTER, "No speculation"),
+            *((k.value, k.label) for k in DrafterKind))
 
 
 def _gpu_spin(name: str, tooltip: str) -> QSpinBox:
@@ -33,7 +34,7 @@ class ModelBar(QWidget):
 
     Signals:
         load_requested(): the target, the draft or a GPU-layers value changed.
-        drafter_changed(str): NO_DRAFTER or a DrafterKind value (no reload needed).
+        drafter_changed(str): BEST_DRAFTER, NO_DRAFTER or a DrafterKind value (no reload needed).
         file_opened(str): a GGUF file was chosen through "Open GGUF…" or ``use_file`` (for the
             recent list).
         library_requested(): "Model library…" was picked in a picker.
@@ -147,12 +148,13 @@ class ModelBar(QWidget):
         self.load_requested.emit()
 
     def choose_draft(self, path: str) -> None:
-        """Select ``path`` ("" for none) and ask for a reload; a draft path switches the drafter to it."""
+        """Select ``path`` ("" for none) and ask for a reload. Choosing a draft turns drafting on
+        (the best drafter the models offer); removing the one chosen falls back to the best too."""
         self.show_paths(self.target_path(), path)
-        if path:
-            self.set_drafter(DrafterKind.MODEL.value)
-        elif self.drafter_choice() == DrafterKind.MODEL.value:
-            self.set_drafter(DrafterKind.NGRAM.value)
+        choice = self.drafter_choice()
+        if (path and choice in (NO_DRAFTER, DrafterKind.NGRAM.value)) or (
+                not path and choice in (DrafterKind.MODEL.value, DrafterKind.ASSISTANT.value)):
+            self.set_drafter(BEST_DRAFTER)
         self.load_requested.emit()
 
     def use_file(self, path: str, as_draft: bool = False) -> None:

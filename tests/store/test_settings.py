@@ -80,7 +80,7 @@ def test_setting_a_bad_value_is_refused(home: Path) -> None:
         settings.set("drafter", "telepathy")
     with pytest.raises(KeyError):
         settings.set("no_such_setting", 1)
-    assert settings["drafter"] == "ngram"
+    assert settings["drafter"] == "best"
 
 
 def test_recent_files_are_newest_first_without_duplicates(home: Path) -> None:

@@ -65,7 +65,7 @@ def test_an_incompatible_draft_shows_why_in_the_badge(qtbot: Any, make_window: A
         window.model_bar.choose_draft(str(models.draft))
     assert loaded.args[0].draft.name == models.draft.stem
     assert badge.text() == "✓ draft fits"
-    assert window.model_bar.drafter_choice() == "model"
+    assert window.drafter().value == "model"  # what the next answer drafts with
     assert "+ draft draft" in window.status.models.text()
 
 

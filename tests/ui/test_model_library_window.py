@@ -148,7 +148,7 @@ def test_the_main_window_opens_the_library_and_loads_a_draft_chosen_there(
 
     assert loaded.args[0].draft.path == str(draft)
     assert window.model_bar.draft_picker.currentText() == "draft.gguf"
-    assert window.model_bar.drafter_choice() == "model"
+    assert window.drafter().value == "model"  # what the next answer drafts with
     assert window.model_bar.badge.text() == "✓ draft fits"
     assert window.settings["draft_path"] == str(draft)
     assert window.settings["recent_files"] == [str(draft)]
