@@ -225,8 +225,12 @@ def _run_command(args: argparse.Namespace) -> int:
         from desktop_app.models_cli import cmd_models
 
         return cmd_models(args)
-    from desktop_app.ui.app import run_app
-
+    try:
+        from desktop_app.ui.app import run_app
+    except ImportError as exc:  # Qt or one of its system libraries is missing
+        raise CliError(f"the window cannot start: {exc}. Qt needs system libraries to show a window; on "
+                       "Debian/Ubuntu run packaging/linux/ensure-qt-libs.sh as root (the command line still works)"
+                       ) from None
     return run_app()
 
 

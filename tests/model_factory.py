@@ -188,6 +188,11 @@ class FactoryModels:
     truncated: Path
     not_gguf: Path
     unknown_arch: Path
+    looping_template: Path
+
+
+# A chat template that renders for hours (Jinja's sandbox does not stop CPU bombs).
+LOOPING_TEMPLATE = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}hi"
 
 
 def build_all(directory: Path) -> FactoryModels:
@@ -200,6 +205,7 @@ def build_all(directory: Path) -> FactoryModels:
         truncated=directory / "truncated.gguf",
         not_gguf=directory / "not-a-model.gguf",
         unknown_arch=directory / "unknown-arch.gguf",
+        looping_template=directory / "looping-template.gguf",
     )
     if all(p.exists() for p in vars(out).values()):
         return out
@@ -211,6 +217,8 @@ def build_all(directory: Path) -> FactoryModels:
     out.truncated.write_bytes(data[: len(data) * 2 // 3])
     out.not_gguf.write_text("This is not a model file, just text with a .gguf name.\n")
     out.unknown_arch.write_bytes(_rename_architecture(out.draft.read_bytes(), b"zebra"))
+    looping = dataclasses.replace(tokenizer, chat_template=LOOPING_TEMPLATE)
+    write_model(out.looping_template, ModelSpec("draft", DRAFT_LAYERS), looping)
     return out
 
 

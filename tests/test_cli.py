@@ -147,3 +147,49 @@ def test_models_pair_says_which_drafting_a_pair_supports(hybrid_models, gemma4_p
     assert "drafting: Gemma 4 assistant, Prompt lookup" in gemma.stdout
     wrong = specchat("models", "pair", str(models.target), str(gemma4_pair[1]))
     assert "needs a gemma4 target, not llama" in wrong.stdout
+
+
+def test_a_looping_chat_template_is_a_clear_error_within_seconds(models) -> None:
+    import time
+
+    start = time.perf_counter()
+    out = specchat("generate", "--target", str(models.looping_template), "--prompt", "Hi", "--max-tokens", "4")
+    assert time.perf_counter() - start < 10
+    assert out.returncode == 1
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "looping-template.gguf" in lines[0] and "did not finish rendering" in lines[0]
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_non_finite_numbers_get_the_engines_own_message(value: str) -> None:
+    from desktop_app.engine.api import SamplingParams
+
+    with pytest.raises(ValueError) as api:
+        SamplingParams(temperature=float(value))
+    out = specchat("generate", "--prompt", "Hi", f"--temperature={value}")
+    assert out.returncode == 1 and str(api.value) in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_bytes_that_are_not_text_are_named_in_the_users_prompt() -> None:
+    out = subprocess.run([sys.executable.encode(), b"-m", b"desktop_app", b"generate", b"--prompt", b"caf\xe9!",
+                          b"--max-tokens", b"4"], capture_output=True, text=True, timeout=180)
+    assert out.returncode == 1
+    assert "message 1 (user) has a character that is not valid text (U+DCE9) at character 4 of 5" in out.stderr
+
+
+def test_a_folder_is_not_a_model(tmp_path: Path) -> None:
+    out = specchat("generate", "--target", str(tmp_path), "--prompt", "Hi")
+    assert out.returncode == 1 and "is a folder, not a GGUF model file" in out.stderr
+
+
+def test_missing_qt_libraries_are_one_line_not_a_traceback(tmp_path: Path) -> None:
+    # Stands in for a system without Qt's libraries: PySide6 fails to import, as it does then.
+    fake = tmp_path / "PySide6"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("raise ImportError('libEGL.so.1: cannot open shared object file')\n")
+    env = {**__import__("os").environ, "PYTHONPATH": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-m", "desktop_app"], capture_output=True, text=True, timeout=60, env=env)
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert out.stderr.strip().splitlines() == [out.stderr.strip()]
+    assert "the window cannot start: libEGL.so.1" in out.stderr and "ensure-qt-libs.sh" in out.stderr

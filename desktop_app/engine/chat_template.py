@@ -15,6 +15,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 
 from desktop_app.engine.api import Message
 from desktop_app.engine.errors import TemplateError
+from desktop_app.engine.template_limits import RENDER_BUDGET_S, LimitedEnvironment, RenderTimeout, Watchdog, join_limited
 
 CHATML = (
     "{% for message in messages %}"
@@ -32,7 +33,7 @@ def validate_messages(messages: Sequence[object]) -> list[Message]:
     if not isinstance(messages, (list, tuple)) or not messages:
         raise ValueError("messages must be a non-empty list of {role, content} objects")
     out: list[Message] = []
-    for i, message in enumerate(messages):
+    for i, message in enumerate(messages, start=1):
         if not isinstance(message, dict):
             raise ValueError(f"message {i} is not an object with role and content")
         role, content = message.get("role"), message.get("content")
@@ -40,6 +41,14 @@ def validate_messages(messages: Sequence[object]) -> list[Message]:
             raise ValueError(f"message {i} has role {role!r}; expected one of {', '.join(ROLES)}")
         if not isinstance(content, str):
             raise ValueError(f"message {i} has no text content")
+        try:
+            content.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            bad = content[exc.start]
+            raise ValueError(
+                f"message {i} ({role}) has a character that is not valid text (U+{ord(bad):04X}) at character "
+                f"{exc.start + 1} of {len(content)}, after {content[max(0, exc.start - 20):exc.start]!r}: "
+                "remove it and send again") from None
         out.append(Message(role=role, content=content))
     return out
 
@@ -49,7 +58,7 @@ def _raise(message: str) -> None:
 
 
 def _environment(strict: bool) -> ImmutableSandboxedEnvironment:
-    env = ImmutableSandboxedEnvironment(
+    env = LimitedEnvironment(
         trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined if strict else jinja2.Undefined
     )
     env.globals["raise_exception"] = _raise
@@ -58,7 +67,13 @@ def _environment(strict: bool) -> ImmutableSandboxedEnvironment:
 
 
 class ChatTemplate:
-    def __init__(self, source: str | None, bos_token: str = "", eos_token: str = "") -> None:
+    """A model's chat template, rendered in the sandbox under a time and a size budget.
+    ``origin`` (the model file's name) is what error messages name."""
+
+    def __init__(self, source: str | None, bos_token: str = "", eos_token: str = "", origin: str = "the model",
+                 budget_s: float = RENDER_BUDGET_S) -> None:
+        self.origin = origin
+        self.budget_s = budget_s
         self.source = source or CHATML
         self.is_default = source is None
         self.bos_token = bos_token
@@ -67,7 +82,7 @@ class ChatTemplate:
             # strict first (catches template bugs); lenient for optional variables (tools, dates)
             self._templates = [_environment(True).from_string(self.source), _environment(False).from_string(self.source)]
         except jinja2.TemplateError as exc:
-            raise TemplateError(f"the model's chat template is invalid: {exc}") from exc
+            raise TemplateError(f"the chat template in {origin} is invalid: {exc}") from exc
 
     def render(self, messages: Sequence[Message], add_generation_prompt: bool = True) -> str:
         values = dict(
@@ -79,13 +94,18 @@ class ChatTemplate:
         first_error: Exception | None = None
         for template in self._templates:
             try:
-                return template.render(**values)
+                with Watchdog(self.budget_s):
+                    return join_limited(template.generate(**values))
+            except RenderTimeout:
+                raise TemplateError(
+                    f"the chat template in {self.origin} did not finish rendering within {self.budget_s:g} s "
+                    "(it may loop forever); nothing was sent: load another model file") from None
             except TemplateError:
                 raise
             except SecurityError as exc:
-                raise TemplateError(f"the model's chat template tried something unsafe and was stopped: {exc}") from exc
+                raise TemplateError(f"the chat template in {self.origin} tried something unsafe and was stopped: {exc}") from exc
             except jinja2.UndefinedError as exc:
                 first_error = first_error or exc
             except Exception as exc:  # a template is untrusted code: report, never crash
-                raise TemplateError(f"the model's chat template failed: {exc}") from exc
-        raise TemplateError(f"the model's chat template failed: {first_error}")
+                raise TemplateError(f"the chat template in {self.origin} failed: {exc}") from exc
+        raise TemplateError(f"the chat template in {self.origin} failed: {first_error}")

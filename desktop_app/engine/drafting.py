@@ -27,10 +27,10 @@ ASSISTANT_TARGETS = {"gemma4-assistant": "gemma4"}  # assistant architecture -> 
 def has_mtp_layers(info: GGUFInfo) -> bool:
     """The file carries next-token-prediction layers it can draft with (its last block has
     ``nextn.eh_proj``, as llama.cpp checks)."""
-    blocks = info.arch_value("block_count")
+    blocks = info.arch_int("block_count")
     if is_assistant(info) or not blocks:
         return False
-    return f"blk.{int(blocks) - 1}.nextn.eh_proj.weight" in {t.name for t in info.tensors}
+    return f"blk.{blocks - 1}.nextn.eh_proj.weight" in {t.name for t in info.tensors}
 
 
 def is_assistant(info: GGUFInfo) -> bool:
@@ -44,8 +44,8 @@ def assistant_mismatch(target: GGUFInfo, assistant: GGUFInfo) -> list[str]:
     if target.architecture != wanted:
         return [f"{assistant.path.name} is a {assistant.architecture} drafter: it needs a {wanted} target, "
                 f"not {target.architecture}"]
-    width, wants = target.arch_value("embedding_length"), assistant.arch_value("embedding_length_out")
-    if width is not None and wants is not None and int(width) != int(wants):
+    width, wants = target.arch_int("embedding_length"), assistant.arch_int("embedding_length_out")
+    if width is not None and wants is not None and width != wants:
         return [f"{assistant.path.name} reads {wants}-wide hidden states; {target.path.name} has {width}"]
     return []
 

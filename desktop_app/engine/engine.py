@@ -72,7 +72,8 @@ class Engine:
             self._acceptance.clear()
             self._history = ("", [])
             self.template = ChatTemplate(
-                model.info.chat_template, _special_text(model, model.bos_id), _special_text(model, model.eos_id)
+                model.info.chat_template, _special_text(model, model.bos_id), _special_text(model, model.eos_id),
+                origin=model.path.name,
             )
             self._open_mtp(model)
             if self.draft is not None:

@@ -17,6 +17,7 @@ from desktop_app.engine.errors import ModelLoadError, ModelNotFoundError
 
 GGUF_MAGIC = b"GGUF"
 DEFAULT_ALIGNMENT = 32
+MAX_ARRAY_DEPTH = 8  # real files nest arrays at most twice
 
 # value type id -> struct format for scalars
 _SCALARS: dict[int, str] = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
@@ -84,10 +85,14 @@ class GGUFInfo:
     def arch_value(self, suffix: str, default: Any = None) -> Any:
         return self.metadata.get(f"{self.architecture}.{suffix}", default)
 
+    def arch_int(self, suffix: str) -> int | None:
+        """An integer metadata value of this architecture (None when absent or not an integer)."""
+        value = self.arch_value(suffix)
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
     @property
     def context_length(self) -> int | None:
-        value = self.arch_value("context_length")
-        return int(value) if value is not None else None
+        return self.arch_int("context_length")
 
     @property
     def n_parameters(self) -> int:
@@ -133,10 +138,12 @@ class _Cursor:
         self.pos += length
         return raw.decode("utf-8", errors="replace")
 
-    def value(self, type_id: int) -> Any:
+    def value(self, type_id: int, depth: int = 0) -> Any:
         if type_id == _STRING:
             return self.string()
         if type_id == _ARRAY:
+            if depth >= MAX_ARRAY_DEPTH:
+                raise ModelLoadError(f"{self.path.name} has metadata arrays nested {depth} deep: not a valid GGUF file")
             item_type = self.scalar("<I")
             count = self.scalar("<Q")
             if item_type in _SCALARS:
@@ -146,7 +153,7 @@ class _Cursor:
                 items = list(struct.unpack_from(f"<{count}{fmt[1:]}", self.buf, self.pos))
                 self.pos += size * count
                 return items
-            return [self.value(item_type) for _ in range(count)]
+            return [self.value(item_type, depth + 1) for _ in range(count)]
         scalar = _SCALARS.get(type_id)
         if scalar is None:
             raise ModelLoadError(f"{self.path.name} has an unknown metadata type {type_id}: not a valid GGUF file")
@@ -156,6 +163,8 @@ class _Cursor:
 def read_gguf(path: str | Path, check_size: bool = True) -> GGUFInfo:
     """Parse a GGUF file's header; raise ModelLoadError with the reason when it is unusable."""
     path = Path(path)
+    if path.is_dir():
+        raise ModelLoadError(f"{path} is a folder, not a GGUF model file: choose the .gguf file inside it")
     if not path.is_file():
         raise ModelNotFoundError(f"Model file not found: {path}")
     size = path.stat().st_size
@@ -183,7 +192,9 @@ def read_gguf(path: str | Path, check_size: bool = True) -> GGUFInfo:
             n_dims = cur.scalar("<I")
             shape = tuple(cur.scalar("<Q") for _ in range(n_dims))
             tensors.append(TensorInfo(name, shape, cur.scalar("<I"), cur.scalar("<Q")))
-        alignment = int(metadata.get("general.alignment", DEFAULT_ALIGNMENT)) or DEFAULT_ALIGNMENT
+        alignment = metadata.get("general.alignment", DEFAULT_ALIGNMENT)
+        if not isinstance(alignment, int) or isinstance(alignment, bool) or not 0 < alignment <= 1 << 20:
+            raise ModelLoadError(f"{path.name} has an invalid alignment ({alignment!r}): not a valid GGUF file")
         data_offset = (cur.pos + alignment - 1) // alignment * alignment
     info = GGUFInfo(path, version, metadata, tensors, data_offset, size)
     if check_size:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from desktop_app.store.history import Conversation, History, StoredMessage
+from desktop_app.store.errors import DataDirError, HistoryDamaged, StoreError
+from desktop_app.store.history import Conversation, History, StoredMessage, start_fresh
 from desktop_app.store.settings import SETTINGS, Setting, Settings
 
-__all__ = ["SETTINGS", "Conversation", "History", "Setting", "Settings", "StoredMessage"]
+__all__ = ["SETTINGS", "Conversation", "DataDirError", "History", "HistoryDamaged", "Setting", "Settings",
+           "StoreError", "StoredMessage", "start_fresh"]

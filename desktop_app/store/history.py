@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop_app.paths import data_dir
+from desktop_app.store.errors import DataDirError, HistoryDamaged, set_aside
 
 HISTORY_FILE = "history.sqlite3"
 SCHEMA = """
@@ -62,18 +63,62 @@ def _message(row: sqlite3.Row) -> StoredMessage:
     return StoredMessage(row["id"], row["conversation_id"], row["role"], row["content"], stats, row["created"])
 
 
+def check_readable(path: Path) -> None:
+    """Raise HistoryDamaged unless ``path`` opens as a database that passes SQLite's quick
+    check. Opened read-only and immutable, so nothing is written to the file."""
+    try:
+        probe = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            rows = probe.execute("PRAGMA quick_check").fetchall()
+        finally:
+            probe.close()
+    except sqlite3.OperationalError as exc:
+        if "unable to open" in str(exc) or "readonly" in str(exc):
+            raise DataDirError(f"SpecChat cannot open its chat history {path}: {exc}") from exc
+        raise HistoryDamaged(path, str(exc)) from exc
+    except sqlite3.DatabaseError as exc:
+        raise HistoryDamaged(path, str(exc)) from exc
+    problems = [str(r[0]) for r in rows if str(r[0]) != "ok"]
+    if problems:
+        raise HistoryDamaged(path, f"the database is damaged ({problems[0]})")
+
+
+def start_fresh(path: Path | None = None) -> tuple[History, Path]:
+    """Keep a damaged history as ``<file>.broken-<time>`` (byte for byte) and open a new one."""
+    path = path or data_dir() / HISTORY_FILE
+    kept = set_aside(path, companions=("-wal", "-shm"))
+    return History(path), kept
+
+
 class History:
     """Conversations, newest first. One instance per thread (sqlite3 connections are not shared)."""
 
     def __init__(self, path: Path | None = None) -> None:
-        self.path = path or data_dir() / HISTORY_FILE
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, isolation_level=None)
-        self._db.row_factory = sqlite3.Row
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("PRAGMA foreign_keys=ON")
-        self._db.executescript(SCHEMA)
+        """Open (or create) the history; raises HistoryDamaged for a file that is not a sound
+        database (checked read-only first, so the file is never changed) and DataDirError when
+        its folder cannot be written."""
+        try:
+            self.path = path or data_dir() / HISTORY_FILE
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise DataDirError(f"SpecChat cannot use its data folder: {exc}") from exc
+        if self.path.exists():
+            check_readable(self.path)
+        try:
+            self._db = sqlite3.connect(self.path, isolation_level=None)
+            self._db.row_factory = sqlite3.Row
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            self._db.executescript(SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.OperationalError):
+                raise DataDirError(
+                    f"SpecChat cannot write its chat history in {self.path.parent} ({exc}): make the folder "
+                    f"writable, or set SPECCHAT_HOME to a writable folder") from exc
+            raise HistoryDamaged(self.path, str(exc)) from exc
+
+
 
     def close(self) -> None:
         self._db.close()

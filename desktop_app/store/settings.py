@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,7 @@ from desktop_app.engine.api import (
     NumberRange, SpecMode,
 )
 from desktop_app.paths import config_dir
+from desktop_app.store.errors import DataDirError, set_aside
 
 SETTINGS_FILE = "settings.json"
 MAX_RECENT_FILES = 8
@@ -100,19 +102,31 @@ class Settings:
         self.path = path or config_dir() / SETTINGS_FILE
         self._values: dict[str, Any] = {s.name: s.coerce(s.default) for s in SETTINGS}
         self.ignored: list[str] = []  # what the loaded file held that could not be used
+        self.problem: str | None = None  # what to tell the user once (a file set aside, a failed save)
 
     @classmethod
     def load(cls, path: Path | None = None) -> Settings:
+        """The saved settings. A file that is not valid JSON is never overwritten: it is kept as
+        ``settings.json.broken-<time>``, the keys still readable in it (a stray trailing comma
+        is forgiven) are used, and :attr:`problem` says what happened."""
         settings = cls(path)
         try:
-            data = json.loads(settings.path.read_text(encoding="utf-8"))
+            text = settings.path.read_text(encoding="utf-8")
         except FileNotFoundError:
             return settings
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-            settings.ignored.append("<whole file: not readable JSON>")
+        except (OSError, UnicodeDecodeError) as exc:
+            settings._set_aside(f"it could not be read ({exc})")
             return settings
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            data = _lenient_json(text)
+            kept = len(data) if isinstance(data, dict) else 0
+            settings._set_aside(f"it is not valid JSON ({exc.msg} at line {exc.lineno})"
+                                + (f"; the {kept} settings readable in it are used" if kept else ""))
         if not isinstance(data, dict):
-            settings.ignored.append("<whole file: not an object>")
+            if settings.problem is None:
+                settings._set_aside("it does not hold a settings object")
             return settings
         for name, value in data.items():
             setting = BY_NAME.get(name)
@@ -140,9 +154,29 @@ class Settings:
         recent = [p for p in self["recent_files"] if p != path]
         self.set("recent_files", [path, *recent][:MAX_RECENT_FILES])
 
+    def _set_aside(self, why: str) -> None:
+        try:
+            kept = set_aside(self.path)
+        except OSError as exc:
+            self.problem = f"Your settings file {self.path} was not used: {why}; it could not be set aside ({exc})"
+            return
+        self.problem = f"Your settings file had a problem: {why}. The file is kept as {kept.name} next to the new one."
+
     def save(self) -> None:
-        """Write atomically (a crash mid-write leaves the previous file)."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        """Write atomically (a crash mid-write leaves the previous file); raises DataDirError
+        with the reason when the config folder cannot be written."""
         tmp = self.path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(self.as_dict(), indent=2, sort_keys=True), encoding="utf-8")
-        os.replace(tmp, self.path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(json.dumps(self.as_dict(), indent=2, sort_keys=True), encoding="utf-8")
+            os.replace(tmp, self.path)
+        except OSError as exc:
+            raise DataDirError(f"SpecChat cannot save its settings in {self.path.parent}: {exc.strerror or exc}") from exc
+
+
+def _lenient_json(text: str) -> Any:
+    """The object in ``text`` with trailing commas forgiven, or None."""
+    try:
+        return json.loads(re.sub(r",\s*([}\]])", r"\1", text))
+    except json.JSONDecodeError:
+        return None

@@ -9,8 +9,9 @@ from PySide6.QtWidgets import QApplication
 
 from desktop_app.paths import APP_NAME
 from desktop_app.resources import resources_dir
-from desktop_app.store import History, Settings
+from desktop_app.store import Settings, StoreError
 from desktop_app.ui.main_window import MainWindow
+from desktop_app.ui.startup import StartupCancelled, open_history, show_startup_error
 
 
 def run_app() -> int:
@@ -20,11 +21,19 @@ def run_app() -> int:
     app.setApplicationName(APP_NAME)
     app.setDesktopFileName("specchat")
     app.setWindowIcon(QIcon(str(resources_dir() / "icons" / "specchat.svg")))
-    settings = Settings.load()
-    history = History()
+    try:
+        settings = Settings.load()
+        history, history_note = open_history()
+    except StartupCancelled:
+        return 1
+    except StoreError as exc:
+        show_startup_error(str(exc))
+        return 1
     window = MainWindow(settings, history)
     window.show()
     window.start()
+    if history_note:
+        window.tell(history_note)
     try:
         return int(app.exec())
     finally:

@@ -7,6 +7,7 @@ saved every SAVE_INTERVAL_MS and at the end, so a crash keeps what the user saw.
 from __future__ import annotations
 
 import re
+import sqlite3
 from collections.abc import Callable
 from typing import Any
 
@@ -35,11 +36,13 @@ class ChatSession(QObject):
         busy_changed(bool): an answer started (True) or ended (False).
         conversation_changed(int): the open conversation (0: a new one not stored yet).
         error(str): something to tell the user (a failed answer).
+        store_failed(str): the history could not be read or written; what was not saved.
     """
 
     busy_changed = Signal(bool)
     conversation_changed = Signal(int)
     error = Signal(str)
+    store_failed = Signal(str)
 
     def __init__(self, client: EngineClient, history: History, view: ChatView,
                  request_for: Callable[[list[Message]], GenerateRequest], parent: QObject | None = None) -> None:
@@ -53,6 +56,7 @@ class ChatSession(QObject):
         self.answer: MessageWidget | None = None
         self.answer_id: int | None = None
         self._unsaved = False
+        self._save_error_shown = False
         self._save_timer = QTimer(self)
         self._save_timer.setInterval(SAVE_INTERVAL_MS)
         self._save_timer.timeout.connect(self._save_partial)
@@ -89,24 +93,37 @@ class ChatSession(QObject):
         text = text.strip()
         if not text or self.busy:
             return False
-        if self.conversation_id is None:
-            self.conversation_id = self.history.create_conversation(title_for(text)).id
-            self.conversation_changed.emit(self.conversation_id)
-        self.history.add_message(self.conversation_id, "user", text)
+        try:
+            if self.conversation_id is None:
+                self.conversation_id = self.history.create_conversation(title_for(text)).id
+                self.conversation_changed.emit(self.conversation_id)
+            self.history.add_message(self.conversation_id, "user", text)
+            messages = self.engine_messages()
+            answer_id = self.history.add_message(self.conversation_id, "assistant", "").id
+        except sqlite3.Error as exc:
+            self.store_failed.emit(f"Your message was not sent: the chat history cannot be written ({exc}); "
+                                   "your text is still in the box")
+            return False
         self.view.add_message("user", text)
-        self._start_answer()
+        self._start_answer(messages, answer_id)
         return True
 
     def regenerate(self) -> None:
         """Drop the last answer and generate it again."""
         if self.busy or self.conversation_id is None:
             return
-        stored = self.history.messages(self.conversation_id)
-        if not stored or stored[-1].role != "assistant":
+        try:
+            stored = self.history.messages(self.conversation_id)
+            if not stored or stored[-1].role != "assistant":
+                return
+            self.history.delete_message(stored[-1].id)
+            messages = self.engine_messages()
+            answer_id = self.history.add_message(self.conversation_id, "assistant", "").id
+        except sqlite3.Error as exc:
+            self.store_failed.emit(f"The answer was not regenerated: the chat history cannot be written ({exc})")
             return
-        self.history.delete_message(stored[-1].id)
         self.view.remove_last("assistant")
-        self._start_answer()
+        self._start_answer(messages, answer_id)
 
     def take_last_user_message(self) -> str | None:
         """Remove the last user message (and its answer) for editing; returns its text."""
@@ -132,10 +149,9 @@ class ChatSession(QObject):
         self._save_partial()
 
     # ------------------------------------------------------------------ streaming
-    def _start_answer(self) -> None:
-        assert self.conversation_id is not None
-        messages = self.engine_messages()
-        self.answer_id = self.history.add_message(self.conversation_id, "assistant", "").id
+    def _start_answer(self, messages: list[Message], answer_id: int) -> None:
+        self.answer_id = answer_id
+        self._save_error_shown = False
         self.answer = self.view.add_message("assistant")
         self.answer.set_stats(None, live=True)
         self.view.set_streaming(True)
@@ -165,8 +181,18 @@ class ChatSession(QObject):
 
     def _save_partial(self) -> None:
         if self._unsaved and self.answer is not None and self.answer_id is not None:
-            self.history.update_message(self.answer_id, self.answer.text)
+            self._write(lambda: self.history.update_message(self.answer_id or 0, self.answer.text if self.answer else ""))
             self._unsaved = False
+
+    def _write(self, action: Callable[[], object]) -> None:
+        """A history write during an answer: a failure is said once per answer, the answer goes on."""
+        try:
+            action()
+        except sqlite3.Error as exc:
+            if not self._save_error_shown:
+                self._save_error_shown = True
+                self.store_failed.emit(f"The answer is not being saved to the chat history ({exc}); "
+                                       "it stays on screen: copy what you need")
 
     @Slot(object)
     def _on_finished(self, done: Done) -> None:
@@ -202,8 +228,8 @@ class ChatSession(QObject):
                 answer.set_stats(stats)
             if answer_id is not None:
                 if answer.text or stats.get("finish_reason") != "failed":
-                    self.history.update_message(answer_id, answer.text, stats)
+                    self._write(lambda: self.history.update_message(answer_id, answer.text, stats))
                 else:
-                    self.history.delete_message(answer_id)  # nothing worth keeping
+                    self._write(lambda: self.history.delete_message(answer_id))  # nothing worth keeping
         self._unsaved = False
         self.busy_changed.emit(False)

@@ -19,7 +19,7 @@ from desktop_app import __version__
 from desktop_app.engine.api import (
     DrafterKind, GenerateRequest, LoadedModels, Message, ModelOptions, SamplingParams, SpecMode, choose_drafter,
 )
-from desktop_app.store import History, Settings
+from desktop_app.store import DataDirError, History, Settings
 from desktop_app.store.settings import BEST_DRAFTER, NO_DRAFTER
 from desktop_app.ui.chat_session import ChatSession
 from desktop_app.ui.chat_view import ChatView
@@ -51,6 +51,8 @@ class MainWindow(QMainWindow):
         self.client = EngineClient(self)
         self.race_dialog: RaceDialog | None = None
         self.library: ModelLibraryWindow | None = None
+        self.notices: list[str] = []  # what tell() said, in order
+        self._save_failed = False
 
         self.model_bar = ModelBar(DEFAULT_LABEL)
         self.banner = CrashBanner()
@@ -159,6 +161,7 @@ class MainWindow(QMainWindow):
         self.session.busy_changed.connect(lambda _b: self._update_buttons())
         self.session.conversation_changed.connect(self._on_conversation_changed)
         self.session.error.connect(self._show_error)
+        self.session.store_failed.connect(self.tell)
         self.input.send_requested.connect(self.send)
         self.input.cancel_requested.connect(self.cancel)
         self.send_button.clicked.connect(lambda: self.send(self.input.toPlainText()))
@@ -183,11 +186,27 @@ class MainWindow(QMainWindow):
 
     def _set(self, name: str, value: Any) -> None:
         self.settings.set(name, value)
-        self.settings.save()
+        self.save_settings()
+
+    def save_settings(self) -> None:
+        """Save; a folder that cannot be written is said once, then the app goes on without saving."""
+        try:
+            self.settings.save()
+        except DataDirError as exc:
+            if not self._save_failed:
+                self._save_failed = True
+                self.tell(f"{exc}: changes are kept until you quit")
+
+    def tell(self, message: str) -> None:
+        """Something the user must read once (a settings file set aside, a failed save)."""
+        self.status.showMessage(message, 30_000)
+        self.notices.append(message)
 
     # ------------------------------------------------------------------ engine
     def start(self) -> None:
         """Start the engine process and load the chosen models (the default model on first run)."""
+        if self.settings.problem:
+            self.tell(self.settings.problem)  # a settings file set aside: said once, at start
         self.client.start()
         self.load_models()
 
@@ -199,7 +218,7 @@ class MainWindow(QMainWindow):
         s.set("n_gpu_layers", self.model_bar.target_gpu.value())
         s.set("draft_n_gpu_layers", self.model_bar.draft_gpu.value())
         s.set("drafter", self.model_bar.drafter_choice())
-        s.save()
+        self.save_settings()
         threads = s["n_threads"] or default_threads()
         command = Load(
             target=s["target_path"],  # "" is the default model; the engine process finds it
@@ -357,7 +376,7 @@ class MainWindow(QMainWindow):
 
     def _remember_file(self, path: str) -> None:
         self.settings.add_recent_file(path)
-        self.settings.save()
+        self.save_settings()
         self.model_bar.set_recent(self.settings["recent_files"])
 
     def _on_conversation_changed(self, conversation_id: int) -> None:
@@ -374,6 +393,6 @@ class MainWindow(QMainWindow):
         if self.library is not None:
             self.library.close()
         self._save_geometry()
-        self.settings.save()
+        self.save_settings()
         self.client.shutdown()
         super().closeEvent(event)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import random
 import sqlite3
 import time
 from pathlib import Path
 
 import pytest
 
+from desktop_app.store import HistoryDamaged, start_fresh
 from desktop_app.store.history import History
 
 
@@ -72,3 +74,37 @@ def test_a_streaming_answer_is_readable_from_another_connection(history: History
     assert [(m.role, m.content) for m in messages] == [("user", "Tell me a story"), ("assistant", "Once upon a time.")]
     assert messages[1].stats == {"generated_tokens": 5, "mode": "on"}
     assert messages[0].stats is None
+
+
+def _damaged_history(path: Path) -> bytes:
+    """A real history with a few hundred messages, one of its pages then overwritten."""
+    history = History(path)
+    conversation = history.create_conversation("long")
+    for i in range(300):
+        history.add_message(conversation.id, "user", f"message {i} " + "text " * 40)
+    history.close()
+    data = bytearray(path.read_bytes())
+    page = 4096
+    data[5 * page : 6 * page] = bytes(random.Random(1).randrange(256) for _ in range(page))
+    path.write_bytes(bytes(data))
+    return bytes(data)
+
+
+@pytest.mark.parametrize("kind", ["random bytes", "damaged page"])
+def test_an_unreadable_history_is_reported_and_left_byte_for_byte(tmp_path: Path, kind: str) -> None:
+    path = tmp_path / "history.sqlite3"
+    if kind == "random bytes":
+        original = bytes(random.Random(0).randrange(256) for _ in range(20_000))
+        path.write_bytes(original)
+    else:
+        original = _damaged_history(path)
+    with pytest.raises(HistoryDamaged) as caught:
+        History(path)
+    assert str(path) in str(caught.value)
+    assert path.read_bytes() == original
+    fresh, kept = start_fresh(path)
+    try:
+        assert kept.read_bytes() == original and kept.name.startswith("history.sqlite3.broken-")
+        assert fresh.conversations() == [] and fresh.create_conversation("new").id > 0
+    finally:
+        fresh.close()

@@ -92,3 +92,38 @@ def test_recent_files_are_newest_first_without_duplicates(home: Path) -> None:
     assert recent[0] == "/m/5.gguf"
     assert len(recent) == MAX_RECENT_FILES
     assert len(set(recent)) == len(recent)
+
+
+def test_a_settings_file_with_a_typo_is_kept_and_its_readable_keys_are_used(home: Path) -> None:
+    path = home / "config" / "settings.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    broken = '{"spec_mode": "on", "temperature": 0.7, "draft_max": 3, "recent_files": ["a.gguf"],}'
+    path.write_text(broken)
+    settings = Settings.load()
+    assert settings["spec_mode"] == "on" and settings["temperature"] == 0.7 and settings["draft_max"] == 3
+    kept = [p for p in path.parent.iterdir() if p.name.startswith("settings.json.broken-")]
+    assert len(kept) == 1 and kept[0].read_text() == broken  # byte for byte
+    assert settings.problem is not None and kept[0].name in settings.problem and "4 settings" in settings.problem
+    settings.save()  # the new file sits next to the kept one
+    assert json.loads(path.read_text())["spec_mode"] == "on" and kept[0].read_text() == broken
+
+
+def test_an_unreadable_settings_file_is_kept_too(home: Path) -> None:
+    path = home / "config" / "settings.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"\xff\xfe garbage")
+    settings = Settings.load()
+    assert settings["spec_mode"] == "auto" and settings.problem and "could not be read" in settings.problem
+    assert [p.read_bytes() for p in path.parent.iterdir() if ".broken-" in p.name] == [b"\xff\xfe garbage"]
+
+
+@pytest.mark.parametrize("value", ["NaN", "Infinity", "-Infinity"])
+def test_non_finite_numbers_in_the_file_fall_back_to_the_default(home: Path, value: str) -> None:
+    path = home / "config" / "settings.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f'{{"temperature": {value}, "max_tokens": 100}}')
+    settings = Settings.load()
+    assert settings["temperature"] == 0.0 and settings["max_tokens"] == 100
+    assert settings.ignored == ["temperature"]
+    with pytest.raises(ValueError, match="temperature"):
+        settings.set("temperature", float(value.replace("Infinity", "inf")))
