@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import subprocess
@@ -16,6 +15,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 
 from desktop_app.store import History
 from desktop_app.ui.startup import StartupCancelled, open_history
+from tests.store.test_history import _damaged_history
 from tests.ui.conftest import ANSWER_TIMEOUT_MS, LOAD_TIMEOUT_MS
 from tests.ui.helpers import last_answer, send_and_wait, type_and_send
 
@@ -37,12 +37,16 @@ def _answer_dialog(button_text: str, seen: list[str]) -> None:
     QTimer.singleShot(50, click)
 
 
+@pytest.mark.parametrize("kind", ["random bytes", "damaged page"])
 @pytest.mark.parametrize("choice", ["Start a new history", "Quit"])
-def test_a_history_that_is_not_a_database_asks_and_keeps_the_file(qtbot: Any, home: Path, choice: str) -> None:
+def test_an_unreadable_history_asks_and_keeps_the_file(qtbot: Any, home: Path, choice: str, kind: str) -> None:
     path = home / "data" / "history.sqlite3"
     path.parent.mkdir(parents=True, exist_ok=True)
-    original = bytes(random.Random(2).randrange(256) for _ in range(8192))
-    path.write_bytes(original)
+    if kind == "random bytes":
+        original = bytes(random.Random(2).randrange(256) for _ in range(8192))
+        path.write_bytes(original)
+    else:
+        original = _damaged_history(path)
     seen: list[str] = []
     _answer_dialog(choice, seen)
     if choice == "Quit":
@@ -52,7 +56,8 @@ def test_a_history_that_is_not_a_database_asks_and_keeps_the_file(qtbot: Any, ho
     else:
         history, note = open_history()
         try:
-            kept = [p for p in path.parent.iterdir() if p.name.startswith("history.sqlite3.broken-")]
+            kept = [p for p in path.parent.iterdir()
+                    if p.name.startswith("history.sqlite3.broken-") and not p.name.endswith(("-wal", "-shm"))]
             assert len(kept) == 1 and kept[0].read_bytes() == original
             assert note is not None and kept[0].name in note
             assert history.conversations() == []
