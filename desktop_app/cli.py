@@ -101,6 +101,14 @@ def _build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--overhead", action="store_true",
                        help="measure the loop's own overhead (vs llama-cpp-python, vs the speed-up formula)")
 
+    serve = sub.add_parser("serve", help="serve the model on localhost with the OpenAI API")
+    _add_model_args(serve)
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: this machine only)")
+    serve.add_argument("--port", type=int, default=8080)
+    serve.add_argument("--api-key", default=None, help="require 'Authorization: Bearer KEY' on every request")
+    serve.add_argument("--spec", choices=[m.value for m in SpecMode], default=DEFAULT_SPEC_MODE.value,
+                       help="the default speculation mode (a request's 'speculation' field overrides it)")
+
     models = sub.add_parser("models", help="list, download and pair GGUF models")
     msub = models.add_subparsers(dest="models_command", required=True, parser_class=_Parser)
     mlist = msub.add_parser("list", help="local models with their metadata")
@@ -221,6 +229,10 @@ def _run_command(args: argparse.Namespace) -> int:
         from desktop_app.ui.bench_chart import draw_chart
 
         return cmd_bench(args, load_engine, draw_chart)
+    if args.command == "serve":
+        from desktop_app.server.run import serve
+
+        return serve(load_engine(args), args.host, args.port, args.api_key, SpecMode(args.spec))
     if args.command == "models":
         from desktop_app.models_cli import cmd_models
 

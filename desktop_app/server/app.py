@@ -1,0 +1,172 @@
+"""The Starlette application: ``GET /v1/models``, ``POST /v1/chat/completions``, ``POST /v1/completions``.
+
+Streamed answers are server-sent events; a client that goes away cancels its generation at
+once (the engine stops at its next cycle). With an API key set, every request needs
+``Authorization: Bearer KEY``. No request names a file or reaches the history: the models are
+the ones the server (or the window) loaded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from desktop_app.engine.api import Finished, SpecMode, TextChunk
+from desktop_app.server.backend import Busy, Failed, GenerationBackend, Job
+from desktop_app.server.openai_schema import BadRequest, chunk, complete_response, new_id, parse_request, usage
+
+MAX_BODY_BYTES = 4 * 2**20
+POLL_S = 0.05  # how often a waiting handler looks for the client going away
+
+
+def error(status: int, message: str, kind: str = "invalid_request_error", param: str | None = None,
+          code: str | None = None, headers: dict[str, str] | None = None) -> JSONResponse:
+    body = {"error": {"message": message, "type": kind, "param": param, "code": code}}
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+class Counter:
+    """Requests served, for the window's status bar (read from the GUI thread)."""
+
+    def __init__(self) -> None:
+        self.requests = 0
+
+
+def create_app(backend: GenerationBackend, api_key: str | None = None, counter: Counter | None = None,
+               on_request: Callable[[], None] | None = None, default_spec: SpecMode = SpecMode.AUTO) -> Starlette:
+    counter = counter or Counter()
+
+    def authorized(request: Request) -> bool:
+        if not api_key:
+            return True
+        given = request.headers.get("authorization", "")
+        return given.startswith("Bearer ") and hmac.compare_digest(given[7:].encode(), api_key.encode())
+
+    def unauthorized() -> JSONResponse:
+        return error(401, "a valid API key is required: send 'Authorization: Bearer <key>'", "authentication_error",
+                     code="invalid_api_key")
+
+    async def models(request: Request) -> Response:
+        if not authorized(request):
+            return unauthorized()
+        now = int(time.time())
+        return JSONResponse({"object": "list", "data": [
+            {"id": name, "object": "model", "created": now, "owned_by": "specchat"} for name in backend.model_names()]})
+
+    async def generate(request: Request, chat: bool) -> Response:
+        if not authorized(request):
+            return unauthorized()
+        raw = await request.body()
+        if len(raw) > MAX_BODY_BYTES:
+            return error(413, f"the request body is larger than {MAX_BODY_BYTES // 2**20} MiB")
+        try:
+            body = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            return error(400, f"the request body is not valid JSON: {exc}")
+        try:
+            engine_request, stream, include_usage = parse_request(body, chat, default_spec)
+        except BadRequest as exc:
+            return error(400, str(exc), param=exc.param, code=exc.code)
+        try:
+            job = backend.submit(engine_request)
+        except Busy as exc:
+            return error(503, str(exc), "server_error", code="busy", headers={"Retry-After": str(exc.retry_after_s)})
+        counter.requests += 1
+        if on_request is not None:
+            on_request()
+        model = (backend.model_names() or ["specchat"])[0]
+        response_id = new_id(chat)
+        try:
+            first = await _next(job, request)
+        except Failed as exc:
+            return _failed(exc)
+        if first is None:
+            return error(499, "the client went away", code="cancelled")
+        if stream:
+            return StreamingResponse(_stream(job, request, first, chat, response_id, model, include_usage),
+                                     media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+        event = first
+        while not isinstance(event, Finished):
+            try:
+                event = await _next(job, request)
+            except Failed as exc:
+                return _failed(exc)
+            if event is None:
+                return error(499, "the client went away", code="cancelled")
+        return JSONResponse(complete_response(chat, response_id, model, event.text, event.stats))
+
+    async def chat_completions(request: Request) -> Response:
+        return await generate(request, chat=True)
+
+    async def completions(request: Request) -> Response:
+        return await generate(request, chat=False)
+
+    app = Starlette(routes=[
+        Route("/v1/models", models, methods=["GET"]),
+        Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+        Route("/v1/completions", completions, methods=["POST"]),
+    ])
+    app.state.counter = counter
+    return app
+
+
+def _failed(exc: Failed) -> JSONResponse:
+    overflow = "context" in str(exc) and "holds" in str(exc)
+    if exc.user_error:
+        return error(400, str(exc), code="context_length_exceeded" if overflow else None)
+    return error(500, str(exc), "server_error")
+
+
+async def _next(job: Job, request: Request) -> Any:
+    """The job's next event, waiting without blocking the event loop; None (and the job
+    cancelled) when the client disconnects meanwhile."""
+    loop = asyncio.get_running_loop()
+    while True:
+        try:
+            return await loop.run_in_executor(None, job.next, POLL_S)
+        except Exception as exc:  # queue.Empty: nothing yet
+            if isinstance(exc, Failed):
+                raise
+        if await request.is_disconnected():
+            job.cancel.set()
+            return None
+
+
+async def _stream(job: Job, request: Request, first: Any, chat: bool, response_id: str, model: str,
+                  include_usage: bool) -> AsyncIterator[str]:
+    event = first
+    started = False
+    try:
+        while event is not None:
+            if isinstance(event, TextChunk):
+                yield _sse(chunk(chat, response_id, model, event.text, first=not started))
+                started = True
+            elif isinstance(event, Finished):
+                if not started:
+                    yield _sse(chunk(chat, response_id, model, "", first=True))
+                last = chunk(chat, response_id, model, None, event.stats)
+                if include_usage:
+                    last["usage"] = usage(event.stats)
+                yield _sse(last)
+                yield "data: [DONE]\n\n"
+                return
+            try:
+                event = await _next(job, request)
+            except Failed as exc:
+                yield _sse({"error": {"message": str(exc), "type": "server_error"}})
+                return
+    finally:
+        job.cancel.set()  # the client went away mid-stream (or the stream ended): stop generating
+
+
+def _sse(payload: dict[str, Any]) -> str:
+    return f"data: {json.dumps(payload, ensure_ascii=False)}\n\n"

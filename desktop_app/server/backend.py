@@ -1,0 +1,124 @@
+"""One engine, one queue: API requests (and, in the window, chats) take turns.
+
+A :class:`Job` is one generation: its events arrive on a thread-safe queue, and setting its
+``cancel`` event stops it at the next cycle (a client that disconnects). The queue is bounded:
+past :data:`MAX_WAITING` waiting jobs, :meth:`submit` raises :class:`Busy`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import queue
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+from desktop_app.engine.errors import EngineError
+from desktop_app.engine.api import Event, GenerateRequest
+
+if TYPE_CHECKING:
+    from desktop_app.engine import Engine
+
+MAX_WAITING = 16  # requests queued behind the running one before new ones get 503
+
+
+class Busy(Exception):
+    """The queue is full; the client should retry after ``retry_after_s``."""
+
+    def __init__(self, retry_after_s: int = 2) -> None:
+        self.retry_after_s = retry_after_s
+        super().__init__(f"the engine is busy with {MAX_WAITING} queued requests; retry in {retry_after_s} s")
+
+
+class Failed(Exception):
+    """The generation failed; the message is for the client (bad input or an engine error)."""
+
+    def __init__(self, message: str, user_error: bool = True) -> None:
+        self.user_error = user_error
+        super().__init__(message)
+
+
+_END = object()
+
+
+@dataclass
+class Job:
+    request: GenerateRequest
+    id: int = field(default_factory=itertools.count(1).__next__)
+    cancel: threading.Event = field(default_factory=threading.Event)
+    events: queue.Queue[object] = field(default_factory=queue.Queue)
+
+    def put(self, item: object) -> None:
+        self.events.put(item)
+
+    def next(self, timeout: float | None = None) -> Event | None:
+        """The next event; None after the last one. Raises Failed when the generation failed."""
+        item = self.events.get(timeout=timeout)
+        if item is _END:
+            return None
+        if isinstance(item, Failed):
+            raise item
+        return item  # type: ignore[return-value]  # only events and the two markers are put
+
+    def finish(self) -> None:
+        self.events.put(_END)
+
+    def iterate(self) -> Iterator[Event]:
+        while (event := self.next()) is not None:
+            yield event
+
+
+class GenerationBackend(Protocol):
+    """Where API requests are generated: the headless engine or the window's engine process."""
+
+    def model_names(self) -> list[str]: ...
+    def submit(self, request: GenerateRequest) -> Job: ...
+    def waiting(self) -> int: ...
+
+
+
+class EngineBackend:
+    """The headless server's backend: an Engine run by one worker thread, jobs in order."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._jobs: queue.Queue[Job | None] = queue.Queue()
+        self._waiting = 0
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._run, name="api-engine", daemon=True)
+        self._thread.start()
+
+    def model_names(self) -> list[str]:
+        return [self.engine.target.name] if self.engine.target is not None else []
+
+    def waiting(self) -> int:
+        return self._waiting
+
+    def submit(self, request: GenerateRequest) -> Job:
+        with self._lock:
+            if self._waiting >= MAX_WAITING:
+                raise Busy()
+            self._waiting += 1
+        job = Job(request)
+        self._jobs.put(job)
+        return job
+
+    def close(self) -> None:
+        self._jobs.put(None)
+        self._thread.join(timeout=5)
+
+    def _run(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            with self._lock:
+                self._waiting -= 1
+            try:
+                if not job.cancel.is_set():
+                    for event in self.engine.generate(job.request, job.cancel):
+                        job.put(event)
+            except (EngineError, ValueError) as exc:
+                job.put(Failed(str(exc)))
+            except Exception as exc:  # noqa: BLE001 - reported to the client, the server lives on
+                job.put(Failed(f"{type(exc).__name__}: {exc}", user_error=False))
+            finally:
+                job.finish()

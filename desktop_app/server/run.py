@@ -1,0 +1,47 @@
+"""``specchat serve``: the OpenAI-compatible API on localhost, with uvicorn."""
+
+from __future__ import annotations
+
+import ipaddress
+import sys
+
+import uvicorn
+
+from desktop_app.engine.api import SpecMode
+from desktop_app.server.app import create_app
+from desktop_app.server.backend import EngineBackend
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8080
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def exposure_warning(host: str, api_key: str | None) -> str | None:
+    """What to say when the API is reachable from other machines (None on loopback)."""
+    if is_loopback(host):
+        return None
+    return (f"serving on {host}: other machines on the network can use this model"
+            + ("" if api_key else " without a key (set --api-key)"))
+
+
+def serve(engine: object, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, api_key: str | None = None,
+          default_spec: SpecMode = SpecMode.AUTO) -> int:
+    warning = exposure_warning(host, api_key)
+    if warning:
+        print(f"specchat: warning: {warning}", file=sys.stderr)
+    backend = EngineBackend(engine)  # type: ignore[arg-type]
+    print(f"specchat: serving {', '.join(backend.model_names())} at http://{host}:{port}/v1"
+          + (" (API key required)" if api_key else ""), file=sys.stderr)
+    try:
+        uvicorn.run(create_app(backend, api_key, default_spec=default_spec), host=host, port=port, log_level="warning")
+    finally:
+        backend.close()
+    return 0

@@ -1,0 +1,211 @@
+"""The local OpenAI-compatible API, driven by the official ``openai`` client and by raw HTTP
+against a real uvicorn server and the real engine on the factory target."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx2 as httpx
+import openai
+import pytest
+import uvicorn
+
+from desktop_app.engine import Engine
+from desktop_app.server import backend as backend_module
+from desktop_app.server.app import create_app
+from desktop_app.server.backend import EngineBackend
+from desktop_app.server.run import exposure_warning
+
+KEY = "test-key-123"
+PROMPTS = ["Tell me a story about a robot.", "What is the capital of France?", "List three colours.",
+           "Write a haiku about rain.", "Explain gravity briefly.", "Name a fruit.", "Count to five.", "Say hello."]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Server:
+    def __init__(self, backend: EngineBackend, api_key: str | None) -> None:
+        self.port = _free_port()
+        config = uvicorn.Config(create_app(backend, api_key), host="127.0.0.1", port=self.port, log_level="warning")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread.start()
+        deadline = time.time() + 20
+        while not self.server.started and time.time() < deadline:
+            time.sleep(0.05)
+        assert self.server.started
+        self.url = f"http://127.0.0.1:{self.port}/v1"
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def engine(models: Any) -> Iterator[Engine]:
+    engine = Engine()
+    engine.load_target(models.target)
+    yield engine
+    engine.close()
+
+
+@pytest.fixture(scope="module")
+def backend(engine: Engine) -> Iterator[EngineBackend]:
+    backend = EngineBackend(engine)
+    yield backend
+    backend.close()
+
+
+@pytest.fixture(scope="module")
+def server(backend: EngineBackend) -> Iterator[Server]:
+    server = Server(backend, KEY)
+    yield server
+    server.stop()
+
+
+@pytest.fixture()
+def client(server: Server) -> openai.OpenAI:
+    return openai.OpenAI(base_url=server.url, api_key=KEY, max_retries=0, timeout=120)
+
+
+def _cli_text(models: Any, prompt: str, max_tokens: int) -> str:
+    out = subprocess.run([sys.executable, "-m", "desktop_app", "generate", "--target", str(models.target),
+                          "--prompt", prompt, "--max-tokens", str(max_tokens), "--spec", "off", "--json"],
+                         capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, out.stderr
+    return str(json.loads(out.stdout)["text"])
+
+
+def test_chat_completions_match_specchat_generate_streamed_and_not(client: openai.OpenAI, models: Any) -> None:
+    expected = _cli_text(models, PROMPTS[0], 24)
+    reply = client.chat.completions.create(model="x", messages=[{"role": "user", "content": PROMPTS[0]}],
+                                           temperature=0, max_tokens=24, extra_body={"speculation": "on"})
+    assert reply.choices[0].message.content == expected
+    assert reply.choices[0].finish_reason == "length"
+    assert reply.usage is not None and reply.usage.completion_tokens == 24 and reply.usage.prompt_tokens > 10
+    timings = reply.model_extra["timings"]  # type: ignore[index]
+    assert timings["speculation"]["mode"] == "on" and timings["predicted_n"] == 24
+    assert {"drafter", "drafted", "accepted", "tokens_per_s"} <= set(timings["speculation"])
+    stream = client.chat.completions.create(model="x", messages=[{"role": "user", "content": PROMPTS[0]}],
+                                            temperature=0, max_tokens=24, stream=True,
+                                            stream_options={"include_usage": True})
+    pieces, last = [], None
+    for part in stream:
+        if part.choices and part.choices[0].delta.content:
+            pieces.append(part.choices[0].delta.content)
+        last = part
+    assert "".join(pieces) == expected and len(pieces) > 1
+    assert last is not None and last.usage is not None and last.usage.completion_tokens == 24
+    assert last.model_extra["timings"]["speculation"]["mode"] == "auto"  # type: ignore[index]
+
+
+def test_completions_and_models(client: openai.OpenAI, models: Any) -> None:
+    listed = client.models.list()
+    assert [m.id for m in listed.data] == ["target"]
+    done = client.completions.create(model="target", prompt="Once upon a time", max_tokens=12, temperature=0)
+    assert done.choices[0].text and done.usage is not None and done.usage.completion_tokens == 12
+
+
+def test_the_api_key_is_required(server: Server) -> None:
+    assert httpx.get(f"{server.url}/models").status_code == 401
+    wrong = httpx.get(f"{server.url}/models", headers={"Authorization": "Bearer nope"})
+    assert wrong.status_code == 401 and wrong.json()["error"]["code"] == "invalid_api_key"
+    with pytest.raises(openai.AuthenticationError):
+        openai.OpenAI(base_url=server.url, api_key="bad", max_retries=0).models.list()
+
+
+@pytest.mark.parametrize("body,status,words", [
+    (b"{not json", 400, "not valid JSON"),
+    ({"messages": [{"role": "user", "content": "hi"}], "temperature": "hot"}, 400, "'temperature' must be"),
+    ({"messages": [{"role": "user", "content": "hi"}], "colour": "blue"}, 400, "unknown field 'colour'"),
+    ({"messages": [{"role": "user", "content": "hi"}], "n": 2}, 400, "'n' must be 1"),
+    ({"messages": "hi"}, 400, "'messages' must be a non-empty list"),
+    ({"messages": [{"role": "user", "content": "hi"}], "temperature": 7}, 400, "temperature must be between 0.0 and 5.0"),
+    ({"messages": [{"role": "user", "content": "word " * 6000}]}, 400, "context holds"),
+])
+def test_bad_requests_get_openai_errors(server: Server, body: Any, status: int, words: str) -> None:
+    content = body if isinstance(body, bytes) else json.dumps(body).encode()
+    reply = httpx.post(f"{server.url}/chat/completions", content=content, timeout=60,
+                       headers={"Authorization": f"Bearer {KEY}", "Content-Type": "application/json"})
+    assert reply.status_code == status, reply.text
+    err = reply.json()["error"]
+    assert words in err["message"] and err["type"] == "invalid_request_error"
+
+
+def test_nan_is_refused_like_everywhere_else(server: Server) -> None:
+    reply = httpx.post(f"{server.url}/chat/completions", headers={"Authorization": f"Bearer {KEY}"},
+                       content=b'{"messages": [{"role": "user", "content": "hi"}], "temperature": NaN}')
+    assert reply.status_code == 400 and "temperature must be a finite number" in reply.json()["error"]["message"]
+
+
+def test_a_client_that_disconnects_mid_stream_cancels_its_generation(server: Server, engine: Engine) -> None:
+    body = {"messages": [{"role": "user", "content": "Write a very long story."}], "max_tokens": 3000,
+            "stream": True, "temperature": 0}
+    with httpx.stream("POST", f"{server.url}/chat/completions", json=body, timeout=60,
+                      headers={"Authorization": f"Bearer {KEY}"}) as reply:
+        lines = reply.iter_lines()
+        assert next(line for line in lines if line.startswith("data: "))
+    gone = time.perf_counter()
+    assert engine._lock.acquire(timeout=1.0), "the engine was still generating 1 s after the client left"
+    engine._lock.release()
+    assert time.perf_counter() - gone < 1.0
+
+
+def test_eight_clients_at_once_all_get_complete_correct_answers(client: openai.OpenAI, engine: Engine) -> None:
+    expected = {}
+    for prompt in PROMPTS:  # sequential references through the API
+        reply = client.chat.completions.create(model="x", messages=[{"role": "user", "content": prompt}],
+                                               temperature=0, max_tokens=16)
+        expected[prompt] = reply.choices[0].message.content
+    results: dict[str, str | None] = {}
+
+    def ask(prompt: str) -> None:
+        reply = client.chat.completions.create(model="x", messages=[{"role": "user", "content": prompt}],
+                                               temperature=0, max_tokens=16)
+        results[prompt] = reply.choices[0].message.content
+
+    threads = [threading.Thread(target=ask, args=(p,)) for p in PROMPTS]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=180)
+    assert results == expected
+
+
+def test_a_full_queue_answers_503_with_retry_after(server: Server, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(backend_module, "MAX_WAITING", 1)
+    long_body = {"messages": [{"role": "user", "content": "Write a long story."}], "max_tokens": 400, "temperature": 0}
+    statuses: list[int] = []
+    headers = {"Authorization": f"Bearer {KEY}"}
+
+    def post() -> None:
+        reply = httpx.post(f"{server.url}/chat/completions", json=long_body, headers=headers, timeout=120)
+        statuses.append(reply.status_code)
+        if reply.status_code == 503:
+            assert reply.headers["Retry-After"] == "2" and reply.json()["error"]["code"] == "busy"
+
+    threads = [threading.Thread(target=post) for _ in range(4)]
+    for t in threads:
+        t.start()
+        time.sleep(0.2)
+    for t in threads:
+        t.join(timeout=180)
+    assert statuses.count(200) >= 2 and 503 in statuses
+
+
+def test_binding_beyond_this_machine_warns() -> None:
+    assert exposure_warning("127.0.0.1", None) is None and exposure_warning("localhost", None) is None
+    warning = exposure_warning("0.0.0.0", None)
+    assert warning is not None and "other machines" in warning and "--api-key" in warning
+    assert "--api-key" not in (exposure_warning("192.168.1.5", "k") or "")
