@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from desktop_app.engine.api import (
-    DEFAULT_SPEC_MODE, DRAFT_K, MAX_TOKENS, MIN_P, N_CTX, NGPU_LAYERS, TEMPERATURE, TOP_K, TOP_P, DrafterKind,
+    API_HOST, API_PORT, DEFAULT_SPEC_MODE, DRAFT_K, MAX_TOKENS, MIN_P, N_CTX, NGPU_LAYERS, TEMPERATURE, TOP_K, TOP_P, DrafterKind,
     NumberRange, SpecMode,
 )
 
@@ -103,8 +103,8 @@ def _build_parser() -> argparse.ArgumentParser:
 
     serve = sub.add_parser("serve", help="serve the model on localhost with the OpenAI API")
     _add_model_args(serve)
-    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: this machine only)")
-    serve.add_argument("--port", type=int, default=8080)
+    serve.add_argument("--host", default=API_HOST, help="address to listen on (default: this machine only)")
+    serve.add_argument("--port", type=_checked(API_PORT), default=API_PORT.default, help=API_PORT.description)
     serve.add_argument("--api-key", default=None, help="require 'Authorization: Bearer KEY' on every request")
     serve.add_argument("--spec", choices=[m.value for m in SpecMode], default=DEFAULT_SPEC_MODE.value,
                        help="the default speculation mode (a request's 'speculation' field overrides it)")

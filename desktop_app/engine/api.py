@@ -151,6 +151,8 @@ MIN_P = NumberRange("min_p", float, 0.0, 0.999999, 0.0, "Drop tokens below this 
 SEED = NumberRange("seed", int, 0, 2**63 - 1, 42, "Sampling seed (used when temperature > 0)")
 N_CTX = NumberRange("n_ctx", int, 32, 1 << 20, 4096, "Context size in tokens")
 NGPU_LAYERS = NumberRange("n_gpu_layers", int, -1, 9999, -1, "Layers offloaded to the GPU (-1 all, 0 none)")
+API_HOST = "127.0.0.1"  # the local API answers this machine only unless told otherwise
+API_PORT = NumberRange("api_port", int, 1024, 65535, 8080, "Port of the local OpenAI-compatible API")
 N_THREADS = NumberRange("n_threads", int, 0, 1024, 0, "CPU threads for the engine; 0 picks them for this machine")
 
 

@@ -21,7 +21,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from desktop_app.engine.api import Finished, SpecMode, TextChunk
-from desktop_app.server.backend import Busy, Failed, GenerationBackend, Job
+from desktop_app.server.backend import Busy, Counter, Failed, GenerationBackend, Job
 from desktop_app.server.openai_schema import BadRequest, chunk, complete_response, new_id, parse_request, usage
 
 MAX_BODY_BYTES = 4 * 2**20
@@ -32,13 +32,6 @@ def error(status: int, message: str, kind: str = "invalid_request_error", param:
           code: str | None = None, headers: dict[str, str] | None = None) -> JSONResponse:
     body = {"error": {"message": message, "type": kind, "param": param, "code": code}}
     return JSONResponse(body, status_code=status, headers=headers)
-
-
-class Counter:
-    """Requests served, for the window's status bar (read from the GUI thread)."""
-
-    def __init__(self) -> None:
-        self.requests = 0
 
 
 def create_app(backend: GenerationBackend, api_key: str | None = None, counter: Counter | None = None,

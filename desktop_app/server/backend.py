@@ -31,6 +31,13 @@ class Busy(Exception):
         super().__init__(f"the engine is busy with {MAX_WAITING} queued requests; retry in {retry_after_s} s")
 
 
+class Counter:
+    """Requests served, for the window's status bar (read from the GUI thread)."""
+
+    def __init__(self) -> None:
+        self.requests = 0
+
+
 class Failed(Exception):
     """The generation failed; the message is for the client (bad input or an engine error)."""
 

@@ -7,12 +7,10 @@ import sys
 
 import uvicorn
 
-from desktop_app.engine.api import SpecMode
+from desktop_app.engine.api import API_HOST, API_PORT, SpecMode
 from desktop_app.server.app import create_app
 from desktop_app.server.backend import EngineBackend
 
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8080
 
 
 def is_loopback(host: str) -> bool:
@@ -32,7 +30,7 @@ def exposure_warning(host: str, api_key: str | None) -> str | None:
             + ("" if api_key else " without a key (set --api-key)"))
 
 
-def serve(engine: object, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, api_key: str | None = None,
+def serve(engine: object, host: str = API_HOST, port: int = API_PORT.default, api_key: str | None = None,
           default_spec: SpecMode = SpecMode.AUTO) -> int:
     warning = exposure_warning(host, api_key)
     if warning:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop_app.engine.api import (
-    DEFAULT_SPEC_MODE, DRAFT_K, MAX_TOKENS, N_CTX, N_THREADS, NGPU_LAYERS, SEED, TEMPERATURE, DrafterKind,
+    API_PORT, DEFAULT_SPEC_MODE, DRAFT_K, MAX_TOKENS, N_CTX, N_THREADS, NGPU_LAYERS, SEED, TEMPERATURE, DrafterKind,
     NumberRange, SpecMode,
 )
 from desktop_app.paths import config_dir
@@ -87,6 +87,8 @@ SETTINGS: tuple[Setting, ...] = (
     _number("seed", SEED),
     _number("max_tokens", MAX_TOKENS),
     Setting("highlight_drafts", bool, True, "Tint text that came from accepted draft tokens"),
+    _number("api_port", API_PORT),
+    Setting("api_key", str, "", "Key API clients must send as 'Authorization: Bearer KEY'; empty: none"),
     Setting("recent_files", list, [], "Recently opened GGUF files, newest first"),
     Setting("last_conversation", int, 0, "The conversation open when the app was closed (0: none)"),
     Setting("window_geometry", str, "", "The main window's size and position when it was closed "

@@ -140,8 +140,8 @@ class ChatSession(QObject):
         return text
 
     def cancel(self) -> None:
-        if self.busy:
-            self.client.cancel()
+        if self.handle is not None:
+            self.client.cancel(self.handle)
 
     def save_now(self) -> None:
         """Write the streaming answer's text so far (the window is closing)."""

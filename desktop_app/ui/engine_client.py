@@ -107,7 +107,7 @@ class EngineClient(QObject):
         self._conn: Connection | None = None
         self._reader: threading.Thread | None = None
         self._next_id = 0
-        self.current: GenerationHandle | None = None
+        self.pending: dict[int, GenerationHandle] = {}  # requested and not ended, in order
         self.loading = False
         self.last_load: Load | None = None
         self.info: Ready | None = None
@@ -124,7 +124,7 @@ class EngineClient(QObject):
 
     @property
     def busy(self) -> bool:
-        return self.current is not None
+        return bool(self.pending)
 
     def start(self) -> None:
         if self.running:
@@ -135,7 +135,7 @@ class EngineClient(QObject):
         process.start()
         child_conn.close()  # so the reader sees EOF when the child dies
         self._process, self._conn = process, parent_conn
-        self.current = None
+        self.pending = {}
         self.models = None
         relay = _ReaderRelay()
         relay.received.connect(self._dispatch)  # queued: delivered in the GUI thread, dropped once deleted
@@ -161,7 +161,7 @@ class EngineClient(QObject):
         """Forget the current process after asking it to stop; with ``in_background`` a thread reaps it."""
         process, conn, reader = self._process, self._conn, self._reader
         self._process = self._conn = self._reader = None
-        self.current = None
+        self.pending = {}
         self.loading = False
         self.models = None
         if process is None:
@@ -193,24 +193,25 @@ class EngineClient(QObject):
         self._send(command)
 
     def generate(self, request: GenerateRequest) -> GenerationHandle:
-        """Start an answer; its handle reports the text, the stats and the end."""
+        """Queue an answer (the engine answers in order: a chat in the window and API requests
+        take turns); its handle reports the text, the stats and the end."""
         self._next_id += 1
         handle = GenerationHandle(self._next_id, request, self)
-        self.current = handle
+        self.pending[handle.id] = handle
         self._send(Generate(handle.id, request))
         self.generation_started.emit(handle)
         return handle
 
-    def cancel(self) -> None:
-        if self.current is not None:
-            self._send(Cancel())
+    def cancel(self, handle: GenerationHandle) -> None:
+        """Stop this answer (at its next token, or before it starts)."""
+        if handle.id in self.pending:
+            self._send(Cancel(handle.id))
 
     # ------------------------------------------------------------------ events
     def _end(self, request_id: int) -> GenerationHandle | None:
-        handle = self.current
-        if handle is None or handle.id != request_id:
+        handle = self.pending.pop(request_id, None)
+        if handle is None:
             return None
-        self.current = None
         handle.done = True
         handle.deleteLater()  # after the signals emitted below have been delivered
         return handle
@@ -220,7 +221,7 @@ class EngineClient(QObject):
         process, event = item
         if process is not self._process:
             return  # a late message from a process that was restarted away
-        handle = self.current
+        handle = self.pending.get(getattr(event, "id", -1))
         if isinstance(event, Ready):
             self.info = event
             self.engine_started.emit(event)
@@ -236,11 +237,11 @@ class EngineClient(QObject):
             self.loading = False
             self.load_failed.emit(event.message)
         elif isinstance(event, Pieces):
-            if handle is not None and handle.id == event.id:
+            if handle is not None:
                 for text, from_draft in event.pieces:
                     handle.token_received.emit(text, from_draft)
         elif isinstance(event, LiveStats):
-            if handle is not None and handle.id == event.id:
+            if handle is not None:
                 handle.stats_updated.emit(event.stats)
         elif isinstance(event, Done):
             ended = self._end(event.id)
@@ -260,10 +261,13 @@ class EngineClient(QObject):
         if self._conn is not None:
             self._conn.close()
         self._process = self._conn = None
-        self.current = None
+        lost, self.pending = list(self.pending.values()), {}
         self.loading = False
         self.models = None
         self.engine_crashed.emit(reason)
+        for handle in lost:  # the window's own answers end through engine_crashed; others hear it here
+            handle.done = True
+            handle.failed.emit(reason)
 
 
 def _read(conn: Connection, process: BaseProcess, relay: _ReaderRelay) -> None:

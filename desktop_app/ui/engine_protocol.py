@@ -43,7 +43,9 @@ class Generate:
 
 @dataclass(frozen=True)
 class Cancel:
-    """Stop the running generation at the next token."""
+    """Stop generation ``id`` at its next token (or before it starts, when it is queued)."""
+
+    id: int
 
 
 @dataclass(frozen=True)

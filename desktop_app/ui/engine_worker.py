@@ -17,7 +17,7 @@ import traceback
 from collections.abc import Callable
 from multiprocessing.connection import Connection
 
-from desktop_app.engine.api import GenerateRequest
+from desktop_app.engine.api import GenerateRequest, GenerationStats
 from desktop_app.ui.engine_protocol import (
     Cancel, Done, EngineEvent, Failed, Generate, LiveStats, Load, Loaded, LoadFailed, Loading, LoadProgressed,
     Pieces, Ready, Shutdown, Stage,
@@ -72,7 +72,10 @@ class _Worker:
         self.conn = conn
         self.engine = Engine()
         self.jobs: queue.Queue[Load | Generate | None] = queue.Queue()
-        self.cancel = threading.Event()
+        self.cancel = threading.Event()  # the running generation's
+        self.running: int | None = None  # its request id
+        self.cancelled: set[int] = set()  # queued requests cancelled before they started
+        self._state = threading.Lock()
         self._send_lock = threading.Lock()
 
     def send(self, event: EngineEvent) -> None:
@@ -92,12 +95,23 @@ class _Worker:
                 if isinstance(job, Load):
                     self.load(job)
                 else:
-                    self.generate(job.id, job.request)
+                    with self._state:
+                        skipped = job.id in self.cancelled
+                        self.cancelled.discard(job.id)
+                        self.running = None if skipped else job.id
+                        self.cancel.clear()
+                    if skipped:
+                        self.send(Done(job.id, "", GenerationStats(finish_reason="cancelled")))
+                    else:
+                        self.generate(job.id, job.request)
             except Exception as exc:  # noqa: BLE001 - reported to the window, the process lives on
                 message = str(exc) if _is_user_error(exc) else f"{type(exc).__name__}: {exc}"
                 if not _is_user_error(exc):
                     traceback.print_exc()
                 self.send(LoadFailed(message) if isinstance(job, Load) else Failed(job.id, message))
+            finally:
+                with self._state:
+                    self.running = None
 
     def load(self, job: Load) -> None:
         from desktop_app.engine import IncompatibleDraftError, default_model_path
@@ -134,7 +148,6 @@ class _Worker:
     def generate(self, request_id: int, request: GenerateRequest) -> None:
         from desktop_app.engine.api import Finished, StatsUpdate, TextChunk
 
-        self.cancel.clear()
         pieces: list[tuple[str, bool]] = []
         last_flush = time.perf_counter()
 
@@ -174,7 +187,11 @@ class _Worker:
             except (EOFError, OSError):
                 break
             if isinstance(command, Cancel):
-                self.cancel.set()
+                with self._state:
+                    if command.id == self.running:
+                        self.cancel.set()
+                    else:
+                        self.cancelled.add(command.id)
             elif isinstance(command, Shutdown):
                 break
             elif isinstance(command, (Load, Generate)):

@@ -21,6 +21,7 @@ from desktop_app.engine.api import (
 )
 from desktop_app.store import DataDirError, History, Settings
 from desktop_app.store.settings import BEST_DRAFTER, NO_DRAFTER
+from desktop_app.ui.api_server import ApiServer
 from desktop_app.ui.chat_session import ChatSession
 from desktop_app.ui.chat_view import ChatView
 from desktop_app.ui.conversation_list import ConversationList
@@ -53,6 +54,7 @@ class MainWindow(QMainWindow):
         self.library: ModelLibraryWindow | None = None
         self.notices: list[str] = []  # what tell() said, in order
         self._save_failed = False
+        self.api = ApiServer(self.client, self)
 
         self.model_bar = ModelBar(DEFAULT_LABEL)
         self.banner = CrashBanner()
@@ -118,6 +120,12 @@ class MainWindow(QMainWindow):
         library.setObjectName("openLibraryAction")
         library.setShortcut(QKeySequence("Ctrl+L"))
         library.setStatusTip("Local models, which drafts fit which targets, and the catalog to download")
+        models_menu.addSeparator()
+        self.serve_action = models_menu.addAction(f"&Serve API on localhost:{self.settings['api_port']}")
+        self.serve_action.setObjectName("serveApiAction")
+        self.serve_action.setCheckable(True)
+        self.serve_action.setStatusTip("Serve the loaded models with the OpenAI API, for editors and scripts")
+        self.serve_action.toggled.connect(self.set_serving)
         help_menu = bar.addMenu("&Help")
         help_menu.addAction("&About SpecChat", self._show_about)
         return library
@@ -152,6 +160,9 @@ class MainWindow(QMainWindow):
     def _connect(self) -> None:
         c = self.client
         c.engine_started.connect(self.status.set_backend)
+        self.api.started.connect(lambda url: self.status.show_api(url, lambda: self.api.counter.requests))
+        self.api.stopped.connect(lambda: self.status.show_api(None))
+        self.api.failed.connect(self.tell)
         c.loading_started.connect(self.model_bar.set_loading)
         c.load_progress.connect(lambda _stage, fraction: self.model_bar.set_load_fraction(fraction))
         c.model_loaded.connect(self._on_model_loaded)
@@ -196,6 +207,14 @@ class MainWindow(QMainWindow):
             if not self._save_failed:
                 self._save_failed = True
                 self.tell(f"{exc}: changes are kept until you quit")
+
+    def set_serving(self, on: bool) -> None:
+        """Switch the local OpenAI-compatible API on or off (the status bar shows its address)."""
+        if on and not self.api.running:
+            if not self.api.start(self.settings["api_port"], self.settings["api_key"] or None):
+                self.serve_action.setChecked(False)
+        elif not on and self.api.running:
+            self.api.stop()
 
     def tell(self, message: str) -> None:
         """Something the user must read once (a settings file set aside, a failed save)."""
@@ -337,7 +356,7 @@ class MainWindow(QMainWindow):
 
     def cancel(self) -> None:
         if self.race_dialog is not None and self.race_dialog.running:
-            self.client.cancel()
+            self.race_dialog.stop()
         self.session.cancel()
 
     def edit_last(self) -> None:
@@ -394,5 +413,6 @@ class MainWindow(QMainWindow):
             self.library.close()
         self._save_geometry()
         self.save_settings()
+        self.api.stop()
         self.client.shutdown()
         super().closeEvent(event)

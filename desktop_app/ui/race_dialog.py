@@ -153,8 +153,13 @@ class RaceDialog(QDialog):
         self.summary.setText(f"Speculation on: {factor:.2f}× the speed of off · {same}")
         self.race_finished.emit(RaceResult(off, on, factor, identical))
 
-    def closeEvent(self, event: Any) -> None:  # noqa: N802 - Qt API
+    def stop(self) -> None:
+        """Stop the race: the run in progress ends as cancelled, the next one never starts."""
         if self.running:
             self._queue.clear()
-            self.client.cancel()
+            if self._handle is not None:
+                self.client.cancel(self._handle)
+
+    def closeEvent(self, event: Any) -> None:  # noqa: N802 - Qt API
+        self.stop()
         super().closeEvent(event)

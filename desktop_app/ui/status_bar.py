@@ -40,11 +40,17 @@ class EngineStatusBar(QStatusBar):
         self.models.setObjectName("modelsLabel")
         self.memory = QLabel()
         self.memory.setObjectName("memoryLabel")
-        for label in (self.backend, self.models, self.memory):
+        self.api = QLabel()
+        self.api.setObjectName("apiLabel")
+        self.api.hide()
+        self._api_url = ""
+        self._api_requests: Callable[[], int] = lambda: 0
+        for label in (self.api, self.backend, self.models, self.memory):
             self.addPermanentWidget(label)
         self._timer = QTimer(self)
         self._timer.setInterval(MEMORY_REFRESH_MS)
         self._timer.timeout.connect(self.refresh_memory)
+        self._timer.timeout.connect(self.refresh_api)
         self._timer.start()
         self.refresh_memory()
 
@@ -62,6 +68,19 @@ class EngineStatusBar(QStatusBar):
         if loaded.draft is not None:
             text += f" + draft {loaded.draft.name}"
         self.models.setText(text)
+
+    def show_api(self, url: str | None, requests: Callable[[], int] | None = None) -> None:
+        """The local API's address and how many requests it served (None: the API is off)."""
+        self._api_url = url or ""
+        if requests is not None:
+            self._api_requests = requests
+        self.api.setVisible(bool(url))
+        self.refresh_api()
+
+    def refresh_api(self) -> None:
+        if self._api_url:
+            n = self._api_requests()
+            self.api.setText(f"API {self._api_url} · {n} request{'s' if n != 1 else ''}")
 
     def refresh_memory(self) -> None:
         pid = self._engine_pid()

@@ -1,0 +1,153 @@
+"""The window's "Serve API" switch: the OpenAI-compatible API on the models the window loaded.
+
+One engine, one queue: API requests go through the window's :class:`EngineClient`, whose engine
+process answers in order, so a chat in the window and API requests take turns. The HTTP server
+(uvicorn) runs on its own thread; it hands each request to :class:`WindowBackend` through a
+queued signal, and the backend starts it from the GUI thread and feeds its events back into the
+request's thread-safe queue.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, QTimer, Signal, Slot
+
+from desktop_app.engine.api import API_HOST, Finished, GenerateRequest, GenerationStats, StatsUpdate, TextChunk
+from desktop_app.server import backend as server_backend
+from desktop_app.server.backend import Busy, Counter, Failed, Job
+from desktop_app.ui.engine_client import EngineClient, GenerationHandle
+from desktop_app.ui.engine_protocol import Done
+
+if TYPE_CHECKING:
+    import uvicorn
+
+CANCEL_POLL_MS = 50  # how often a request whose client went away is looked for
+
+
+class WindowBackend(QObject):
+    """``GenerationBackend`` over the window's engine client. Lives in the GUI thread;
+    :meth:`submit` and :meth:`model_names` are called from the server's threads."""
+
+    _submitted = Signal(object)
+
+    def __init__(self, client: EngineClient, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.client = client
+        self._lock = threading.Lock()
+        self._active: dict[int, tuple[Job, GenerationHandle | None]] = {}
+        self._submitted.connect(self._start)
+        self._cancel_timer = QTimer(self)
+        self._cancel_timer.setInterval(CANCEL_POLL_MS)
+        self._cancel_timer.timeout.connect(self._forward_cancels)
+        self._cancel_timer.start()
+
+    def model_names(self) -> list[str]:
+        models = self.client.models
+        return [models.target.name] if models is not None else []
+
+    def waiting(self) -> int:
+        return len(self._active)
+
+    def submit(self, request: GenerateRequest) -> Job:
+        with self._lock:
+            if len(self._active) > server_backend.MAX_WAITING:
+                raise Busy()
+            job = Job(request)
+            self._active[job.id] = (job, None)
+        self._submitted.emit(job)
+        return job
+
+    @Slot(object)
+    def _start(self, job: Job) -> None:
+        if not self.client.running or self.client.models is None:
+            self._end(job, Failed("no model is loaded in the window", user_error=False))
+            return
+        handle = self.client.generate(job.request)
+        with self._lock:
+            self._active[job.id] = (job, handle)
+        handle.token_received.connect(lambda text, draft: job.put(TextChunk(text, draft)))
+        handle.stats_updated.connect(lambda stats: job.put(StatsUpdate(stats)))
+        handle.finished.connect(lambda done: self._finished(job, done))
+        handle.failed.connect(lambda message: self._end(job, Failed(message)))
+
+    def _finished(self, job: Job, done: Done) -> None:
+        job.put(Finished(done.text, [], done.stats))
+        self._end(job, None)
+
+    def _end(self, job: Job, failure: Failed | None) -> None:
+        if failure is not None:
+            job.put(failure)
+        job.finish()
+        with self._lock:
+            self._active.pop(job.id, None)
+
+    @Slot()
+    def _forward_cancels(self) -> None:
+        with self._lock:
+            gone = [(job, handle) for job, handle in self._active.values() if job.cancel.is_set()]
+        for job, handle in gone:
+            if handle is not None and not handle.done:
+                self.client.cancel(handle)
+            elif handle is None:
+                self._finished(job, Done(job.id, "", GenerationStats(finish_reason="cancelled")))
+
+
+class ApiServer(QObject):
+    """Runs uvicorn on a thread for the window.
+
+    Signals:
+        started(str): the base URL the API answers on.
+        stopped(): the server was switched off.
+        failed(str): it could not start (the port is taken...).
+    """
+
+    started = Signal(str)
+    stopped = Signal()
+    failed = Signal(str)
+
+    def __init__(self, client: EngineClient, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.backend = WindowBackend(client, self)
+        self.counter = Counter()
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+        self.url = ""
+
+    @property
+    def running(self) -> bool:
+        return self._server is not None
+
+    def start(self, port: int, api_key: str | None = None, host: str = API_HOST) -> bool:
+        if self._server is not None:
+            return True
+        try:  # say "port taken" now, rather than from a thread that just dies
+            with socket.socket() as probe:
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                probe.bind((host, port))
+        except OSError as exc:
+            self.failed.emit(f"The API cannot listen on {host}:{port}: {exc.strerror or exc}")
+            return False
+        import uvicorn  # here, not at start-up: the window opens without the HTTP stack
+
+        from desktop_app.server.app import create_app
+
+        app = create_app(self.backend, api_key or None, self.counter)
+        self._server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
+        self._thread = threading.Thread(target=self._server.run, name="api-server", daemon=True)
+        self._thread.start()
+        self.url = f"http://{host}:{port}/v1"
+        self.started.emit(self.url)
+        return True
+
+    def stop(self) -> None:
+        server, thread = self._server, self._thread
+        self._server = self._thread = None
+        if server is not None:
+            server.should_exit = True
+            if thread is not None:
+                thread.join(timeout=5)
+            self.stopped.emit()
