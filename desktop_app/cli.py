@@ -100,6 +100,8 @@ def _build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--out", type=Path, default=Path("bench-out"))
     bench.add_argument("--overhead", action="store_true",
                        help="measure the loop's own overhead (vs llama-cpp-python, vs the speed-up formula)")
+    bench.add_argument("--api-overhead", action="store_true",
+                       help="measure streamed tokens/s over the local API against the same engine in-process")
 
     serve = sub.add_parser("serve", help="serve the model on localhost with the OpenAI API")
     _add_model_args(serve)
@@ -225,6 +227,14 @@ def _run_command(args: argparse.Namespace) -> int:
     if args.command == "generate":
         return cmd_generate(args)
     if args.command == "bench":
+        if args.api_overhead:
+            from desktop_app.server.overhead import measure
+
+            report = measure(load_engine(args), rounds=max(args.repeats, 5), max_tokens=args.max_tokens)
+            args.out.mkdir(parents=True, exist_ok=True)
+            (args.out / "api-overhead.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
+            print(json.dumps(report, indent=2))
+            return 0
         from desktop_app.bench.runner import cmd_bench
         from desktop_app.ui.bench_chart import draw_chart
 

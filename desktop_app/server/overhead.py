@@ -1,0 +1,85 @@
+"""What serving costs: streamed tokens/s through the API against the same engine in-process.
+
+Both sides time an answer the same way, from the request to the last streamed piece, on the
+same loaded engine, interleaved round by round; the figure is the median of the per-round
+ratios (API / in-process).
+"""
+
+from __future__ import annotations
+
+import socket
+import statistics
+import threading
+import time
+from typing import Any
+
+from desktop_app.engine import Engine
+from desktop_app.engine.api import GenerateRequest, Message, SamplingParams, SpecMode, TextChunk, final_result
+from desktop_app.server.backend import EngineBackend
+
+PROMPT = "Write a short story about a lighthouse keeper and a storm."
+
+
+def _in_process(engine: Engine, max_tokens: int, spec: SpecMode) -> tuple[float, int]:
+    request = GenerateRequest(messages=[Message(role="user", content=PROMPT)], max_tokens=max_tokens, spec=spec,
+                              sampling=SamplingParams(temperature=0.0))
+    pieces: list[str] = []
+    start = time.perf_counter()
+    done = final_result(engine.generate(request), lambda chunk: pieces.append(chunk.text))
+    return time.perf_counter() - start, len(done.token_ids)
+
+
+def _over_api(url: str, max_tokens: int, spec: SpecMode) -> tuple[float, int]:
+    import openai
+
+    client = openai.OpenAI(base_url=url, api_key="none", max_retries=0, timeout=600)
+    start = time.perf_counter()
+    stream = client.chat.completions.create(
+        model="x", messages=[{"role": "user", "content": PROMPT}], temperature=0, max_tokens=max_tokens, stream=True,
+        stream_options={"include_usage": True}, extra_body={"speculation": spec.value})
+    tokens = 0
+    for part in stream:
+        if part.usage is not None:
+            tokens = part.usage.completion_tokens
+    return time.perf_counter() - start, tokens
+
+
+def measure(engine: Engine, rounds: int = 7, max_tokens: int = 128, spec: SpecMode = SpecMode.OFF) -> dict[str, Any]:
+    import uvicorn
+
+    from desktop_app.server.app import create_app
+
+    backend = EngineBackend(engine)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    server = uvicorn.Server(uvicorn.Config(create_app(backend), host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.05)
+    url = f"http://127.0.0.1:{port}/v1"
+    ratios, local_tps, api_tps = [], [], []
+    try:
+        _over_api(url, 16, spec)  # warm-up: prompt cache, first HTTP connection
+        for i in range(rounds):
+            order = ("local", "api") if i % 2 == 0 else ("api", "local")
+            speeds = {}
+            for side in order:
+                seconds, tokens = (_in_process(engine, max_tokens, spec) if side == "local"
+                                   else _over_api(url, max_tokens, spec))
+                speeds[side] = tokens / seconds
+            local_tps.append(speeds["local"])
+            api_tps.append(speeds["api"])
+            ratios.append(speeds["api"] / speeds["local"])
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        backend.close()
+    return {
+        "model": engine.target.name if engine.target else "?", "rounds": rounds, "max_tokens": max_tokens,
+        "spec": spec.value, "in_process_tokens_per_s": round(statistics.median(local_tps), 2),
+        "api_streamed_tokens_per_s": round(statistics.median(api_tps), 2),
+        "api_vs_in_process": round(statistics.median(ratios), 4),
+        "ratios": [round(r, 4) for r in ratios],
+    }
