@@ -9,6 +9,7 @@ the ones the server (or the window) loaded.
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 import hmac
 import json
 import time
@@ -136,12 +137,27 @@ async def _next(job: Job, request: Request) -> Any:
 
 async def _stream(job: Job, request: Request, first: Any, chat: bool, response_id: str, model: str,
                   include_usage: bool) -> AsyncIterator[str]:
-    event = first
+    # Events already waiting are taken together: consecutive text pieces go out as one SSE
+    # chunk (one per token would cost an HTTP chunk and a thread hop each).
+    buffer: deque[Any] = deque([first, *job.ready()])
     started = False
     try:
-        while event is not None:
+        while True:
+            if not buffer:
+                try:
+                    event = await _next(job, request)
+                except Failed as exc:
+                    yield _sse({"error": {"message": str(exc), "type": "server_error"}})
+                    return
+                buffer.extend([event, *job.ready()] if event is not None else [None])
+            event = buffer.popleft()
+            if event is None:
+                return  # the client went away, or the generation ended without a result
             if isinstance(event, TextChunk):
-                yield _sse(chunk(chat, response_id, model, event.text, first=not started))
+                text = event.text
+                while buffer and isinstance(buffer[0], TextChunk):
+                    text += buffer.popleft().text
+                yield _sse(chunk(chat, response_id, model, text, first=not started))
                 started = True
             elif isinstance(event, Finished):
                 if not started:
@@ -151,11 +167,6 @@ async def _stream(job: Job, request: Request, first: Any, chat: bool, response_i
                     last["usage"] = usage(event.stats)
                 yield _sse(last)
                 yield "data: [DONE]\n\n"
-                return
-            try:
-                event = await _next(job, request)
-            except Failed as exc:
-                yield _sse({"error": {"message": str(exc), "type": "server_error"}})
                 return
     finally:
         job.cancel.set()  # the client went away mid-stream (or the stream ended): stop generating

@@ -68,6 +68,21 @@ class Job:
             raise item
         return item  # type: ignore[return-value]  # only events and the two markers are put
 
+    def ready(self) -> list[Event | None]:
+        """Every event already waiting, without blocking (None marks the end)."""
+        out: list[Event | None] = []
+        while True:
+            try:
+                item = self.events.get_nowait()
+            except queue.Empty:
+                return out
+            if isinstance(item, Failed):
+                self.events.put(item)  # raised by the next next()
+                return out
+            out.append(None if item is _END else item)  # type: ignore[arg-type]
+            if item is _END:
+                return out
+
     def finish(self) -> None:
         self.events.put(_END)
 

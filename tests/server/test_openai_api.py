@@ -37,7 +37,8 @@ def _free_port() -> int:
 class Server:
     def __init__(self, backend: EngineBackend, api_key: str | None) -> None:
         self.port = _free_port()
-        config = uvicorn.Config(create_app(backend, api_key), host="127.0.0.1", port=self.port, log_level="warning")
+        self.app = create_app(backend, api_key)
+        config = uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="warning")
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.thread.start()
@@ -183,25 +184,37 @@ def test_eight_clients_at_once_all_get_complete_correct_answers(client: openai.O
     assert results == expected
 
 
-def test_a_full_queue_answers_503_with_retry_after(server: Server, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_full_queue_answers_503_with_retry_after(server: Server, engine: Engine, backend: EngineBackend,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(backend_module, "MAX_WAITING", 1)
-    long_body = {"messages": [{"role": "user", "content": "Write a long story."}], "max_tokens": 400, "temperature": 0}
-    statuses: list[int] = []
+    body = {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 8, "temperature": 0}
     headers = {"Authorization": f"Bearer {KEY}"}
+    statuses: list[int] = []
 
     def post() -> None:
-        reply = httpx.post(f"{server.url}/chat/completions", json=long_body, headers=headers, timeout=120)
-        statuses.append(reply.status_code)
-        if reply.status_code == 503:
-            assert reply.headers["Retry-After"] == "2" and reply.json()["error"]["code"] == "busy"
+        statuses.append(httpx.post(f"{server.url}/chat/completions", json=body, headers=headers, timeout=120).status_code)
 
-    threads = [threading.Thread(target=post) for _ in range(4)]
-    for t in threads:
-        t.start()
-        time.sleep(0.2)
-    for t in threads:
-        t.join(timeout=180)
-    assert statuses.count(200) >= 2 and 503 in statuses
+    engine._lock.acquire()  # the engine is busy (as with a long answer): one request runs, one waits
+    try:
+        counter = server.app.state.counter
+        served = counter.requests
+        first = threading.Thread(target=post)
+        first.start()
+        deadline = time.time() + 10
+        while not (counter.requests == served + 1 and backend.waiting() == 0) and time.time() < deadline:
+            time.sleep(0.01)  # the first request has left the queue: it is the running one
+        second = threading.Thread(target=post)
+        second.start()
+        while not (counter.requests == served + 2 and backend.waiting() == 1) and time.time() < deadline:
+            time.sleep(0.01)  # the second one waits
+        third = httpx.post(f"{server.url}/chat/completions", json=body, headers=headers, timeout=30)
+        assert third.status_code == 503
+        assert third.headers["Retry-After"] == "2" and third.json()["error"]["code"] == "busy"
+    finally:
+        engine._lock.release()
+    first.join(timeout=60)
+    second.join(timeout=60)
+    assert statuses == [200, 200]  # the queued ones were answered, none lost
 
 
 def test_binding_beyond_this_machine_warns() -> None:
