@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import queue
+import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -20,7 +21,10 @@ from desktop_app.engine.api import Event, GenerateRequest
 if TYPE_CHECKING:
     from desktop_app.engine import Engine
 
-MAX_WAITING = 16  # requests queued behind the running one before new ones get 503
+MAX_WAITING = 16
+# The engine thread needs the GIL back the moment each decode returns; Python hands it over only
+# every switch interval (5 ms by default) while the HTTP thread holds it, a delay per token.
+GIL_SWITCH_S = 0.0005  # requests queued behind the running one before new ones get 503
 
 
 class Busy(Exception):
@@ -104,6 +108,7 @@ class EngineBackend:
     """The headless server's backend: an Engine run by one worker thread, jobs in order."""
 
     def __init__(self, engine: Engine) -> None:
+        sys.setswitchinterval(min(sys.getswitchinterval(), GIL_SWITCH_S))
         self.engine = engine
         self._jobs: queue.Queue[Job | None] = queue.Queue()
         self._waiting = 0

@@ -8,6 +8,8 @@ ratios (API / in-process).
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
 import statistics
 import threading
 import time
@@ -29,19 +31,33 @@ def _in_process(engine: Engine, max_tokens: int, spec: SpecMode) -> tuple[float,
     return time.perf_counter() - start, len(done.token_ids)
 
 
-def _over_api(url: str, max_tokens: int, spec: SpecMode) -> tuple[float, int]:
-    import openai
-
-    client = openai.OpenAI(base_url=url, api_key="none", max_retries=0, timeout=600)
+# The client runs in its own process, as an editor or a script would, streaming over raw HTTP;
+# it times from sending the request to the last piece and prints "seconds tokens".
+_CLIENT = """
+import json, sys, time
+import httpx2 as httpx
+url, max_tokens, spec, prompt = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+body = {"messages": [{"role": "user", "content": prompt}], "temperature": 0, "max_tokens": max_tokens,
+        "stream": True, "stream_options": {"include_usage": True}, "speculation": spec}
+with httpx.Client(timeout=600) as client:
+    client.get(url + "/models")  # connect first: the timed part is the answer
     start = time.perf_counter()
-    stream = client.chat.completions.create(
-        model="x", messages=[{"role": "user", "content": PROMPT}], temperature=0, max_tokens=max_tokens, stream=True,
-        stream_options={"include_usage": True}, extra_body={"speculation": spec.value})
     tokens = 0
-    for part in stream:
-        if part.usage is not None:
-            tokens = part.usage.completion_tokens
-    return time.perf_counter() - start, tokens
+    with client.stream("POST", url + "/chat/completions", json=body) as reply:
+        for line in reply.iter_lines():
+            if line.startswith("data: {"):
+                usage = json.loads(line[6:]).get("usage")
+                if usage:
+                    tokens = usage["completion_tokens"]
+    print(time.perf_counter() - start, tokens)
+"""
+
+
+def _over_api(url: str, max_tokens: int, spec: SpecMode) -> tuple[float, int]:
+    out = subprocess.run([sys.executable, "-c", _CLIENT, url, str(max_tokens), spec.value, PROMPT],
+                         capture_output=True, text=True, timeout=600, check=True)
+    seconds, tokens = out.stdout.split()
+    return float(seconds), int(tokens)
 
 
 def measure(engine: Engine, rounds: int = 7, max_tokens: int = 128, spec: SpecMode = SpecMode.OFF) -> dict[str, Any]:
