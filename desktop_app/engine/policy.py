@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from desktop_app.engine.api import SpecMode
+
 PRIOR_ACCEPTANCE = 0.6
 PRIOR_WEIGHT = 4.0  # pseudo-trials behind the prior
 HOT_PRIOR = 0.9  # right after a fully accepted draft, the next one usually is too
@@ -87,7 +89,7 @@ class Policy(Protocol):
 
 
 class OffPolicy:
-    mode = "off"
+    mode = SpecMode.OFF.value
     k_max = 0
 
     def choose_k(self) -> int:
@@ -106,7 +108,7 @@ class OffPolicy:
 @dataclass
 class FixedPolicy:
     k_max: int
-    mode: str = "on"
+    mode: str = SpecMode.ON.value
 
     def choose_k(self) -> int:
         return self.k_max
@@ -161,7 +163,7 @@ class AutoPolicy:
 
     costs: CostModel
     k_max: int
-    mode: str = "auto"
+    mode: str = SpecMode.AUTO.value
     probe: bool = True  # False when a free drafter is scored while off (no probes needed)
     probe_k: int = 2
     acceptance: AcceptanceTracker = field(default_factory=AcceptanceTracker)  # cold state

@@ -210,7 +210,7 @@ def _parse_pair(index: int, table: Any, context_tokens: int) -> CatalogPair:
             raise CatalogError(f"{where}: the draft is the target file")
         if draft.size_bytes >= target.size_bytes:
             raise CatalogError(f"{where}: the draft file must be smaller than the target file")
-    if drafting == "model" and draft is not None:
+    if drafting == DrafterKind.MODEL.value and draft is not None:
         if target.parameters_b is None or draft.parameters_b is None:
             raise CatalogError(f"{where}: a draft model pair needs 'parameters_b' on the target and the draft")
         if draft.parameters_b >= target.parameters_b:

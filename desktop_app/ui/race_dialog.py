@@ -16,7 +16,7 @@ from desktop_app.ui.chat_view import format_footer
 from desktop_app.ui.engine_client import EngineClient, GenerationHandle
 from desktop_app.ui.engine_protocol import Done
 
-LANES = ("off", "on")
+LANES = (SpecMode.OFF.value, SpecMode.ON.value)  # the race runs the same request in both modes
 
 
 def speedup(off: GenerationStats, on: GenerationStats) -> float:
@@ -96,8 +96,8 @@ class RaceDialog(QDialog):
             self.texts[lane].clear()
             self.stats_labels[lane].setText("waiting…")
         self.summary.setText("Running speculation off…")
-        self._queue = [("off", dataclasses.replace(request, spec=SpecMode.OFF, drafter=None)),
-                       ("on", dataclasses.replace(request, spec=SpecMode.ON, drafter=drafter))]
+        self._queue = [(SpecMode.OFF.value, dataclasses.replace(request, spec=SpecMode.OFF, drafter=None)),
+                       (SpecMode.ON.value, dataclasses.replace(request, spec=SpecMode.ON, drafter=drafter))]
         self._next()
 
     def _next(self) -> None:
@@ -146,9 +146,9 @@ class RaceDialog(QDialog):
         if set(self.results) != set(LANES):
             self.summary.setText("Race cancelled")
             return
-        off, on = self.results["off"], self.results["on"]
+        off, on = self.results[SpecMode.OFF.value], self.results[SpecMode.ON.value]
         factor = speedup(off, on)
-        identical = self.answers["off"] == self.answers["on"]
+        identical = self.answers[SpecMode.OFF.value] == self.answers[SpecMode.ON.value]
         same = "identical text" if identical else "the texts differ (sampling at temperature > 0?)"
         self.summary.setText(f"Speculation on: {factor:.2f}× the speed of off · {same}")
         self.race_finished.emit(RaceResult(off, on, factor, identical))
