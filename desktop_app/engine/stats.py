@@ -35,8 +35,8 @@ class SpeedWindow:
 class GenerationStats:
     """What one answer cost and how speculation did. ``to_dict`` is the CLI/JSON shape."""
 
-    mode: str = "off"  # off | on | auto
-    drafter: str = "none"  # none | model | ngram
+    mode: str = "off"  # a SpecMode value (engine/api.py; not imported here: api.py imports this module)
+    drafter: str = "none"  # "none" or a DrafterKind value (engine/api.py)
     draft_max: int = 0
     k_current: int = 0
     prompt_tokens: int = 0
