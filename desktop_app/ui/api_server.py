@@ -85,6 +85,14 @@ class WindowBackend(QObject):
         with self._lock:
             self._active.pop(job.id, None)
 
+    def cancel_all(self) -> None:
+        """Stop every API request (the server is being switched off)."""
+        with self._lock:
+            jobs = [job for job, _ in self._active.values()]
+        for job in jobs:
+            job.cancel.set()
+        self._forward_cancels()
+
     @Slot()
     def _forward_cancels(self) -> None:
         with self._lock:
@@ -147,7 +155,8 @@ class ApiServer(QObject):
         server, thread = self._server, self._thread
         self._server = self._thread = None
         if server is not None:
-            server.should_exit = True
+            self.backend.cancel_all()  # streaming answers end now, not when their engine job would
+            server.should_exit = server.force_exit = True  # do not wait for open connections
             if thread is not None:
-                thread.join(timeout=5)
+                thread.join(timeout=2)
             self.stopped.emit()
