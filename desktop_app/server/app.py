@@ -13,7 +13,7 @@ from collections import deque
 import hmac
 import json
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 from starlette.applications import Starlette
@@ -37,7 +37,7 @@ def error(status: int, message: str, kind: str = "invalid_request_error", param:
 
 
 def create_app(backend: GenerationBackend, api_key: str | None = None, counter: Counter | None = None,
-               on_request: Callable[[], None] | None = None, default_spec: SpecMode = SpecMode.AUTO) -> Starlette:
+               default_spec: SpecMode = SpecMode.AUTO) -> Starlette:
     counter = counter or Counter()
 
     def authorized(request: Request) -> bool:
@@ -76,27 +76,22 @@ def create_app(backend: GenerationBackend, api_key: str | None = None, counter: 
         except Busy as exc:
             return error(503, str(exc), "server_error", code="busy", headers={"Retry-After": str(exc.retry_after_s)})
         counter.requests += 1
-        if on_request is not None:
-            on_request()
         model = (backend.model_names() or ["specchat"])[0]
         response_id = new_id(chat)
-        try:
-            first = await _next(job, request)
-        except Failed as exc:
-            return _failed(exc)
-        if first is None:
-            return error(499, "the client went away", code="cancelled")
-        if stream:
-            return StreamingResponse(_stream(job, request, first, chat, response_id, model, include_usage),
-                                     media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
-        event = first
-        while not isinstance(event, Finished):
+        # A stream starts at the first event (so a prompt the engine refuses is still a 400);
+        # a plain answer waits for the end.
+        while True:
             try:
                 event = await _next(job, request)
             except Failed as exc:
                 return _failed(exc)
             if event is None:
                 return error(499, "the client went away", code="cancelled")
+            if stream or isinstance(event, Finished):
+                break
+        if stream:
+            return StreamingResponse(_stream(job, request, event, chat, response_id, model, include_usage),
+                                     media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
         return JSONResponse(complete_response(chat, response_id, model, event.text, event.stats))
 
     async def chat_completions(request: Request) -> Response:
