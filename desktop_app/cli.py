@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from desktop_app.engine.api import (
-    API_HOST, API_PORT, DEFAULT_SPEC_MODE, DRAFT_K, MAX_TOKENS, MIN_P, N_CTX, NGPU_LAYERS, TEMPERATURE, TOP_K, TOP_P, DrafterKind,
-    NumberRange, SpecMode,
+    API_HOST, API_PORT, DEFAULT_SPEC_MODE, DRAFT_K, MAX_TOKENS, MIN_P, N_CTX, N_THREADS, NGPU_LAYERS, TEMPERATURE, TOP_K,
+    TOP_P, WORKER_HOST, WORKER_PORT, DrafterKind, LayerSplit, NumberRange, SpecMode, parse_workers,
 )
 
 EXIT_ERROR = 1
@@ -46,6 +46,19 @@ def _checked(number: NumberRange[int] | NumberRange[float]) -> Callable[[str], i
     return parse
 
 
+def _parsed(parse: Callable[[str], Any]) -> Callable[[str], Any]:
+    """An argparse ``type`` from one of the engine's parsers (its ValueError is the message)."""
+
+    def convert(text: str) -> Any:
+        try:
+            return parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    convert.__name__ = getattr(parse, "__name__", "value")
+    return convert
+
+
 def _add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--target", type=Path, help="target GGUF (default: the embedded SmolLM2-135M)")
     p.add_argument("--draft", type=Path, help="draft GGUF sharing the target's vocabulary")
@@ -57,6 +70,12 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
                    help="draft layers on the GPU")
     p.add_argument("--ctx", type=_checked(N_CTX), default=N_CTX.default, help=N_CTX.description)
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default: chosen for this machine)")
+    p.add_argument("--workers", type=_parsed(parse_workers), default=(),
+                   help="spread the target over these computers running `specchat worker` (host:port,...); "
+                        "the draft stays here")
+    p.add_argument("--split", type=_parsed(LayerSplit.parse), default=LayerSplit(),
+                   help="share of the target's layers per computer, this one first, then each worker "
+                        "(e.g. 1,2,2; default: equal)")
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -111,6 +130,12 @@ def _build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--spec", choices=[m.value for m in SpecMode], default=DEFAULT_SPEC_MODE.value,
                        help="the default speculation mode (a request's 'speculation' field overrides it)")
 
+    worker = sub.add_parser("worker", help="lend this computer to another SpecChat over the network (llama.cpp RPC)")
+    worker.add_argument("--host", default=WORKER_HOST,
+                        help="address to listen on (default: this computer only; give its LAN address to serve others)")
+    worker.add_argument("--port", type=_checked(WORKER_PORT), default=WORKER_PORT.default, help=WORKER_PORT.description)
+    worker.add_argument("--threads", type=_checked(N_THREADS), default=0, help="CPU threads (0: every core)")
+
     models = sub.add_parser("models", help="list, download and pair GGUF models")
     msub = models.add_subparsers(dest="models_command", required=True, parser_class=_Parser)
     mlist = msub.add_parser("list", help="local models with their metadata")
@@ -134,6 +159,8 @@ def _model_options(args: argparse.Namespace, draft: bool = False) -> Any:
         n_gpu_layers=args.draft_n_gpu_layers if draft else args.n_gpu_layers,
         n_ctx=args.ctx,
         n_threads=args.threads,
+        workers=() if draft else args.workers,
+        split=args.split,
     )
 
 
@@ -142,7 +169,16 @@ def load_engine(args: argparse.Namespace) -> Any:
     from desktop_app.engine import Engine, default_model_path
 
     engine = Engine()
-    engine.load_target(args.target or default_model_path(), _model_options(args))
+    if args.workers:
+        from desktop_app.engine import rpc
+
+        rpc.on_fatal(lambda reason: print(f"\nspecchat: error: {reason}; the answer above is incomplete",
+                                          file=sys.stderr, flush=True), lambda: args.workers)
+    info = engine.load_target(args.target or default_model_path(), _model_options(args))
+    if info.placement:
+        print(f"specchat: {info.name} spread over {info.placement}", file=sys.stderr)
+        for line in info.remote_devices:
+            print(f"specchat: device {line}", file=sys.stderr)
     if args.draft:
         engine.load_draft(args.draft, _model_options(args, draft=True))
     elif args.drafter == DrafterKind.MODEL.value:
@@ -243,6 +279,10 @@ def _run_command(args: argparse.Namespace) -> int:
         from desktop_app.server.run import serve
 
         return serve(load_engine(args), args.host, args.port, args.api_key, SpecMode(args.spec))
+    if args.command == "worker":
+        from desktop_app.worker import run_worker
+
+        return run_worker(args.host, args.port, args.threads)
     if args.command == "models":
         from desktop_app.models_cli import cmd_models
 

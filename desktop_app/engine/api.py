@@ -14,20 +14,22 @@ argument parser and the engine process's pipe all use these types and ranges dir
 
 from __future__ import annotations
 
-import math
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Generic, TypedDict, TypeVar
+from typing import TypedDict, TypeVar
 
 from desktop_app.engine.events import Event, Finished, StatsUpdate, TextChunk, final_result
+from desktop_app.engine.ranges import NumberRange
 from desktop_app.engine.stats import GenerationStats
+from desktop_app.engine.workers import WORKER_HOST, WORKER_PORT, LayerSplit, WorkerAddress, parse_workers
 
 __all__ = [
     "DRAFTER_PREFERENCE", "DRAFT_K", "DrafterKind", "Event", "Finished", "GenerateRequest", "GenerationStats",
     "LoadedModels", "MAX_TOKENS", "MIN_P", "Message", "ModelInfo", "ModelOptions", "NGPU_LAYERS", "N_CTX",
     "N_THREADS", "NumberRange", "SEED", "SamplingParams", "SpecMode", "StatsUpdate", "TEMPERATURE", "TOP_K",
-    "TOP_P", "TextChunk", "choose_drafter", "final_result",
+    "TOP_P", "TextChunk", "WORKER_HOST", "WORKER_PORT", "LayerSplit", "WorkerAddress", "choose_drafter", "final_result",
+    "parse_workers",
 ]
 
 
@@ -98,49 +100,6 @@ def choose_drafter(requested: DrafterKind | str | None, available: Collection[Dr
     return DrafterKind.NGRAM
 
 
-N = TypeVar("N", int, float)
-
-
-@dataclass(frozen=True)
-class NumberRange(Generic[N]):
-    """One numeric parameter: its bounds, default and meaning; :meth:`check` is the only
-    validation, so the CLI, the window and any API give the same message for a bad value."""
-
-    name: str
-    kind: type[N]
-    low: N
-    high: N
-    default: N
-    description: str
-    low_open: bool = False  # the bound itself is not allowed
-
-    def check(self, value: object) -> N:
-        """``value`` as this parameter's type, or ValueError naming the parameter and its range."""
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValueError(f"{self.name} must be a number {self.bounds()}, not {value!r}")
-        if self.kind is int and not (isinstance(value, int) or float(value).is_integer()):
-            raise ValueError(f"{self.name} must be a whole number {self.bounds()}, not {value!r}")
-        if not math.isfinite(value):
-            raise ValueError(f"{self.name} must be a finite number {self.bounds()}, not {value!r}")
-        number = self.kind(value)
-        too_low = number <= self.low if self.low_open else number < self.low
-        if too_low or number > self.high:
-            raise ValueError(f"{self.name} must be {self.bounds()}, not {value!r}")
-        return number
-
-    def accepts(self, value: object) -> bool:
-        try:
-            self.check(value)
-        except ValueError:
-            return False
-        return True
-
-    def bounds(self) -> str:
-        if self.low_open:
-            return f"above {self.low} and at most {self.high}"
-        return f"between {self.low} and {self.high}"
-
-
 DRAFT_K = NumberRange("draft_max", int, 1, 32, 8,
                       "Tokens drafted per cycle: k with speculation on, the most auto may draft")
 MAX_TOKENS = NumberRange("max_tokens", int, 1, 1 << 20, 512, "Longest answer in tokens")
@@ -188,10 +147,17 @@ class ModelOptions:
     n_batch: int = 512
     n_threads: int | None = None  # None: chosen for this machine
     flash_attn: bool | None = None  # None: let llama.cpp decide
+    # Other computers running `specchat worker` that hold part of the layers (the target only),
+    # in the proportions of ``split``; ``n_gpu_layers`` then applies to this machine's own GPU.
+    workers: tuple[WorkerAddress, ...] = ()
+    split: LayerSplit = field(default_factory=LayerSplit)
 
     def __post_init__(self) -> None:
         NGPU_LAYERS.check(self.n_gpu_layers)
         N_CTX.check(self.n_ctx)
+        object.__setattr__(self, "workers", tuple(self.workers))
+        if self.workers:
+            self.split.shares(len(self.workers))  # a split that does not fit the workers fails here
         if self.n_threads is not None and N_THREADS.check(self.n_threads) == 0:
             object.__setattr__(self, "n_threads", None)
 
@@ -249,6 +215,8 @@ class ModelInfo:
     size_bytes: int
     n_ctx: int
     n_gpu_layers: int
+    placement: str = ""  # with workers: how many layers each computer holds
+    remote_devices: tuple[str, ...] = ()  # the workers' devices, one line each
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from pathlib import Path
 from desktop_app.engine.api import (
     DRAFT_K, DRAFTER_PREFERENCE, DrafterKind, GenerateRequest, LoadedModels, ModelInfo, ModelOptions, SpecMode, choose_drafter,
 )
+from desktop_app.engine import rpc
 from desktop_app.engine.backend import BackendInfo, backend_info
 from desktop_app.engine.chat_template import ChatTemplate, Message, validate_messages
 from desktop_app.engine.compat import DraftCompatibility, check_draft
@@ -63,6 +64,12 @@ class Engine:
         """Load (or replace) the target; ``progress`` gets 0..1 while loading. On failure the
         previous target stays loaded."""
         with self._lock:
+            if self.target is not None and (self.target.options.workers or (options and options.workers)):
+                # A worker serves one computer at a time: the old target lets go of it first
+                # (so a failed load here leaves no target).
+                self._close_drafting_contexts()
+                self.target.close()
+                self.target = None
             model = LlamaModel(path, options, progress)
             self._close_drafting_contexts()  # they refer to the old target's context
             if self.target is not None:
@@ -170,6 +177,8 @@ class Engine:
             size_bytes=model.info.file_size,
             n_ctx=model.n_ctx,
             n_gpu_layers=model.options.n_gpu_layers,
+            placement=model.placement.describe() if isinstance(model, LlamaModel) and model.placement else "",
+            remote_devices=tuple(rpc.device_lines(model.remote)) if isinstance(model, LlamaModel) else (),
         )
 
     @staticmethod

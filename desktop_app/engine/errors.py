@@ -33,3 +33,7 @@ class TemplateError(EngineError):
 
 class DecodeError(EngineError):
     """llama_decode failed."""
+
+
+class WorkerError(EngineError):
+    """A remote worker cannot be reached, is not a specchat worker, or was lost."""

@@ -16,12 +16,13 @@ from pathlib import Path
 import llama_cpp
 import numpy as np
 
-from desktop_app.engine import llama_ext
+from desktop_app.engine import llama_ext, rpc
 from desktop_app.engine.api import ModelOptions
 from desktop_app.engine.backend import clear_log, ensure_backend, load_failure_reason
 from desktop_app.engine.drafting import has_mtp_layers
 from desktop_app.engine.errors import ContextOverflowError, DecodeError, ModelLoadError
 from desktop_app.engine.gguf_file import GGUFInfo, read_gguf
+from desktop_app.engine.rpc import Placement
 from desktop_app.engine.vocab import VocabProperties
 
 
@@ -64,10 +65,18 @@ ProgressFn = Callable[[float], None]
 ROLLBACK_TOKENS = 16
 
 
-def load_weights(path: Path, options: ModelOptions, progress: ProgressFn | None, load_mtp: bool = False) -> Any:
-    """``llama_model_load_from_file`` with our options and a progress callback; raises ModelLoadError."""
+def load_weights(path: Path, options: ModelOptions, progress: ProgressFn | None, load_mtp: bool = False,
+                 placement: Placement | None = None) -> Any:
+    """``llama_model_load_from_file`` with our options and a progress callback; raises ModelLoadError.
+
+    With a ``placement`` the layers go to its devices (workers, local GPUs) in its proportions;
+    without one, to llama.cpp's default devices (never a worker: they are not registered)."""
     mparams = llama_cpp.llama_model_default_params()
     mparams.n_gpu_layers = options.n_gpu_layers if options.n_gpu_layers >= 0 else 999
+    if placement is not None:
+        mparams.devices = ctypes.cast(placement.devices, ctypes.c_void_p)
+        mparams.tensor_split = ctypes.cast(placement.tensor_split, ctypes.POINTER(ctypes.c_float))
+        mparams.n_gpu_layers = placement.n_gpu_layers
     mparams.load_mtp = load_mtp
     callback = None
     if progress is not None:
@@ -131,6 +140,8 @@ class LlamaModel(VocabProperties):
 
     # ----------------------------------------------------------------- loading
     def _check_memory(self) -> None:
+        if self.options.workers:
+            return  # most of it goes to the workers; they report their own allocation failures
         if self.options.n_gpu_layers != 0 and llama_cpp.llama_supports_gpu_offload():
             return  # the GPU backend reports its own allocation failures
         free = available_memory()
@@ -141,9 +152,22 @@ class LlamaModel(VocabProperties):
                 f"{free / 2**30:.1f} GiB is available: choose a smaller model or quantization"
             )
 
+    def _place(self) -> Placement | None:
+        """Where the layers go when the options name workers (None: this machine only)."""
+        self.remote: list[rpc.RemoteDevice] = []
+        self.placement: Placement | None = None
+        if not self.options.workers:
+            return None
+        self.remote = rpc.connect(self.options.workers)
+        use_gpu = self.options.n_gpu_layers != 0
+        n_layer = self.info.arch_int("block_count") or 0
+        self.placement = rpc.place(n_layer, self.remote, self.options.split, rpc.local_gpus(), use_gpu)
+        return self.placement
+
     def _load(self, progress: ProgressFn | None) -> None:
         self.has_mtp = has_mtp_layers(self.info)
-        model = load_weights(self.path, self.options, progress, load_mtp=self.has_mtp)
+        model = load_weights(self.path, self.options, progress, load_mtp=self.has_mtp, placement=self._place())
+        rpc.hold(self.options.workers)  # until close(): the model's buffers keep the connections open
         self._model = model
         cparams = context_params(model, self.options)
         self.recurrent = bool(llama_cpp.llama_model_is_recurrent(model)) or bool(llama_cpp.llama_model_is_hybrid(model))
@@ -155,6 +179,7 @@ class LlamaModel(VocabProperties):
         if not ctx:
             llama_cpp.llama_model_free(model)
             self._model = None
+            rpc.release(self.options.workers)
             raise ModelLoadError(f"llama.cpp could not create a context for {self.path.name}: {load_failure_reason()}")
         self._ctx = ctx
         # 0 where the architecture cannot roll its recurrent state back (llama.cpp clamps it)
@@ -172,6 +197,7 @@ class LlamaModel(VocabProperties):
         if self._model is not None:
             llama_cpp.llama_model_free(self._model)
             self._model = None
+            rpc.release(self.options.workers)
 
     def __del__(self) -> None:  # pragma: no cover - best effort
         try:

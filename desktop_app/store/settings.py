@@ -17,7 +17,7 @@ from typing import Any
 
 from desktop_app.engine.api import (
     API_PORT, DEFAULT_SPEC_MODE, DRAFT_K, MAX_TOKENS, N_CTX, N_THREADS, NGPU_LAYERS, SEED, TEMPERATURE, DrafterKind,
-    NumberRange, SpecMode,
+    LayerSplit, NumberRange, SpecMode, parse_workers,
 )
 from desktop_app.paths import config_dir
 from desktop_app.store.errors import DataDirError, set_aside
@@ -63,6 +63,17 @@ NO_DRAFTER = "none"  # the drafter setting's extra choices: speculation off,
 BEST_DRAFTER = "best"  # or the best drafter the loaded models offer (DRAFTER_PREFERENCE)
 
 
+def _parses(parse: Callable[[str], Any]) -> Callable[[Any], bool]:
+    def check(value: Any) -> bool:
+        try:
+            parse(value)
+        except ValueError:
+            return False
+        return True
+
+    return check
+
+
 def _number(name: str, number: NumberRange[int] | NumberRange[float], description: str | None = None) -> Setting:
     """A setting for one of the engine's declared numeric parameters (range and default from there)."""
     return Setting(name, number.kind, number.default, description or number.description, check=number.accepts)
@@ -82,6 +93,10 @@ SETTINGS: tuple[Setting, ...] = (
     _number("n_gpu_layers", NGPU_LAYERS, "Target layers offloaded to the GPU (-1 all, 0 none)"),
     _number("draft_n_gpu_layers", NGPU_LAYERS, "Draft layers offloaded to the GPU (-1 all, 0 none)"),
     _number("n_threads", N_THREADS),
+    Setting("workers", str, "", "Other computers running `specchat worker` that hold part of the target "
+            "(host:port, comma-separated); empty: this computer only", check=_parses(parse_workers)),
+    Setting("worker_split", str, "", "Share of the target's layers per computer, this one first, then each "
+            "worker (e.g. 1,2,2); empty: equal shares", check=_parses(LayerSplit.parse)),
     _number("n_ctx", N_CTX),
     _number("temperature", TEMPERATURE),
     _number("seed", SEED),

@@ -18,7 +18,7 @@ from PySide6.QtCore import QObject, Signal, Slot
 from desktop_app.engine.api import GenerateRequest, LoadedModels
 from desktop_app.ui import engine_worker
 from desktop_app.ui.engine_protocol import (
-    Cancel, Command, Done, EngineEvent, Failed, Generate, LiveStats, Load, Loaded, LoadFailed, Loading,
+    Cancel, Command, Done, EngineEvent, Failed, Fatal, Generate, LiveStats, Load, Loaded, LoadFailed, Loading,
     LoadProgressed, Pieces, Ready, Shutdown,
 )
 
@@ -112,6 +112,7 @@ class EngineClient(QObject):
         self.last_load: Load | None = None
         self.info: Ready | None = None
         self.models: LoadedModels | None = None
+        self._fatal: str | None = None  # why the process said it is ending
 
     # ------------------------------------------------------------------ process
     @property
@@ -135,6 +136,7 @@ class EngineClient(QObject):
         process.start()
         child_conn.close()  # so the reader sees EOF when the child dies
         self._process, self._conn = process, parent_conn
+        self._fatal = None
         self.pending = {}
         self.models = None
         relay = _ReaderRelay()
@@ -144,12 +146,14 @@ class EngineClient(QObject):
                                         daemon=True)
         self._reader.start()
 
-    def restart(self) -> None:
-        """A fresh process with the last models loaded again; the old one is stopped in the background."""
+    def restart(self, load: Load | None = None) -> None:
+        """A fresh process with ``load`` (default: the last models) loaded; the old one is
+        stopped in the background."""
         self._detach(in_background=True)  # the GUI never waits for the old process to exit
         self.start()
-        if self.last_load is not None:
-            self.load(self.last_load)
+        load = load or self.last_load
+        if load is not None:
+            self.load(load)
 
     def shutdown(self, timeout: float = 5.0) -> None:
         """Stop the process and wait for it (used when the window closes)."""
@@ -251,13 +255,15 @@ class EngineClient(QObject):
             ended = self._end(event.id)
             if ended is not None:
                 ended.failed.emit(event.message)
+        elif isinstance(event, Fatal):
+            self._fatal = event.message
 
     @Slot(object)
     def _on_ended(self, process: BaseProcess) -> None:
         if process is not self._process:
             return
         process.join(2)
-        reason = crash_reason(process.exitcode)
+        reason = self._fatal or crash_reason(process.exitcode)
         if self._conn is not None:
             self._conn.close()
         self._process = self._conn = None

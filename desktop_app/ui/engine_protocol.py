@@ -6,10 +6,10 @@ the engine's own types (:mod:`desktop_app.engine.api`), so neither side builds o
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from desktop_app.engine.api import (
-    DRAFT_K, DrafterKind, GenerateRequest, GenerationStats, LoadedModels, ModelOptions,
+    DRAFT_K, DrafterKind, GenerateRequest, GenerationStats, LayerSplit, LoadedModels, ModelOptions,
 )
 
 Stage = str  # "target" or "draft"
@@ -27,6 +27,10 @@ class AutoPlan:
 @dataclass(frozen=True)
 class Load:
     """Load a target ("" is the embedded default model) and optionally a draft."""
+
+    def locally(self) -> Load:
+        """The same load without workers: every layer on this computer."""
+        return replace(self, target_options=replace(self.target_options, workers=(), split=LayerSplit()))
 
     target: str = ""
     target_options: ModelOptions = field(default_factory=ModelOptions)
@@ -116,4 +120,11 @@ class Failed:
     message: str
 
 
-EngineEvent = Ready | Loading | LoadProgressed | Loaded | LoadFailed | Pieces | LiveStats | Done | Failed
+@dataclass(frozen=True)
+class Fatal:
+    """The process is about to end (llama.cpp cannot go on, e.g. a worker was lost): why."""
+
+    message: str
+
+
+EngineEvent = Ready | Loading | LoadProgressed | Loaded | LoadFailed | Pieces | LiveStats | Done | Failed | Fatal

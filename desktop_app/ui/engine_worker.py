@@ -17,9 +17,9 @@ import traceback
 from collections.abc import Callable
 from multiprocessing.connection import Connection
 
-from desktop_app.engine.api import GenerateRequest, GenerationStats
+from desktop_app.engine.api import GenerateRequest, GenerationStats, WorkerAddress
 from desktop_app.ui.engine_protocol import (
-    Cancel, Done, EngineEvent, Failed, Generate, LiveStats, Load, Loaded, LoadFailed, Loading, LoadProgressed,
+    Cancel, Done, EngineEvent, Failed, Fatal, Generate, LiveStats, Load, Loaded, LoadFailed, Loading, LoadProgressed,
     Pieces, Ready, Shutdown, Stage,
 )
 
@@ -174,7 +174,18 @@ class _Worker:
                 self.send(Done(request_id, event.text, event.stats))
 
     # ------------------------------------------------------------------ main loop
+    def on_fatal(self, message: str) -> None:
+        """llama.cpp is ending the process (called from its thread): tell the window why."""
+        self.send(Fatal(message))
+
+    def workers(self) -> tuple[WorkerAddress, ...]:
+        target = self.engine.target
+        return target.options.workers if target is not None else ()
+
     def serve(self) -> None:
+        from desktop_app.engine import rpc
+
+        rpc.on_fatal(self.on_fatal, self.workers)
         backend = self.engine.backend()
         gpus = [d for d in backend.devices if d.kind != "cpu"]
         device = gpus[0].description if gpus else (backend.devices[0].description if backend.devices else "CPU")

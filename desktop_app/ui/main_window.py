@@ -17,7 +17,8 @@ from PySide6.QtWidgets import (
 
 from desktop_app import __version__
 from desktop_app.engine.api import (
-    DrafterKind, GenerateRequest, LoadedModels, Message, ModelOptions, SamplingParams, SpecMode, choose_drafter,
+    DrafterKind, GenerateRequest, LayerSplit, LoadedModels, Message, ModelOptions, SamplingParams, SpecMode, choose_drafter,
+    parse_workers,
 )
 from desktop_app.store import DataDirError, History, Settings
 from desktop_app.store.settings import BEST_DRAFTER, NO_DRAFTER
@@ -120,6 +121,9 @@ class MainWindow(QMainWindow):
         library.setObjectName("openLibraryAction")
         library.setShortcut(QKeySequence("Ctrl+L"))
         library.setStatusTip("Local models, which drafts fit which targets, and the catalog to download")
+        workers = models_menu.addAction("&Workers…", self.edit_workers)
+        workers.setObjectName("workersAction")
+        workers.setStatusTip("Spread the target over other computers running `specchat worker`")
         models_menu.addSeparator()
         self.serve_action = models_menu.addAction(f"&Serve API on localhost:{self.settings['api_port']}")
         self.serve_action.setObjectName("serveApiAction")
@@ -184,6 +188,7 @@ class MainWindow(QMainWindow):
         self.conversations.new_requested.connect(lambda: self.session.open(None))
         self.conversations.conversation_deleted.connect(self._on_deleted)
         self.banner.restart_requested.connect(self.restart_engine)
+        self.banner.local_requested.connect(self.reload_locally)
         self.model_bar.load_requested.connect(self.load_models)
         self.model_bar.file_opened.connect(self._remember_file)
         self.model_bar.library_requested.connect(self.open_library)
@@ -241,7 +246,8 @@ class MainWindow(QMainWindow):
         threads = s["n_threads"] or default_threads()
         command = Load(
             target=s["target_path"],  # "" is the default model; the engine process finds it
-            target_options=ModelOptions(n_gpu_layers=s["n_gpu_layers"], n_ctx=s["n_ctx"], n_threads=threads),
+            target_options=ModelOptions(n_gpu_layers=s["n_gpu_layers"], n_ctx=s["n_ctx"], n_threads=threads,
+                                        workers=parse_workers(s["workers"]), split=LayerSplit.parse(s["worker_split"])),
             draft=s["draft_path"] or None,
             draft_options=ModelOptions(n_gpu_layers=s["draft_n_gpu_layers"], n_ctx=s["n_ctx"], n_threads=threads),
             plan=AutoPlan(self._requested_drafter(), s["draft_max"]),
@@ -305,7 +311,8 @@ class MainWindow(QMainWindow):
 
     @Slot(str)
     def _on_crash(self, reason: str) -> None:
-        self.banner.show_reason(reason)
+        last = self.client.last_load
+        self.banner.show_reason(reason, offer_local=last is not None and bool(last.target_options.workers))
         self.side.gauge.set_streaming(False)
         self.model_bar.set_idle("Engine stopped")
         self.status.set_models(None)
@@ -316,6 +323,27 @@ class MainWindow(QMainWindow):
         self.client.restart()
         self.model_bar.set_loading("Restarting the engine…")
         self._update_buttons()
+
+    def reload_locally(self) -> None:
+        """After a lost worker: the same models with every layer on this computer (the
+        workers setting is kept for the next load)."""
+        self.banner.hide()
+        last = self.client.last_load
+        self.client.restart(last.locally() if last is not None else None)
+        self.model_bar.set_loading("Loading on this computer…")
+        self._update_buttons()
+
+    def edit_workers(self) -> None:
+        """Models → Workers…: change the workers and reload when they changed."""
+        from desktop_app.ui.workers_dialog import WorkersDialog
+
+        dialog = WorkersDialog(self.settings["workers"], self.settings["worker_split"], self)
+        if dialog.exec() != WorkersDialog.DialogCode.Accepted:
+            return
+        self.settings.set("workers", dialog.workers.text().strip())
+        self.settings.set("worker_split", dialog.split.text().strip())
+        self.save_settings()
+        self.load_models()
 
     def _show_error(self, message: str) -> None:
         self.status.showMessage(message, 15000)

@@ -67,7 +67,10 @@ class EngineStatusBar(QStatusBar):
         text = f"{target.name} ({target.quantization}, ctx {target.n_ctx})"
         if loaded.draft is not None:
             text += f" + draft {loaded.draft.name}"
+        if target.placement:
+            text += f" · split: {target.placement}"
         self.models.setText(text)
+        self.models.setToolTip("\n".join(f"remote device {line}" for line in target.remote_devices))
 
     def show_api(self, url: str | None, requests: Callable[[], int] | None = None) -> None:
         """The local API's address and how many requests it served (None: the API is off)."""
@@ -89,13 +92,16 @@ class EngineStatusBar(QStatusBar):
 
 
 class CrashBanner(QFrame):
-    """Says that the engine died and offers to restart it.
+    """Says that the engine died and offers to restart it (or, after a lost worker, to reload
+    the models on this computer alone).
 
     Signals:
         restart_requested(): the user clicked "Restart engine".
+        local_requested(): the user clicked "Reload on this computer".
     """
 
     restart_requested = Signal()
+    local_requested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -113,10 +119,16 @@ class CrashBanner(QFrame):
         self.restart.setObjectName("restartEngineButton")
         self.restart.setAccessibleName("Restart engine")
         self.restart.clicked.connect(self.restart_requested.emit)
+        self.local = QPushButton("Reload on this computer")
+        self.local.setObjectName("reloadLocallyButton")
+        self.local.setAccessibleName("Reload the models on this computer, without workers")
+        self.local.clicked.connect(self.local_requested.emit)
         layout.addWidget(self.message, 1)
+        layout.addWidget(self.local)
         layout.addWidget(self.restart)
         self.hide()
 
-    def show_reason(self, reason: str) -> None:
+    def show_reason(self, reason: str, offer_local: bool = False) -> None:
         self.message.setText(f"{reason}. Your conversations are safe; the answer keeps what was shown.")
+        self.local.setVisible(offer_local)
         self.show()
