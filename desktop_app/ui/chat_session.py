@@ -209,7 +209,7 @@ class ChatSession(QObject):
     def _on_crash(self, reason: str) -> None:
         if self.handle is not None:
             last = dict(self.answer.stats or {}) if self.answer is not None else {}
-            self._end_answer({**last, "finish_reason": "interrupted"})  # keep the last live figures
+            self._end_answer({**last, "finish_reason": "interrupted", "error": reason})  # keep the last live figures
 
     def _end_answer(self, stats: dict[str, Any], text: str | None = None) -> None:
         answer, answer_id = self.answer, self.answer_id

@@ -33,7 +33,7 @@ def format_footer(stats: dict[str, Any]) -> str:
     if reason == "cancelled":
         parts.append("stopped")
     elif reason == "interrupted":
-        parts.append("interrupted: engine crashed")
+        parts.append(f"interrupted: {stats.get('error') or 'the engine stopped'}")
     elif reason == "context_full":
         parts.append("context full")
     return " · ".join(parts)
