@@ -119,6 +119,9 @@ def _build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--out", type=Path, default=Path("bench-out"))
     bench.add_argument("--overhead", action="store_true",
                        help="measure the loop's own overhead (vs llama-cpp-python, vs the speed-up formula)")
+    bench.add_argument("--remote", action="store_true",
+                       help="the target over two local workers behind 0, 2 and 10 ms of added network delay: "
+                            "off vs auto (the rewrite prompts)")
     bench.add_argument("--api-overhead", action="store_true",
                        help="measure streamed tokens/s over the local API against the same engine in-process")
 
@@ -270,6 +273,15 @@ def _run_command(args: argparse.Namespace) -> int:
             args.out.mkdir(parents=True, exist_ok=True)
             (args.out / "api-overhead.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
             print(json.dumps(report, indent=2))
+            return 0
+        if args.remote:
+            from desktop_app.bench.remote import measure as measure_remote
+            from desktop_app.bench.runner import load_prompts
+            from desktop_app.engine import Engine
+
+            prompts = load_prompts(args.prompts)
+            chosen = args.categories or ["rewrite"]
+            measure_remote(args, [p for c in chosen for p in prompts[c]], args.out, Engine)
             return 0
         from desktop_app.bench.runner import cmd_bench
         from desktop_app.ui.bench_chart import draw_chart

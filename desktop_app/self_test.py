@@ -20,7 +20,13 @@ def run_self_test() -> int:
     try:
         engine = Engine()
         info = engine.load_target(default_model_path())
+        from desktop_app.engine import rpc
+
         print(f"specchat {__version__}  backend: {engine.backend().summary()}")
+        if not rpc.supported():
+            print(f"self-test FAILED: {rpc.NOT_BUILT}", file=sys.stderr)
+            return 1
+        print("workers: llama.cpp's RPC backend is built in (specchat worker, --workers)")
         print(f"model: {info.name} ({info.quantization}, {info.size_bytes / 1e6:.0f} MB)")
         results: dict[str, Finished] = {}
         for spec in (SpecMode.OFF, SpecMode.ON):

@@ -21,6 +21,7 @@ def test_bundle_self_test_passes_offline(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stdout + out.stderr
     assert "identical" in out.stdout
     assert "backend:" in out.stdout
+    assert "RPC backend is built in" in out.stdout  # the bundle carries libggml-rpc: `specchat worker` works
 
 
 def test_bundle_reports_its_version() -> None:
