@@ -25,7 +25,7 @@ from desktop_app.engine.stats import GenerationStats
 from desktop_app.engine.workers import WORKER_HOST, WORKER_PORT, LayerSplit, WorkerAddress, parse_workers
 
 __all__ = [
-    "DRAFTER_PREFERENCE", "DRAFT_K", "DrafterKind", "Event", "Finished", "GenerateRequest", "GenerationStats",
+    "DRAFTER_PREFERENCE", "DRAFT_FREE", "DRAFT_K", "DrafterKind", "Event", "Finished", "GenerateRequest", "GenerationStats",
     "LoadedModels", "MAX_TOKENS", "MIN_P", "Message", "ModelInfo", "ModelOptions", "NGPU_LAYERS", "N_CTX",
     "N_THREADS", "NumberRange", "SEED", "SamplingParams", "SpecMode", "StatsUpdate", "TEMPERATURE", "TOP_K",
     "TOP_P", "TextChunk", "WORKER_HOST", "WORKER_PORT", "LayerSplit", "WorkerAddress", "choose_drafter", "final_result",
@@ -69,22 +69,35 @@ class DrafterKind(str, Enum):
     MTP = "mtp"  # the target's own next-token-prediction layers
     ASSISTANT = "assistant"  # a Gemma 4 assistant GGUF: drafts from the target's hidden states and cache
     MODEL = "model"  # a separate small GGUF sharing the target's vocabulary
-    NGRAM = "ngram"  # prompt lookup: no model
+    NGRAM_CACHE = "ngram-cache"  # n-grams learned from the user's chats: no model
+    NGRAM_MAP = "ngram-map"  # the most frequent follower of the context's n-grams: no model
+    NGRAM = "ngram"  # prompt lookup: copies what followed the same tokens earlier; no model
 
     @property
     def label(self) -> str:
         return {DrafterKind.MTP: "Built-in (MTP)", DrafterKind.ASSISTANT: "Gemma 4 assistant",
-                DrafterKind.MODEL: "Draft model", DrafterKind.NGRAM: "Prompt lookup"}[self]
+                DrafterKind.MODEL: "Draft model", DrafterKind.NGRAM_CACHE: "Your chats (n-gram cache)",
+                DrafterKind.NGRAM_MAP: "N-gram map", DrafterKind.NGRAM: "Prompt lookup"}[self]
 
     @property
     def needs_draft_file(self) -> bool:
         return self in (DrafterKind.ASSISTANT, DrafterKind.MODEL)
 
+    @property
+    def needs_model(self) -> bool:
+        """Drafting runs a model (a draft, MTP layers, an assistant); the others only look tokens up."""
+        return self not in DRAFT_FREE
 
-# Auto's order of candidates: drafters trained with the target first, a separate draft model
-# next, prompt lookup (always there) last.
+
+# Drafting without a model: proposals cost microseconds, so Auto scores them every cycle.
+DRAFT_FREE: frozenset[DrafterKind] = frozenset({DrafterKind.NGRAM_CACHE, DrafterKind.NGRAM_MAP, DrafterKind.NGRAM})
+
+# The order of preference when one drafter must be picked (speculation "on" with the best
+# drafter): drafters trained with the target first, a separate draft model next, then the
+# model-free ones, prompt lookup first among them. Auto tries them all, every cycle.
 DRAFTER_PREFERENCE: tuple[DrafterKind, ...] = (
-    DrafterKind.MTP, DrafterKind.ASSISTANT, DrafterKind.MODEL, DrafterKind.NGRAM)
+    DrafterKind.MTP, DrafterKind.ASSISTANT, DrafterKind.MODEL, DrafterKind.NGRAM, DrafterKind.NGRAM_MAP,
+    DrafterKind.NGRAM_CACHE)
 
 
 def choose_drafter(requested: DrafterKind | str | None, available: Collection[DrafterKind]) -> DrafterKind:
@@ -92,7 +105,7 @@ def choose_drafter(requested: DrafterKind | str | None, available: Collection[Dr
     available one in :data:`DRAFTER_PREFERENCE` (prompt lookup needs nothing, so there always is one)."""
     if requested is not None:
         kind = DrafterKind(requested)
-        if kind in available or kind is DrafterKind.NGRAM:
+        if kind in available or kind in DRAFT_FREE:
             return kind
     for kind in DRAFTER_PREFERENCE:
         if kind in available:

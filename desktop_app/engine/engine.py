@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from desktop_app.engine.api import (
-    DRAFT_K, DRAFTER_PREFERENCE, DrafterKind, GenerateRequest, LoadedModels, ModelInfo, ModelOptions, SpecMode, choose_drafter,
+    DRAFT_FREE, DRAFT_K, DRAFTER_PREFERENCE, DrafterKind, GenerateRequest, LoadedModels, ModelInfo, ModelOptions, SpecMode, choose_drafter,
 )
 from desktop_app.engine import rpc
 from desktop_app.engine.backend import BackendInfo, backend_info
@@ -20,7 +20,10 @@ from desktop_app.engine.drafters import CostProbe, Drafter
 from desktop_app.engine.drafters.assistant import AssistantDrafter
 from desktop_app.engine.drafters.model_drafter import ModelDrafter
 from desktop_app.engine.drafters.mtp import MtpDrafter
+from desktop_app.engine.drafters.ngram_cache import ChatNgrams, NgramCacheDrafter
+from desktop_app.engine.drafters.ngram_map import NgramMapDrafter
 from desktop_app.engine.drafters.prompt_lookup import PromptLookupDrafter
+from desktop_app.engine.drafter_choice import DrafterChoice
 from desktop_app.engine.errors import ContextOverflowError, EngineError, IncompatibleDraftError
 from desktop_app.engine.events import Event, Finished
 from desktop_app.engine.generator import LoopConfig, SpeculativeLoop
@@ -52,6 +55,8 @@ class Engine:
         self.mtp_error: str | None = None  # why the target's MTP layers cannot draft
         self.template: ChatTemplate | None = None
         self._costs: dict[tuple[DrafterKind | None, int], CostModel] = {}
+        self._target_costs: dict[int, list[float]] = {}  # seconds per target batch of 1..k+1, per k_max
+        self.ngrams = ChatNgrams()  # what the n-gram cache drafter knows: the history and this session
         self._lock = threading.Lock()
         self._acceptance: dict[str, AcceptanceTracker] = {}
         self._history: tuple[str, list[int]] = ("", [])  # last chat prompt + answer, as text and tokens
@@ -76,6 +81,7 @@ class Engine:
                 self.target.close()
             self.target = model
             self._costs.clear()
+            self._target_costs.clear()
             self._acceptance.clear()
             self._history = ("", [])
             self.template = ChatTemplate(
@@ -148,6 +154,7 @@ class Engine:
                 self.draft.close()
             self.draft = model
             self._costs.clear()
+            self._target_costs.clear()
             self._acceptance.clear()
             return verdict
 
@@ -248,7 +255,7 @@ class Engine:
         """The drafters this target (and draft) can use now, in Auto's order of preference."""
         if self.target is None or self.speculation_refusal():
             return ()
-        kinds = [DrafterKind.NGRAM]
+        kinds = list(DRAFT_FREE)
         if isinstance(self.draft, LlamaModel):
             kinds.append(DrafterKind.MODEL)
         if self._assistant is not None:
@@ -287,14 +294,30 @@ class Engine:
         available = self.drafters_available()
         if not available:
             return None
-        kind = choose_drafter(requested, available)
+        return self._drafter(choose_drafter(requested, available))
+
+    def _drafter(self, kind: DrafterKind) -> Drafter:
         if kind is DrafterKind.MTP and self._mtp is not None:
             return self._mtp
         if kind is DrafterKind.ASSISTANT and self._assistant is not None:
             return self._assistant
         if kind is DrafterKind.MODEL and isinstance(self.draft, LlamaModel):
             return ModelDrafter(self.draft)
+        if kind is DrafterKind.NGRAM_MAP:
+            return NgramMapDrafter()
+        if kind is DrafterKind.NGRAM_CACHE:
+            return NgramCacheDrafter(self.ngrams)
         return PromptLookupDrafter()
+
+    def candidates_for(self, request: GenerateRequest) -> list[Drafter]:
+        """Who may draft the answer: the drafter asked for (or the best one) with speculation
+        on; with Auto and no drafter asked for, every drafter available, to choose per cycle."""
+        available = self.drafters_available()
+        if request.spec is SpecMode.OFF or not available:
+            return []
+        if request.spec is SpecMode.AUTO and request.drafter is None:
+            return [self._drafter(kind) for kind in available]
+        return [self._drafter(choose_drafter(request.drafter, available))]
 
     def calibrate(
         self, drafter: Drafter | None, k_max: int, reps: int = 5, depth: int = CALIBRATION_DEPTH,
@@ -310,12 +333,15 @@ class Engine:
         if key in self._costs:
             return self._costs[key]
         filler = (target.tokenize(" the", add_special=False) or [max(target.bos_id, 1)])[0]
-        batch_s = time_decodes(target, list(range(1, k_max + 2)), filler, depth, reps, should_stop)
-        # A bigger batch never costs less: smooth out timing noise (running minimum from the right).
-        for b in range(len(batch_s) - 2, -1, -1):
-            batch_s[b] = min(batch_s[b], batch_s[b + 1])
+        batch_s = self._target_costs.get(k_max)
+        if batch_s is None:  # measured once per k_max, whoever drafts
+            batch_s = time_decodes(target, list(range(1, k_max + 2)), filler, depth, reps, should_stop)
+            # A bigger batch never costs less: smooth out timing noise (running minimum from the right).
+            for b in range(len(batch_s) - 2, -1, -1):
+                batch_s[b] = min(batch_s[b], batch_s[b + 1])
+            self._target_costs[k_max] = batch_s
         draft_s = drafter.token_cost_s(CostProbe(filler, depth, reps, should_stop)) if drafter is not None else 0.0
-        costs = CostModel(batch_s, draft_s)
+        costs = CostModel(list(batch_s), draft_s)
         self._costs[key] = costs
         return costs
 
@@ -339,14 +365,17 @@ class Engine:
         if self.target is None:
             return None
         with self._lock:
-            chosen = self.drafter_for(drafter)
-            if chosen is None:
+            chosen = self.candidates_for(GenerateRequest(prompt="", spec=SpecMode.AUTO, drafter=drafter))
+            if not chosen:
                 return None
             k_max = min(DRAFT_K.check(draft_max), self.target.max_draft or draft_max)
             try:
-                return self.calibrate(chosen, k_max, should_stop=should_stop)
+                return [self.calibrate(c, k_max, should_stop=should_stop) for c in chosen][0]
             except CalibrationInterrupted:
                 return None
+
+    def _choice(self, request: GenerateRequest) -> DrafterChoice:
+        return DrafterChoice([(d, self._policy(request, d)) for d in self.candidates_for(request)])
 
     def _policy(self, request: GenerateRequest, drafter: Drafter | None) -> Policy:
         if request.spec is SpecMode.OFF or drafter is None:
@@ -367,12 +396,11 @@ class Engine:
         target = self._require_target()
         with self._lock:
             prompt, dropped = self.build_prompt(request)
-            drafter = self.drafter_for(request.drafter) if request.spec is not SpecMode.OFF else None
-            policy = self._policy(request, drafter)
+            choice = self._choice(request)
             stats = GenerationStats(
                 mode=request.spec.value,
-                drafter=drafter.kind.value if drafter is not None and policy.k_max else "none",
-                draft_max=policy.k_max,
+                drafter=choice.candidates[0].name if choice.k_max else "none",
+                draft_max=choice.k_max,
             )
             stats.dropped_turns = dropped
             config = LoopConfig(
@@ -382,8 +410,11 @@ class Engine:
                 draft_p_min=AUTO_DRAFT_P_MIN if request.spec is SpecMode.AUTO else 0.0,
             )
             prompt_text = self._last_prompt_text if request.messages is not None else ""
-            loop = SpeculativeLoop(target, config, policy, drafter, stats, cancel)
+            loop = SpeculativeLoop(target, config, choice, stats, cancel)
             for event in loop.run(prompt):
-                if isinstance(event, Finished) and prompt_text and target.detokenize(event.token_ids) == event.text:
-                    self._history = (prompt_text + event.text, prompt + event.token_ids)
+                if isinstance(event, Finished):
+                    if prompt_text and target.detokenize(event.token_ids) == event.text:
+                        self._history = (prompt_text + event.text, prompt + event.token_ids)
+                    # the n-gram cache learns this turn: the new part of the prompt and the answer
+                    self.ngrams.learn(prompt[len(prompt) - event.stats.prompt_tokens_new:] + event.token_ids)
                 yield event

@@ -12,6 +12,7 @@ from desktop_app.engine.stats import GenerationStats
 class TextChunk:
     text: str
     from_draft: bool = False  # True when the text came from accepted draft tokens
+    drafter: str = ""  # then: the DrafterKind value of the drafter that proposed them
 
 
 @dataclass(frozen=True)

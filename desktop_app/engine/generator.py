@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from desktop_app.engine.api import DRAFT_K, SamplingParams
-from desktop_app.engine.drafters import Draft, Drafter
+from desktop_app.engine.drafter_choice import DrafterChoice, Plan
+from desktop_app.engine.drafters import Draft
 from desktop_app.engine.events import Event, Finished, StatsUpdate, TextChunk
 from desktop_app.engine.model import LlamaModel
-from desktop_app.engine.policy import Policy
 from desktop_app.engine.sampling import accept_draft, next_token, probabilities
 from desktop_app.engine.stats import GenerationStats, SpeedWindow
 from desktop_app.engine.text_stream import TextStream
@@ -68,51 +68,22 @@ def verify(target: LlamaModel, draft: Draft, params: SamplingParams, rng: np.ran
     return out, len(draft.tokens)
 
 
-class ShadowScore:
-    """While auto drafts nothing, a free drafter (prompt lookup) still proposes and is scored
-    against what the target says, so auto can switch back on when its proposals would pass."""
-
-    def __init__(self, drafter: Drafter | None, policy: Policy) -> None:
-        self.enabled = drafter is not None and drafter.free and policy.k_max > 0
-        self.drafter = drafter
-        self.policy = policy
-        self.proposal: list[int] = []
-        self.hits = 0
-
-    def propose(self, context: list[int]) -> None:
-        if self.enabled and not self.proposal and self.drafter is not None:
-            self.proposal, self.hits = self.drafter.lookup(context, self.policy.k_max), 0
-
-    def drop(self) -> None:
-        self.proposal = []
-
-    def see(self, token: int) -> None:
-        if not self.proposal:
-            return
-        hit = token == self.proposal[self.hits]
-        self.hits += hit
-        if not hit or self.hits == len(self.proposal):
-            self.policy.observe_shadow(len(self.proposal), self.hits)
-            self.proposal = []
-
-
 class SpeculativeLoop:
     """One answer: prefill, then cycles of propose -> verify -> record -> emit until done."""
 
     def __init__(
-        self, target: LlamaModel, config: LoopConfig, policy: Policy, drafter: Drafter | None,
+        self, target: LlamaModel, config: LoopConfig, choice: DrafterChoice,
         stats: GenerationStats, cancel: threading.Event | None = None,
     ) -> None:
         self.target = target
         self.config = config
-        self.policy = policy
-        self.drafter = drafter
+        self.choice = choice
+        self.drafters = choice.drafters  # the candidates that may draft this answer
         self.stats = stats
         self.cancel = cancel
         self.rng = np.random.default_rng(config.sampling.seed)
         self.stream = TextStream(config.stop)
         self.window = SpeedWindow()
-        self.shadow = ShadowScore(drafter, policy)
         self.context: list[int] = []
         self.tokens_out: list[int] = []
         self.finish = "length"
@@ -120,26 +91,24 @@ class SpeculativeLoop:
 
     # ------------------------------------------------------------------ steps
     @property
-    def drafting(self) -> bool:
-        return self.drafter is not None and self.policy.k_max > 0
-
-    @property
     def hidden(self) -> bool:
-        """The drafter reads the target's hidden rows (MTP, Gemma 4 assistant)."""
-        return self.drafter is not None and self.drafter.needs_hidden and self.policy.k_max > 0
+        """A candidate reads the target's hidden rows (MTP, Gemma 4 assistant)."""
+        return any(d.needs_hidden for d in self.drafters)
 
     def prefill(self, prompt: list[int]) -> None:
         """Cache the prompt except its last token (the first cycle decodes it with the drafts)."""
         self.stats.prompt_tokens = len(prompt)
         self.target.ensure_fits(len(prompt) + 1)
-        hidden_from = self.drafter.hidden_from(prompt) if self.hidden and self.drafter is not None else None
+        starts = [p for d in self.drafters if d.needs_hidden and (p := d.hidden_from(prompt)) is not None]
+        hidden_from = min(starts) if starts else None
         self.stats.prompt_tokens_new = self.target.prefill(prompt[:-1], need_logits=False, hidden_from=hidden_from) + 1
-        if self.drafter is not None and self.drafting:
-            self.drafter.prepare(prompt, self.target.prefill_hidden if hidden_from is not None else None)
+        for drafter in self.drafters:
+            hidden = self.target.prefill_hidden if hidden_from is not None and drafter.needs_hidden else None
+            drafter.prepare(prompt, hidden)
         self.context = list(prompt)
 
-    def next_k(self) -> int | None:
-        """How many tokens to draft this cycle, or None when the answer must end now."""
+    def room(self) -> int | None:
+        """The most tokens this cycle may draft, or None when the answer must end now."""
         if self.cancel is not None and self.cancel.is_set():
             self.finish = "cancelled"
             return None
@@ -150,14 +119,10 @@ class SpeculativeLoop:
         if room < 1:
             self.finish = "context_full"
             return None
-        return min(self.policy.choose_k(), remaining - 1, room - 1, self.target.max_draft or DRAFT_K.high)
+        return min(remaining - 1, room - 1, self.target.max_draft or DRAFT_K.high)
 
-    def propose(self, k: int) -> Draft:
-        if k > 0 and self.drafter is not None:
-            self.shadow.drop()
-            return self.drafter.draft(self.context, k, self.config.sampling, self.rng, self.config.draft_p_min)
-        self.shadow.propose(self.context)
-        return Draft()
+    def propose(self, limit: int) -> Plan:
+        return self.choice.plan(self.context, limit, self.config.sampling, self.rng, self.config.draft_p_min)
 
     def verify(self, draft: Draft) -> Verified:
         """One target decode of [last, drafts...]; the rejected rows leave the cache."""
@@ -171,23 +136,23 @@ class SpeculativeLoop:
         rows = self.target.hidden_rows(len(batch)) if self.hidden else None
         tokens, n_accepted = verify(self.target, draft, self.config.sampling, self.rng)
         self.target.truncate(kept + 1 + n_accepted)
-        if self.drafter is not None and self.drafting:
-            self.drafter.accepted(tokens, rows)
+        for drafter in self.drafters:
+            drafter.accepted(tokens, rows)
         return Verified(tokens, n_accepted, len(batch), time.perf_counter() - start)
 
-    def record(self, k: int, draft: Draft, result: Verified) -> None:
-        s = self.stats
+    def record(self, plan: Plan, result: Verified) -> None:
+        s, draft = self.stats, plan.draft
         s.target_passes += 1
         s.drafted += len(draft.tokens)
         s.accepted += result.n_accepted
         s.draft_s += draft.seconds
         s.verify_s += result.seconds
-        s.k_current = k
-        s.k_history.append(k)
+        s.k_current = plan.k
+        s.k_history.append(plan.k)
         s.cycles.append((len(draft.tokens), result.n_accepted))
-        self.policy.observe(len(draft.tokens), result.n_accepted, draft.seconds, result.seconds, result.batch)
+        self.choice.observe(plan, result.n_accepted, result.seconds, result.batch)
 
-    def emit(self, result: Verified) -> Iterator[TextChunk]:
+    def emit(self, result: Verified, plan: Plan) -> Iterator[TextChunk]:
         """Commit the new tokens and yield their text; sets ``done`` and ``finish`` when the answer ends."""
         for j, token in enumerate(result.tokens):
             if self.target.is_eog(token):
@@ -195,10 +160,11 @@ class SpeculativeLoop:
                 return
             self.tokens_out.append(token)
             self.context.append(token)
-            self.shadow.see(token)
+            self.choice.see(token)
             text = self.stream.push(self.target.piece(token))
             if text:
-                yield TextChunk(text, from_draft=j < result.n_accepted)
+                by = plan.candidate.name if plan.candidate is not None and j < result.n_accepted else ""
+                yield TextChunk(text, from_draft=bool(by), drafter=by)
             if self.stream.stopped:
                 self.finish, self.done = "stop", True
                 return
@@ -215,7 +181,8 @@ class SpeculativeLoop:
     def live_stats(self, now: float, decode_start: float) -> StatsUpdate:
         self.stats.decode_s = now - decode_start
         self.stats.window_tokens_per_s = self.window.rate(now)
-        self.stats.auto_reason = self.policy.reason()
+        self.stats.auto_reason = self.choice.reason()
+        self.stats.by_drafter = self.choice.per_drafter()
         return StatsUpdate(self.stats)
 
     # ------------------------------------------------------------------ the loop
@@ -226,12 +193,12 @@ class SpeculativeLoop:
         decode_start = last_stats = time.perf_counter()
         self.stats.prefill_s = decode_start - start
         self.window.add(0, decode_start)
-        while (k := self.next_k()) is not None:
-            draft = self.propose(k)
-            result = self.verify(draft)
-            self.record(k, draft, result)
+        while (limit := self.room()) is not None:
+            plan = self.propose(limit)
+            result = self.verify(plan.draft)
+            self.record(plan, result)
             before = len(self.tokens_out)
-            yield from self.emit(result)
+            yield from self.emit(result, plan)
             now = time.perf_counter()
             self.count(len(self.tokens_out) - before, now, start)
             if self.done:
@@ -239,8 +206,8 @@ class SpeculativeLoop:
             if now - last_stats >= STATS_INTERVAL_S:
                 last_stats = now
                 yield self.live_stats(now, decode_start)
-        if self.drafter is not None and self.drafting:
-            self.drafter.settle(self.target.kv_tokens)
+        for drafter in self.drafters:
+            drafter.settle(self.target.kv_tokens)
         tail = self.stream.flush()
         if tail:
             yield TextChunk(tail, from_draft=False)
@@ -248,5 +215,7 @@ class SpeculativeLoop:
         self.stats.decode_s = end - decode_start
         self.stats.window_tokens_per_s = self.window.rate(end) or self.stats.decode_tokens_per_s
         self.stats.finish_reason = self.finish
-        self.stats.auto_reason = self.policy.reason()
+        self.stats.auto_reason = self.choice.reason()
+        self.stats.by_drafter = self.choice.per_drafter()
+        self.stats.drafter = self.choice.main_drafter() or self.stats.drafter
         yield Finished(text=self.stream.text, token_ids=self.tokens_out, stats=self.stats)

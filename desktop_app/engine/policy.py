@@ -220,6 +220,15 @@ class AutoPolicy:
         self._record(drafted, accepted)
         self._decide()
 
+    def offer(self, available: int) -> tuple[int, float]:
+        """For a proposal already made (a model-free drafter's, ``available`` tokens long): the
+        k to verify of it and the predicted speed-up (0 and 1.0: not worth a pass)."""
+        return best_k(self.tracker.cautious_rate, self.costs, min(self.k_max, available))
+
+    @property
+    def predicted_gain(self) -> float:
+        return self._predicted_gain
+
     def reason(self) -> str:
         a = self.tracker.rate
         state = "after a full accept" if self._state_hot else "after a miss"

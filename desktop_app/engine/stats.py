@@ -56,6 +56,7 @@ class GenerationStats:
     auto_reason: str = ""
     k_history: list[int] = field(default_factory=list)  # k chosen per cycle
     cycles: list[tuple[int, int]] = field(default_factory=list)  # (drafted, accepted) per cycle
+    by_drafter: dict[str, tuple[int, int]] = field(default_factory=dict)  # DrafterKind value -> (drafted, accepted)
 
     @property
     def acceptance_rate(self) -> float:

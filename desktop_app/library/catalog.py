@@ -28,7 +28,9 @@ from desktop_app.library.units import human_size
 DEFAULT_CATALOG = Path(__file__).resolve().parents[2] / "models" / "catalog.toml"
 SCHEMA_VERSION = 2
 USES = frozenset({"chat", "code", "multilingual", "korean", "reasoning"})
-DRAFTING_METHODS: dict[str, str] = {k.value: k.label for k in DrafterKind}  # method -> what users read
+# method -> what users read; a pair without a drafting model names prompt lookup, the model-free
+# drafter every target has (the other model-free ones come with it)
+DRAFTING_METHODS: dict[str, str] = {k.value: k.label for k in DrafterKind if k.needs_model or k is DrafterKind.NGRAM}
 METHODS_WITH_DRAFT = frozenset(k.value for k in DrafterKind if k.needs_draft_file)
 RUNTIME_OVERHEAD_GB = 0.5  # compute buffers and the runtime itself, on top of weights and KV cache
 _REPO_RE = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")

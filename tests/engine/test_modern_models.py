@@ -57,7 +57,8 @@ def _identical_with_drafts(engine: Engine, drafter: str, k: int) -> None:
 def test_the_hybrid_mtp_target_offers_its_own_drafter_first(mtp_engine: Engine) -> None:
     loaded = mtp_engine.loaded()
     assert loaded.speculation_refusal is None
-    assert loaded.drafters == (DrafterKind.MTP, DrafterKind.MODEL, DrafterKind.NGRAM)
+    assert loaded.drafters == (DrafterKind.MTP, DrafterKind.MODEL, DrafterKind.NGRAM, DrafterKind.NGRAM_MAP,
+                               DrafterKind.NGRAM_CACHE)
     assert "built-in MTP layers" in loaded.drafting_note and "rolls rejected drafts back" in loaded.drafting_note
 
 
@@ -72,7 +73,8 @@ def test_greedy_draft_model_on_a_hybrid_target_is_token_identical(mtp_engine: En
 
 @pytest.mark.parametrize("k", [2, 4])
 def test_greedy_gemma4_assistant_drafting_is_token_identical(gemma4_engine: Engine, k: int) -> None:
-    assert gemma4_engine.drafters_available() == (DrafterKind.ASSISTANT, DrafterKind.NGRAM)
+    assert gemma4_engine.drafters_available() == (DrafterKind.ASSISTANT, DrafterKind.NGRAM, DrafterKind.NGRAM_MAP,
+                                                  DrafterKind.NGRAM_CACHE)
     _identical_with_drafts(gemma4_engine, "assistant", k)
 
 
@@ -115,9 +117,12 @@ def test_a_target_whose_cache_cannot_roll_back_that_far_starts_again_and_stays_e
     assert again.stats.prompt_tokens_new == again.stats.prompt_tokens
 
 
-def test_auto_picks_the_mtp_drafter_by_itself(mtp_engine: Engine) -> None:
+def test_auto_drafts_with_the_mtp_layers_by_itself(mtp_engine: Engine) -> None:
+    mtp_engine.ngrams.clear()  # nothing learned from earlier tests' answers competes with MTP here
     result, _ = run(mtp_engine, messages=user(PROMPTS[0]), max_tokens=32, spec="auto")
     assert result.stats.drafter == "mtp"
+    drafted, accepted = result.stats.by_drafter["mtp"]
+    assert drafted > 0 and accepted > 0
 
 
 def test_a_target_without_rollback_is_refused_in_one_line_and_chats(hybrid_models: Any) -> None:

@@ -1,0 +1,95 @@
+"""N-gram -> next-token counts, the table behind the n-gram map and the n-gram cache drafters.
+
+The idea of llama.cpp's ``common/ngram-cache.cpp`` and ``ngram-map.cpp``: for each n-gram seen,
+count the tokens that followed it; to draft, take the longest n-gram ending the context that
+was seen, and propose its most frequent follower when it was seen often enough and wins a clear
+share; append it and repeat. Keys are tuples of token ids; only whole tokens are stored (no
+text), so the table is tied to one vocabulary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Confidence:
+    """When a follower may be drafted: seen at least ``min_count`` times after its n-gram, and
+    at least ``min_share`` of everything that followed it."""
+
+    min_count: int = 1
+    min_share: float = 0.5
+
+
+class NgramCounts:
+    """Counts of followers for every n-gram of the ``orders`` given (e.g. 2, 3, 4)."""
+
+    def __init__(self, orders: Sequence[int] = (2, 3, 4)) -> None:
+        self.orders = tuple(sorted(set(orders), reverse=True))  # longest first
+        if not self.orders or self.orders[-1] < 1:
+            raise ValueError("n-gram orders must be 1 or more")
+        self.table: dict[tuple[int, ...], dict[int, int]] = {}
+        self.tokens_added = 0
+
+    def __len__(self) -> int:
+        return len(self.table)
+
+    def add(self, tokens: Sequence[int], start: int = 0, weight: int = 1) -> None:
+        """Count the followers of every n-gram in ``tokens`` whose follower is at ``start`` or
+        later (so a growing sequence is counted once: call again with the old length)."""
+        table = self.table
+        seq = list(tokens)
+        for i in range(max(start, 1), len(seq)):
+            follower = seq[i]
+            for n in self.orders:
+                if i - n < 0:
+                    continue
+                key = tuple(seq[i - n : i])
+                counts = table.get(key)
+                if counts is None:
+                    table[key] = {follower: weight}
+                else:
+                    counts[follower] = counts.get(follower, 0) + weight
+        self.tokens_added += max(0, len(seq) - max(start, 1))
+
+    def best(self, context: Sequence[int], rule: Confidence) -> int | None:
+        """The follower to draft after ``context`` (its longest known n-gram), or None."""
+        for n in self.orders:
+            if len(context) < n:
+                continue
+            counts = self.table.get(tuple(context[-n:]))
+            if not counts:
+                continue
+            token, count = max(counts.items(), key=lambda item: item[1])
+            if count >= rule.min_count and count >= rule.min_share * sum(counts.values()):
+                return token
+            return None  # the longest n-gram seen is unsure: a shorter one knows less
+        return None
+
+    def chain(self, context: Sequence[int], k: int, rule: Confidence) -> list[int]:
+        """Up to ``k`` tokens, each the confident follower of the context plus those before it."""
+        longest = self.orders[0]
+        window = list(context[-longest:])
+        out: list[int] = []
+        while len(out) < k:
+            token = self.best(window, rule)
+            if token is None:
+                break
+            out.append(token)
+            window = window[1:] + [token] if len(window) >= longest else window + [token]
+        return out
+
+    def merge(self, other: NgramCounts) -> None:
+        for key, counts in other.table.items():
+            mine = self.table.setdefault(key, {})
+            for token, count in counts.items():
+                mine[token] = mine.get(token, 0) + count
+        self.tokens_added += other.tokens_added
+
+    def prune(self, max_entries: int) -> None:
+        """Keep the ``max_entries`` n-grams seen most often (a bound on memory and file size)."""
+        if len(self.table) <= max_entries:
+            return
+        ranked = sorted(self.table.items(), key=lambda item: sum(item[1].values()), reverse=True)
+        self.table = dict(ranked[:max_entries])

@@ -1,0 +1,56 @@
+"""The n-gram map: a hashed table of the context's n-grams and what followed them.
+
+llama.cpp's ``ngram-map`` idea: where prompt lookup copies what followed the *latest* earlier
+occurrence of the last few tokens, the map proposes the follower seen *most often* after them,
+token by token, and only while it is the clear majority. It is updated as the context grows
+(each new token is one table update), so proposing never scans the context.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from desktop_app.engine.api import DrafterKind, SamplingParams
+from desktop_app.engine.drafters import CostProbe, Draft, Drafter, Hidden
+from desktop_app.engine.drafters.ngram_counts import Confidence, NgramCounts
+
+MAP_ORDERS = (4, 3)  # 3 tokens at least: 2-token matches draft more and worse
+MAP_RULE = Confidence(min_count=1, min_share=0.5)
+LOOKUP_TOKEN_S = 2e-5
+
+
+class NgramMapDrafter(Drafter):
+    kind = DrafterKind.NGRAM_MAP
+    free = True
+
+    def __init__(self) -> None:
+        self.counts = NgramCounts(MAP_ORDERS)
+        self._seen: list[int] = []  # the tokens counted so far (a prefix of the context)
+
+    def _follow(self, context: list[int]) -> None:
+        n = len(self._seen)
+        if len(context) < n or context[:n] != self._seen:
+            self.counts = NgramCounts(MAP_ORDERS)  # a different conversation: start over
+            n = 0
+        if len(context) > n:
+            self.counts.add(context, start=n)
+            self._seen = list(context)
+
+    def prepare(self, context: list[int], hidden: Hidden | None) -> None:
+        self._follow(context)
+
+    def lookup(self, context: list[int], k: int) -> list[int]:
+        self._follow(context)
+        return self.counts.chain(context, k, MAP_RULE) if k > 0 else []
+
+    def draft(
+        self, context: list[int], k: int, params: SamplingParams, rng: np.random.Generator, p_min: float
+    ) -> Draft:
+        start = time.perf_counter()
+        tokens = self.lookup(context, k)
+        return Draft(tokens, [None] * len(tokens), time.perf_counter() - start)
+
+    def token_cost_s(self, probe: CostProbe) -> float:
+        return LOOKUP_TOKEN_S
