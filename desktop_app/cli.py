@@ -110,6 +110,11 @@ def _build_parser() -> argparse.ArgumentParser:
 
     bench = sub.add_parser("bench", help="benchmark speculation on this machine")
     _add_model_args(bench)
+    drafter_arg = next(a for a in bench._actions if a.dest == "drafter")
+    drafter_arg.choices = [*(drafter_arg.choices or []), "auto"]  # bench.runner.AUTO_ALL
+    drafter_arg.help = (drafter_arg.help or "") + "; auto (the default here): Auto chooses among all of them every cycle, " \
+                                                  "and the fixed modes try each"
+    drafter_arg.default = "auto"
     bench.add_argument("--prompts", type=Path, help="prompt set JSON (default: resources/bench)")
     bench.add_argument("--draft-max", type=_checked(DRAFT_K), nargs="+", default=[2, 4, 8],
                        help="fixed k values to compare (auto drafts up to the largest)")
@@ -122,6 +127,9 @@ def _build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--remote", action="store_true",
                        help="the target over two local workers behind 0, 2 and 10 ms of added network delay: "
                             "off vs auto (the rewrite prompts)")
+    bench.add_argument("--peer", metavar="DIR",
+                       help="our prompt lookup against llama.cpp's llama-speculative-simple ngram-simple in DIR "
+                            "(built by shared/tools/build-llama-peer.sh), on the first rewrite prompt")
     bench.add_argument("--api-overhead", action="store_true",
                        help="measure streamed tokens/s over the local API against the same engine in-process")
 
@@ -266,6 +274,11 @@ def _run_command(args: argparse.Namespace) -> int:
     if args.command == "generate":
         return cmd_generate(args)
     if args.command == "bench":
+        from desktop_app.bench.runner import AUTO_ALL
+
+        args.auto_all = args.drafter == AUTO_ALL
+        if args.auto_all:
+            args.drafter = None
         if args.api_overhead:
             from desktop_app.server.overhead import measure
 
@@ -274,14 +287,23 @@ def _run_command(args: argparse.Namespace) -> int:
             (args.out / "api-overhead.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
             print(json.dumps(report, indent=2))
             return 0
+        if args.peer:
+            from desktop_app.bench.peer import measure as measure_peer
+            from desktop_app.bench.runner import load_prompts, single_prompts
+
+            report = measure_peer(args, single_prompts(load_prompts(args.prompts)["rewrite"])[0])
+            args.out.mkdir(parents=True, exist_ok=True)
+            (args.out / "peer.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
+            print(json.dumps({k: v for k, v in report.items() if k != "runs"}, indent=2))
+            return 0
         if args.remote:
             from desktop_app.bench.remote import measure as measure_remote
-            from desktop_app.bench.runner import load_prompts
+            from desktop_app.bench.runner import load_prompts, single_prompts
             from desktop_app.engine import Engine
 
             prompts = load_prompts(args.prompts)
             chosen = args.categories or ["rewrite"]
-            measure_remote(args, [p for c in chosen for p in prompts[c]], args.out, Engine)
+            measure_remote(args, [p for c in chosen for p in single_prompts(prompts[c])], args.out, Engine)
             return 0
         from desktop_app.bench.runner import cmd_bench
         from desktop_app.ui.bench_chart import draw_chart

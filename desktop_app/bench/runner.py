@@ -19,12 +19,37 @@ from pathlib import Path
 from typing import Any
 
 from desktop_app.engine import Engine
-from desktop_app.engine.api import DrafterKind, Finished, GenerateRequest, SpecMode, choose_drafter, final_result
+from desktop_app.engine.api import (
+    DrafterKind, Finished, GenerateRequest, Message, SpecMode, choose_drafter, final_result,
+)
 from desktop_app.resources import resources_dir
 
 
-def modes_for(ks: list[int]) -> list[str]:
-    return ["off", *(f"k{k}" for k in ks), "auto"]
+AUTO_ALL = "auto"  # the bench's --drafter auto (args.auto_all): Auto chooses among every drafter, every cycle
+MULTI_TURN = "multi-turn"  # a category of conversations: later turns edit or extend earlier answers
+FRESH, WARM = " (fresh cache)", " (warm cache)"
+
+
+@dataclass(frozen=True)
+class Mode:
+    """One way of answering: speculation off, one drafter at a fixed k, or Auto."""
+
+    name: str
+    spec: SpecMode
+    drafter: DrafterKind | None = None
+    k: int = 0
+
+
+def modes_for(ks: list[int], drafters: list[DrafterKind], auto_drafter: DrafterKind | None) -> list[Mode]:
+    """off, each drafter at each fixed k (named "k4" when there is one drafter, "ngram:k4" when
+    several), and auto (with ``auto_drafter``, or choosing among them all when None)."""
+    fixed = [Mode(f"{d.value}:k{k}" if len(drafters) > 1 else f"k{k}", SpecMode.ON, d, k)
+             for d in drafters for k in ks]
+    return [Mode("off", SpecMode.OFF), *fixed, Mode("auto", SpecMode.AUTO, auto_drafter, max(ks))]
+
+
+def is_fixed(mode: str) -> bool:
+    return mode not in ("off", "auto")
 
 
 @dataclass
@@ -38,9 +63,17 @@ class RunResult:
     tokens_per_pass: float
     token_ids: list[int] = field(repr=False, default_factory=list)
     k_mean: float = 0.0
+    by_drafter: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
-def load_prompts(path: Path | None) -> dict[str, list[str]]:
+Prompt = str | list[str]  # one message, or a conversation's user turns
+
+
+def single_prompts(prompts: list[Prompt]) -> list[str]:
+    return [p for p in prompts if isinstance(p, str)]
+
+
+def load_prompts(path: Path | None) -> dict[str, list[Prompt]]:
     path = path or resources_dir() / "bench" / "prompts.json"
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -49,48 +82,98 @@ def load_prompts(path: Path | None) -> dict[str, list[str]]:
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path} is not valid JSON: {exc}") from None
     if not isinstance(data, dict) or not all(
-        isinstance(v, list) and v and all(isinstance(p, str) for p in v) for v in data.values()
+        isinstance(v, list) and v and all(_is_prompt(p) for p in v) for v in data.values()
     ):
-        raise ValueError(f"{path} must map category names to non-empty lists of prompts")
+        raise ValueError(f"{path} must map category names to non-empty lists of prompts "
+                         "(a prompt is a string, or a list of a conversation's user turns)")
     return data
+
+
+def _is_prompt(p: object) -> bool:
+    return isinstance(p, str) or (isinstance(p, list) and len(p) >= 2 and all(isinstance(t, str) for t in p))
 
 
 def _drafter(engine: Engine, args: argparse.Namespace) -> DrafterKind:
     return choose_drafter(args.drafter, engine.drafters_available())
 
 
-def _generate(engine: Engine, prompt: str, mode: str, args: argparse.Namespace) -> Finished:
-    fixed = mode.startswith("k")
-    request = GenerateRequest(
-        messages=[{"role": "user", "content": prompt}],
-        max_tokens=args.max_tokens,
-        spec=SpecMode.ON if fixed else SpecMode(mode),
-        draft_max=int(mode[1:]) if fixed else max(args.draft_max),
-        drafter=_drafter(engine, args),
-    )
+def bench_modes(engine: Engine, args: argparse.Namespace) -> list[Mode]:
+    if args.auto_all:
+        return modes_for(args.draft_max, list(engine.drafters_available()), None)
+    return modes_for(args.draft_max, [_drafter(engine, args)], _drafter(engine, args))
+
+
+def _generate(engine: Engine, messages: list[Message], mode: Mode, args: argparse.Namespace) -> Finished:
+    request = GenerateRequest(messages=messages, max_tokens=args.max_tokens, spec=mode.spec,
+                              draft_max=mode.k or max(args.draft_max), drafter=mode.drafter)
     return final_result(engine.generate(request))
 
 
-def run_bench(engine: Engine, prompts: dict[str, list[str]], args: argparse.Namespace,
+def _turns(engine: Engine, prompt: Prompt, args: argparse.Namespace) -> list[list[Message]]:
+    """The messages of each timed turn: a single prompt's, or a conversation's later turns
+    after its earlier turns were answered greedily (the same history for every mode)."""
+    if isinstance(prompt, str):
+        return [[{"role": "user", "content": prompt}]]
+    history: list[Message] = []
+    timed = []
+    for i, turn in enumerate(prompt):
+        history = [*history, {"role": "user", "content": turn}]
+        if i > 0:
+            timed.append(list(history))
+        if i < len(prompt) - 1:
+            answer = _generate(engine, history, Mode("off", SpecMode.OFF), args)  # the n-gram cache learns it
+            history = [*history, {"role": "assistant", "content": answer.text}]
+    return timed
+
+
+def run_category(engine: Engine, category: str, prompts: list[Prompt], modes: list[Mode], args: argparse.Namespace,
+                 repeat: int, progress: Callable[[str], None]) -> list[RunResult]:
+    """Every mode on every prompt of one category, interleaved (the order rotates). Every mode
+    starts from the same n-gram cache (what was learned before this prompt); the cache then
+    learns the answer once, as it would in use."""
+    results = []
+    for index, prompt in enumerate(prompts):
+        for turn in _turns(engine, prompt, args):
+            before = engine.ngrams.snapshot()
+            rotation = (repeat + index) % len(modes)
+            answers = {}
+            for mode in modes[rotation:] + modes[:rotation]:
+                engine.ngrams.restore(before)
+                engine.forget_last_answer()  # the same prompt tokens for every mode
+                out = _generate(engine, turn, mode, args)
+                answers[mode.name] = out
+                s = out.stats
+                results.append(RunResult(
+                    category, index, mode.name, s.decode_tokens_per_s, s.generated_tokens,
+                    s.acceptance_rate, s.tokens_per_pass, out.token_ids,
+                    statistics.fmean(s.k_history) if s.k_history else 0.0, dict(s.by_drafter),
+                ))
+                progress(f"  {category:24} #{index} {mode.name:16} {s.decode_tokens_per_s:7.1f} tok/s "
+                         f"acc {s.acceptance_rate:4.0%} tok/pass {s.tokens_per_pass:4.2f}")
+            engine.ngrams.restore(before)
+            engine.ngrams.learn(answers["off"].token_ids)
+    return results
+
+
+def run_bench(engine: Engine, prompts: dict[str, list[Prompt]], args: argparse.Namespace,
               progress: Callable[[str], None] = print) -> list[RunResult]:
-    engine.calibrate(engine.drafter_for(_drafter(engine, args)), max(args.draft_max))
-    _generate(engine, "Hello", "off", args)  # warm-up
+    """All categories; a multi-turn category runs twice: first from an empty n-gram cache, last
+    from the cache the other categories' answers warmed (its own fresh run forgotten)."""
+    modes = bench_modes(engine, args)
+    engine.prepare_auto(None if args.auto_all else _drafter(engine, args), max(args.draft_max))
+    _generate(engine, [{"role": "user", "content": "Hello"}], modes[0], args)  # warm-up
+    engine.ngrams.clear()
     results: list[RunResult] = []
-    modes = modes_for(args.draft_max)
     for repeat in range(args.repeats):
+        engine.ngrams.clear()
+        if MULTI_TURN in prompts:
+            results += run_category(engine, MULTI_TURN + FRESH, prompts[MULTI_TURN], modes, args, repeat, progress)
+            engine.ngrams.clear()
         for category, texts in prompts.items():
-            for index, text in enumerate(texts):
-                rotation = (repeat + index) % len(modes)
-                for mode in modes[rotation:] + modes[:rotation]:  # interleave, rotate the order
-                    out = _generate(engine, text, mode, args)
-                    s = out.stats
-                    results.append(RunResult(
-                        category, index, mode, s.decode_tokens_per_s, s.generated_tokens,
-                        s.acceptance_rate, s.tokens_per_pass, out.token_ids,
-                        statistics.fmean(s.k_history) if s.k_history else 0.0,
-                    ))
-                    progress(f"  {category:12} #{index} {mode:5} {s.decode_tokens_per_s:7.1f} tok/s "
-                             f"acc {s.acceptance_rate:4.0%} tok/pass {s.tokens_per_pass:4.2f}")
+            if category != MULTI_TURN:
+                results += run_category(engine, category, texts, modes, args, repeat, progress)
+        if MULTI_TURN in prompts:
+            results += run_category(engine, MULTI_TURN + WARM, prompts[MULTI_TURN], modes, args, repeat, progress)
     return results
 
 
@@ -108,7 +191,7 @@ def summarise(results: list[RunResult]) -> dict[str, dict[str, Any]]:
                 "tokens_per_pass": round(statistics.fmean(r.tokens_per_pass for r in mine), 3),
                 "mean_k": round(statistics.fmean(r.k_mean for r in mine), 2),
             }
-        fixed = [m for m in modes if m.startswith("k")]
+        fixed = [m for m in modes if is_fixed(m)]
         best = max(fixed, key=lambda m: entry[m]["median_tokens_per_s"])
         # Speed-ups are medians of paired ratios: each run against the other mode's run of the
         # same prompt in the same round (interleaved), which cancels the machine's slow drift.
@@ -116,12 +199,21 @@ def summarise(results: list[RunResult]) -> dict[str, dict[str, Any]]:
             entry[mode]["speedup_vs_off"] = _paired_ratio(rows, mode, "off")
         entry["best_fixed"] = best
         entry["auto"]["vs_best_fixed"] = _paired_ratio(rows, "auto", best)
+        entry["auto"]["accepted_by_drafter"] = _accepted_by_drafter([r for r in rows if r.mode == "auto"])
         reference = [r.token_ids for r in rows if r.mode == "off"]
         entry["identical_at_t0"] = all(
             [r.token_ids for r in rows if r.mode == mode] == reference for mode in modes if mode != "off"
         )
         summary[category] = entry
     return summary
+
+
+def _accepted_by_drafter(rows: list[RunResult]) -> dict[str, int]:
+    totals: dict[str, int] = {}
+    for r in rows:
+        for name, (_, accepted) in r.by_drafter.items():
+            totals[name] = totals.get(name, 0) + accepted
+    return dict(sorted(totals.items(), key=lambda item: -item[1]))
 
 
 def _paired_ratio(rows: list[RunResult], mode: str, baseline: str) -> float:
@@ -141,20 +233,18 @@ def _paired_ratio(rows: list[RunResult], mode: str, baseline: str) -> float:
 
 
 def markdown(summary: dict[str, dict[str, Any]], header: str) -> str:
-    first = next(iter(summary.values()))
-    fixed = [m for m in first if m.startswith("k")]
-    cols = ["off", *fixed, "auto"]
     lines = [header, "",
-             "| category | " + " | ".join(f"{c.replace('k', 'k=')} tok/s" for c in cols)
-             + " | best fixed vs off | auto vs off | auto vs best fixed | acceptance (best k) | tokens/pass (best k) | auto mean k | identical at T=0 |",
-             "|---" * (len(cols) + 8) + "|"]
+             "| category | off tok/s | best fixed | best fixed tok/s | auto tok/s | best fixed vs off | auto vs off "
+             "| auto vs best fixed | auto's accepted tokens by drafter | auto mean k | identical at T=0 |",
+             "|---" * 11 + "|"]
     for category, e in summary.items():
         best = e["best_fixed"]
-        speeds = " | ".join(f"{e[c]['median_tokens_per_s']:.1f}" for c in cols)
+        drafters = ", ".join(f"{name} {n}" for name, n in e["auto"].get("accepted_by_drafter", {}).items()) or "none"
         lines.append(
-            f"| {category} | {speeds} | {e[best]['speedup_vs_off']:.2f}x ({best.replace('k', 'k=')}) | "
-            f"{e['auto']['speedup_vs_off']:.2f}x | {e['auto']['vs_best_fixed']:.2f}x | {e[best]['acceptance']:.0%} | "
-            f"{e[best]['tokens_per_pass']:.2f} | {e['auto']['mean_k']:.1f} | {'yes' if e['identical_at_t0'] else 'NO'} |"
+            f"| {category} | {e['off']['median_tokens_per_s']:.1f} | {best.replace('k', 'k=')} | "
+            f"{e[best]['median_tokens_per_s']:.1f} | {e['auto']['median_tokens_per_s']:.1f} | "
+            f"{e[best]['speedup_vs_off']:.2f}x | {e['auto']['speedup_vs_off']:.2f}x | {e['auto']['vs_best_fixed']:.2f}x | "
+            f"{drafters} | {e['auto']['mean_k']:.1f} | {'yes' if e['identical_at_t0'] else 'NO'} |"
         )
     return "\n".join(lines)
 
@@ -175,13 +265,15 @@ def cmd_bench(args: argparse.Namespace, load_engine: Callable[[argparse.Namespac
     if args.overhead:
         from desktop_app.bench.overhead import cmd_overhead
 
-        report = cmd_overhead(engine, prompts, args)
+        report = cmd_overhead(engine, {c: [p for p in v if isinstance(p, str)] for c, v in prompts.items()}, args)
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "overhead.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
         print(json.dumps(report, indent=2))
         return 0
     drafter = _drafter(engine, args)
     draft_name = engine.draft.name if engine.draft is not None and drafter is DrafterKind.MODEL else drafter.label
+    if args.auto_all:
+        draft_name = "every drafter (" + ", ".join(k.label for k in engine.drafters_available()) + ")"
     header = (f"**{engine.target.name}** + **{draft_name}** on {engine.backend().summary()} "
               f"({platform.machine()}, {__import__('os').cpu_count()} cores), max {args.max_tokens} tokens, "
               f"{args.repeats} repeat(s), greedy")

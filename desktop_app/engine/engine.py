@@ -27,6 +27,7 @@ from desktop_app.engine.drafter_choice import DrafterChoice
 from desktop_app.engine.errors import ContextOverflowError, EngineError, IncompatibleDraftError
 from desktop_app.engine.events import Event, Finished
 from desktop_app.engine.generator import LoopConfig, SpeculativeLoop
+from desktop_app.engine.history_vocab import HistoryVocab
 from desktop_app.engine.gguf_file import read_gguf
 from desktop_app.engine.model import LlamaModel, ProgressFn
 from desktop_app.engine.drafting import drafting_support, is_assistant, rollback_refusal
@@ -57,6 +58,7 @@ class Engine:
         self._costs: dict[tuple[DrafterKind | None, int], CostModel] = {}
         self._target_costs: dict[int, list[float]] = {}  # seconds per target batch of 1..k+1, per k_max
         self.ngrams = ChatNgrams()  # what the n-gram cache drafter knows: the history and this session
+        self._ngrams_vocab: str | None = None  # the vocabulary whose token ids it holds
         self._lock = threading.Lock()
         self._acceptance: dict[str, AcceptanceTracker] = {}
         self._history: tuple[str, list[int]] = ("", [])  # last chat prompt + answer, as text and tokens
@@ -80,6 +82,9 @@ class Engine:
             if self.target is not None:
                 self.target.close()
             self.target = model
+            if self._ngrams_vocab not in (None, model.vocab_fingerprint):
+                self.ngrams.clear()  # token ids of another vocabulary (the history sync refills it)
+            self._ngrams_vocab = model.vocab_fingerprint
             self._costs.clear()
             self._target_costs.clear()
             self._acceptance.clear()
@@ -168,10 +173,22 @@ class Engine:
 
     def close(self) -> None:
         self.unload_draft()
-        self._close_drafting_contexts()
-        if self.target is not None:
-            self.target.close()
-            self.target = None
+        with self._lock:  # a history sync may be tokenizing with the target (history_vocab)
+            self._close_drafting_contexts()
+            if self.target is not None:
+                self.target.close()
+                self.target = None
+
+    def forget_last_answer(self) -> None:
+        """Tokenize the next chat prompt from its text alone, not reusing the last answer's
+        generated tokens (benchmarks: every mode then sees the same prompt tokens)."""
+        self._history = ("", [])
+
+    def history_vocab(self) -> HistoryVocab:
+        """The target's tokenizer for a thread syncing the history n-grams (waits for a running
+        answer or load); EngineError when no target is loaded."""
+        with self._lock:
+            return HistoryVocab(self._require_target(), self._lock, lambda: self.target, self.ngrams)
 
     @staticmethod
     def describe(model: LlamaModel | AssistantWeights) -> ModelInfo:

@@ -5,6 +5,8 @@ Shared by a fully loaded model and a vocabulary-only one (the model library's pa
 
 from __future__ import annotations
 
+import hashlib
+from functools import cached_property
 from typing import Any
 
 import llama_cpp
@@ -38,3 +40,14 @@ class VocabProperties:
 
     def token_text(self, token: int) -> bytes:
         return llama_cpp.llama_vocab_get_text(self.vocab, token) or b""
+
+    @cached_property
+    def vocab_fingerprint(self) -> str:
+        """Hex digest of the vocabulary (its type, size and every token's text): equal for
+        models whose token ids mean the same text (what a table of token ids learned with one
+        may be used with). Computed once (about 30 ms for 50k tokens)."""
+        digest = hashlib.sha256(f"{self.vocab_type}:{self.n_vocab}".encode())
+        for token in range(self.n_vocab):
+            text = self.token_text(token)
+            digest.update(len(text).to_bytes(4, "little") + text)
+        return digest.hexdigest()[:32]

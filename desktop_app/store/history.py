@@ -83,6 +83,20 @@ def check_readable(path: Path) -> None:
         raise HistoryDamaged(path, f"the database is damaged ({problems[0]})")
 
 
+def read_messages(path: Path) -> list[StoredMessage]:
+    """Every message of every conversation, oldest first, through a read-only connection (for
+    another process: a WAL reader never waits for the window's writes, nor blocks them). A
+    history that does not exist yet has none; sqlite3.Error when it cannot be read."""
+    if not path.exists():
+        return []
+    db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        db.row_factory = sqlite3.Row
+        return [_message(r) for r in db.execute("SELECT * FROM messages ORDER BY id")]
+    finally:
+        db.close()
+
+
 def start_fresh(path: Path | None = None) -> tuple[History, Path]:
     """Keep a damaged history as ``<file>.broken-<time>`` (byte for byte) and open a new one."""
     path = path or data_dir() / HISTORY_FILE

@@ -168,10 +168,10 @@ class ChatSession(QObject):
         """The signal comes from the answer being streamed (not one that was cancelled away)."""
         return self.handle is not None and self.sender() is self.handle
 
-    @Slot(str, bool)
-    def _on_token(self, text: str, from_draft: bool) -> None:
+    @Slot(str, str)
+    def _on_token(self, text: str, drafter: str) -> None:
         if self._from_current() and self.answer is not None:
-            self.answer.append(text, from_draft)
+            self.answer.append(text, drafter)
             self._unsaved = True
 
     @Slot(object)

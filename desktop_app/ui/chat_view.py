@@ -5,19 +5,38 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QGuiApplication, QPalette, QTextCharFormat, QTextCursor, QTextDocument
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
+from PySide6.QtGui import QGuiApplication, QPalette, QTextCharFormat, QTextCursor, QTextDocument
 from PySide6.QtWidgets import (
     QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSizePolicy, QVBoxLayout, QWidget,
 )
 
 from desktop_app.engine.api import DrafterKind
+from desktop_app.ui.drafter_tints import drafter_label, drafter_tint, legend_html
+from desktop_app.ui.engine_protocol import Piece
 
 RENDER_MS = 80  # re-render a streaming message at most ~12 times a second
 
 
+def format_drafts(by_drafter: object) -> str:
+    """Who drafted an answer's tokens: "prompt lookup 40/52, n-gram map 3/5" (accepted/drafted),
+    most accepted first; "" when ``by_drafter`` (stats' DrafterKind value -> (drafted, accepted),
+    lists once read back from the history) says nothing usable."""
+    if not isinstance(by_drafter, dict):
+        return ""
+    counts: list[tuple[str, int, int]] = []
+    for drafter, pair in by_drafter.items():
+        if isinstance(pair, (list, tuple)) and len(pair) == 2 and all(isinstance(n, int) for n in pair):
+            drafted, accepted = pair
+            if drafted > 0:
+                counts.append((str(drafter), drafted, accepted))
+    counts.sort(key=lambda c: (-c[2], -c[1]))
+    return ", ".join(f"{drafter_label(d).lower()} {a}/{n}" for d, n, a in counts)
+
+
 def format_footer(stats: dict[str, Any]) -> str:
-    """One line under an answer: tokens/s, time to first token, tokens, acceptance and mode."""
+    """One line under an answer: tokens/s, time to first token, tokens, acceptance, mode and
+    which drafters made the accepted tokens (or, for answers stored without that, the main one)."""
     tps = stats.get("decode_tokens_per_s") or stats.get("window_tokens_per_s") or 0.0
     parts = [f"{tps:.1f} tok/s", f"TTFT {stats.get('ttft_s', 0.0) * 1000:.0f} ms",
              f"{stats.get('generated_tokens', 0)} tokens"]
@@ -26,9 +45,13 @@ def format_footer(stats: dict[str, Any]) -> str:
     else:
         parts.append("acceptance –")
     mode = str(stats.get("mode", "off"))
-    drafter = stats.get("drafter", "none")
-    kinds = {k.value: k.label.lower() for k in DrafterKind}
-    parts.append(f"mode {mode}" + (f" ({kinds[drafter]})" if drafter in kinds else ""))
+    drafts = format_drafts(stats.get("by_drafter"))
+    if drafts:
+        parts += [f"mode {mode}", f"drafts: {drafts}"]
+    else:
+        drafter = stats.get("drafter", "none")
+        kinds = {k.value for k in DrafterKind}
+        parts.append(f"mode {mode}" + (f" ({drafter_label(drafter).lower()})" if drafter in kinds else ""))
     reason = stats.get("finish_reason")
     if reason == "cancelled":
         parts.append("stopped")
@@ -39,14 +62,15 @@ def format_footer(stats: dict[str, Any]) -> str:
     return " · ".join(parts)
 
 
-def _draft_positions(source: str, flags: Sequence[bool], rendered: str) -> list[int]:
-    """Positions in the rendered text of characters that came from drafts.
+def _draft_marks(source: str, drafters: Sequence[str], rendered: str) -> list[tuple[int, str]]:
+    """(position in the rendered text, drafter) of the characters that came from drafts.
 
-    Markdown rendering drops markup (``**``, fences, ``#``) and changes whitespace, so source and
-    rendered text are aligned greedily: equal characters match, whitespace matches whitespace,
-    and unmatched markup in the source is skipped.
+    ``drafters`` holds each source character's drafter ("" for the target's own text). Markdown
+    rendering drops markup (``**``, fences, ``#``) and changes whitespace, so source and rendered
+    text are aligned greedily: equal characters match, whitespace matches whitespace, and
+    unmatched markup in the source is skipped.
     """
-    marks: list[int] = []
+    marks: list[tuple[int, str]] = []
     j, n = 0, len(rendered)
     for i, c in enumerate(source):
         while j < n and rendered[j].isspace() and not c.isspace():
@@ -55,32 +79,36 @@ def _draft_positions(source: str, flags: Sequence[bool], rendered: str) -> list[
             break
         r = rendered[j]
         if c == r or (c.isspace() and r.isspace()):
-            if flags[i]:
-                marks.append(j)
+            if drafters[i]:
+                marks.append((j, drafters[i]))
             j += 1
     return marks
 
 
-def highlighted_html(segments: Sequence[tuple[str, bool]], tint: QColor) -> str:
-    """Markdown rendered to HTML with the text from accepted draft tokens on a tinted background."""
+def highlighted_html(segments: Sequence[Piece], palette: QPalette) -> str:
+    """Markdown rendered to HTML with the text from each drafter's accepted tokens on that
+    drafter's tint (:func:`drafter_tint`)."""
     source = "".join(t for t, _ in segments)
-    flags = [d for t, d in segments for _ in t]
+    drafters = [d for t, d in segments for _ in t]
     doc = QTextDocument()
     doc.setMarkdown(source)
-    marks = _draft_positions(source, flags, doc.toPlainText())
-    fmt = QTextCharFormat()
-    fmt.setBackground(tint)
+    marks = _draft_marks(source, drafters, doc.toPlainText())
     cursor = QTextCursor(doc)
-    start = prev = None
-    for pos in [*marks, None]:
-        if pos is not None and prev is not None and pos == prev + 1:
-            prev = pos
+    formats: dict[str, QTextCharFormat] = {}
+    run: tuple[int, int, str] | None = None  # start, last position, drafter
+    for pos, drafter in [*marks, (-1, "")]:
+        if run is not None and pos == run[1] + 1 and drafter == run[2]:
+            run = (run[0], pos, drafter)
             continue
-        if start is not None and prev is not None:
+        if run is not None:
+            start, last, kind = run
+            if kind not in formats:
+                formats[kind] = QTextCharFormat()
+                formats[kind].setBackground(drafter_tint(kind, palette))
             cursor.setPosition(start)
-            cursor.setPosition(prev + 1, QTextCursor.MoveMode.KeepAnchor)
-            cursor.mergeCharFormat(fmt)
-        start = prev = pos
+            cursor.setPosition(last + 1, QTextCursor.MoveMode.KeepAnchor)
+            cursor.mergeCharFormat(formats[kind])
+        run = (pos, pos, drafter) if pos >= 0 else None
     return doc.toHtml()
 
 
@@ -101,7 +129,7 @@ class MessageWidget(QFrame):
                  highlight: bool = True, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.role = role
-        self.segments: list[tuple[str, bool]] = [(text, False)] if text else []
+        self.segments: list[Piece] = [(text, "")] if text else []
         self.stats = stats
         self.highlight = highlight
         self.dirty = False
@@ -155,17 +183,24 @@ class MessageWidget(QFrame):
 
     @property
     def draft_text(self) -> str:
+        """The text that came from accepted drafts, whichever drafter."""
         return "".join(t for t, d in self.segments if d)
 
-    def append(self, text: str, from_draft: bool = False) -> None:
-        if self.segments and self.segments[-1][1] == from_draft:
-            self.segments[-1] = (self.segments[-1][0] + text, from_draft)
+    @property
+    def drafters(self) -> list[str]:
+        """The drafters whose accepted tokens are in the text, in order of first appearance."""
+        return list(dict.fromkeys(d for _, d in self.segments if d))
+
+    def append(self, text: str, drafter: str = "") -> None:
+        """More answer text: from ``drafter``'s accepted tokens (a DrafterKind value), or the target's ("")."""
+        if self.segments and self.segments[-1][1] == drafter:
+            self.segments[-1] = (self.segments[-1][0] + text, drafter)
         else:
-            self.segments.append((text, from_draft))
+            self.segments.append((text, drafter))
         self.dirty = True
 
     def set_text(self, text: str) -> None:
-        self.segments = [(text, False)] if text else []
+        self.segments = [(text, "")] if text else []
         self.dirty = True
         self.render_text()
 
@@ -180,16 +215,24 @@ class MessageWidget(QFrame):
         self.footer.setVisible(self.role == "assistant")
 
     def render_text(self) -> None:
-        """Markdown; with highlighting on, text from accepted drafts is tinted."""
+        """Markdown; with highlighting on, text from accepted drafts is tinted per drafter, and
+        the body's tooltip names the drafters on their tints."""
         self.dirty = False
-        if self.highlight and any(d for _, d in self.segments):
-            tint = QColor(self.palette().color(QPalette.ColorRole.Highlight))
-            tint.setAlpha(70)
+        drafters = self.drafters
+        if self.highlight and drafters:
+            palette = self.palette()
             self.body.setTextFormat(Qt.TextFormat.RichText)
-            self.body.setText(highlighted_html(self.segments, tint))
+            self.body.setText(highlighted_html(self.segments, palette))
+            self.body.setToolTip(f"<p>Tinted text came from accepted drafts:<br>{legend_html(palette, drafters)}</p>")
         else:
             self.body.setTextFormat(Qt.TextFormat.MarkdownText)
             self.body.setText(self.text or " ")
+            self.body.setToolTip("")
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt API
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange and self.highlight and self.drafters:
+            self.render_text()  # the tints follow a light/dark theme switch
 
     def _copy(self) -> None:
         QGuiApplication.clipboard().setText(self.text)

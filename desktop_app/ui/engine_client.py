@@ -18,8 +18,8 @@ from PySide6.QtCore import QObject, Signal, Slot
 from desktop_app.engine.api import GenerateRequest, LoadedModels
 from desktop_app.ui import engine_worker
 from desktop_app.ui.engine_protocol import (
-    Cancel, Command, Done, EngineEvent, Failed, Fatal, Generate, LiveStats, Load, Loaded, LoadFailed, Loading,
-    LoadProgressed, Pieces, Ready, Shutdown,
+    Cancel, Command, Done, EngineEvent, Failed, Fatal, Generate, HistoryChanged, LiveStats, Load, Loaded, LoadFailed,
+    Loading, LoadProgressed, Pieces, Ready, Shutdown,
 )
 
 _Detached = tuple[BaseProcess, Connection | None, threading.Thread | None]  # a process being stopped
@@ -59,14 +59,15 @@ class GenerationHandle(QObject):
     """One answer being generated: its own signals, emitted in the GUI thread.
 
     Signals:
-        token_received(str, bool): answer text; True when it came from accepted drafts.
+        token_received(str, str): answer text, and the DrafterKind value of the drafter whose accepted
+            tokens made it ("" for the target's own text).
         stats_updated(GenerationStats): live figures about ten times a second.
         finished(Done): the final text and stats; ``stats.finish_reason`` is "cancelled" after a stop.
         failed(str): the generation failed with this message (not emitted when the process dies:
             ``EngineClient.engine_crashed`` says that).
     """
 
-    token_received = Signal(str, bool)
+    token_received = Signal(str, str)
     stats_updated = Signal(object)
     finished = Signal(object)
     failed = Signal(str)
@@ -211,6 +212,11 @@ class EngineClient(QObject):
         if handle.id in self.pending:
             self._send(Cancel(handle.id))
 
+    def history_changed(self, deleted: bool = False) -> None:
+        """The chat history named in the last load changed: the engine re-syncs its n-gram cache
+        in the background (``deleted``: messages went, their n-grams must go too)."""
+        self._send(HistoryChanged(deleted))
+
     # ------------------------------------------------------------------ events
     def _end(self, request_id: int) -> GenerationHandle | None:
         handle = self.pending.pop(request_id, None)
@@ -242,8 +248,8 @@ class EngineClient(QObject):
             self.load_failed.emit(event.message)
         elif isinstance(event, Pieces):
             if handle is not None:
-                for text, from_draft in event.pieces:
-                    handle.token_received.emit(text, from_draft)
+                for text, drafter in event.pieces:
+                    handle.token_received.emit(text, drafter)
         elif isinstance(event, LiveStats):
             if handle is not None:
                 handle.stats_updated.emit(event.stats)

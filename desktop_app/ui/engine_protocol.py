@@ -13,6 +13,7 @@ from desktop_app.engine.api import (
 )
 
 Stage = str  # "target" or "draft"
+Piece = tuple[str, str]  # answer text and the DrafterKind value whose accepted tokens made it ("": the target's own)
 
 
 # ---------------------------------------------------------------------- commands
@@ -26,7 +27,8 @@ class AutoPlan:
 
 @dataclass(frozen=True)
 class Load:
-    """Load a target ("" is the embedded default model) and optionally a draft."""
+    """Load a target ("" is the embedded default model) and optionally a draft; ``history`` is
+    the chat history file the n-gram cache learns from ("": none)."""
 
     def locally(self) -> Load:
         """The same load without workers: every layer on this computer."""
@@ -37,6 +39,15 @@ class Load:
     draft: str | None = None
     draft_options: ModelOptions = field(default_factory=ModelOptions)
     plan: AutoPlan = field(default_factory=AutoPlan)
+    history: str = ""
+
+
+@dataclass(frozen=True)
+class HistoryChanged:
+    """The chat history changed: an answer was saved (``deleted`` False), or messages or
+    conversations were deleted or edited away (True: their n-grams must go, this run's too)."""
+
+    deleted: bool = False
 
 
 @dataclass(frozen=True)
@@ -57,7 +68,7 @@ class Shutdown:
     pass
 
 
-Command = Load | Generate | Cancel | Shutdown
+Command = Load | Generate | Cancel | HistoryChanged | Shutdown
 
 
 # ---------------------------------------------------------------------- events
@@ -95,10 +106,10 @@ class LoadFailed:
 
 @dataclass(frozen=True)
 class Pieces:
-    """Answer text, coalesced: (text, came from accepted drafts) runs."""
+    """Answer text, coalesced: runs of text from the same source (see :data:`Piece`)."""
 
     id: int
-    pieces: tuple[tuple[str, bool], ...]
+    pieces: tuple[Piece, ...]
 
 
 @dataclass(frozen=True)

@@ -16,11 +16,14 @@ import time
 import traceback
 from collections.abc import Callable
 from multiprocessing.connection import Connection
+from pathlib import Path
 
-from desktop_app.engine.api import GenerateRequest, GenerationStats, WorkerAddress
+from desktop_app.engine.api import (
+    Finished, GenerateRequest, GenerationStats, StatsUpdate, TextChunk, WorkerAddress,
+)
 from desktop_app.ui.engine_protocol import (
-    Cancel, Done, EngineEvent, Failed, Fatal, Generate, LiveStats, Load, Loaded, LoadFailed, Loading, LoadProgressed,
-    Pieces, Ready, Shutdown, Stage,
+    Cancel, Done, EngineEvent, Failed, Fatal, Generate, HistoryChanged, LiveStats, Load, Loaded, LoadFailed, Loading,
+    LoadProgressed, Piece, Pieces, Ready, Shutdown, Stage,
 )
 
 CHUNK_FLUSH_S = 0.03  # coalesce text pieces: ~30 messages/s at most, whatever the model's speed
@@ -57,6 +60,16 @@ class LoadProgress:
         self(1.0)
 
 
+def add_piece(pieces: list[Piece], chunk: TextChunk) -> None:
+    """Append ``chunk`` to the runs waiting to be sent: joined to the last run when it came from
+    the same source (the same drafter's accepted tokens, or the target's own text)."""
+    drafter = chunk.drafter if chunk.from_draft else ""
+    if pieces and pieces[-1][1] == drafter:
+        pieces[-1] = (pieces[-1][0] + chunk.text, drafter)
+    else:
+        pieces.append((chunk.text, drafter))
+
+
 def default_threads() -> int:
     """Every core on small machines: decoding speed scales with them (2 cores: 143 tok/s vs
     89 with one), and the window's thread mostly sleeps (the responsiveness test holds).
@@ -68,9 +81,12 @@ def default_threads() -> int:
 class _Worker:
     def __init__(self, conn: Connection) -> None:
         from desktop_app.engine import Engine
+        from desktop_app.ui.history_ngrams import HistoryNgrams
 
         self.conn = conn
         self.engine = Engine()
+        self.history_ngrams = HistoryNgrams(self.engine)  # the n-gram cache learned from the chat history
+        self.history: Path | None = None  # its file (from the last Load)
         self.jobs: queue.Queue[Load | Generate | None] = queue.Queue()
         self.cancel = threading.Event()  # the running generation's
         self.running: int | None = None  # its request id
@@ -144,11 +160,17 @@ class _Worker:
             self.engine.prepare_auto(job.plan.drafter, job.plan.draft_max, should_stop=lambda: not self.jobs.empty())
         except Exception:  # noqa: BLE001 - auto measures lazily on first use instead
             traceback.print_exc()
+        # The n-gram cache learns the history in the background (not beside the measurement:
+        # its Python work would skew the timings).
+        self.history = Path(job.history) if job.history else None
+        self.history_changed(HistoryChanged())
+
+    def history_changed(self, command: HistoryChanged) -> None:
+        if self.history is not None:
+            self.history_ngrams.request(self.history, forget_session=command.deleted)
 
     def generate(self, request_id: int, request: GenerateRequest) -> None:
-        from desktop_app.engine.api import Finished, StatsUpdate, TextChunk
-
-        pieces: list[tuple[str, bool]] = []
+        pieces: list[Piece] = []
         last_flush = time.perf_counter()
 
         def flush() -> None:
@@ -160,10 +182,7 @@ class _Worker:
 
         for event in self.engine.generate(request, self.cancel):
             if isinstance(event, TextChunk):
-                if pieces and pieces[-1][1] == event.from_draft:
-                    pieces[-1] = (pieces[-1][0] + event.text, event.from_draft)
-                else:
-                    pieces.append((event.text, event.from_draft))
+                add_piece(pieces, event)
                 if time.perf_counter() - last_flush >= CHUNK_FLUSH_S:
                     flush()
             elif isinstance(event, StatsUpdate):
@@ -203,6 +222,8 @@ class _Worker:
                         self.cancel.set()
                     else:
                         self.cancelled.add(command.id)
+            elif isinstance(command, HistoryChanged):
+                self.history_changed(command)
             elif isinstance(command, Shutdown):
                 break
             elif isinstance(command, (Load, Generate)):
@@ -214,6 +235,7 @@ class _Worker:
             # A native decode is still running (a big prompt, a busy machine): freeing the
             # models under it would be unsafe, and the process is ending anyway.
             os._exit(0)
+        self.history_ngrams.close()
         self.engine.close()
 
 

@@ -173,7 +173,7 @@ class MainWindow(QMainWindow):
         c.load_failed.connect(self._on_load_failed)
         c.generation_started.connect(self._on_generation_started)
         c.engine_crashed.connect(self._on_crash)
-        self.session.busy_changed.connect(lambda _b: self._update_buttons())
+        self.session.busy_changed.connect(self._on_busy_changed)
         self.session.conversation_changed.connect(self._on_conversation_changed)
         self.session.error.connect(self._show_error)
         self.session.store_failed.connect(self.tell)
@@ -251,6 +251,7 @@ class MainWindow(QMainWindow):
             draft=s["draft_path"] or None,
             draft_options=ModelOptions(n_gpu_layers=s["draft_n_gpu_layers"], n_ctx=s["n_ctx"], n_threads=threads),
             plan=AutoPlan(self._requested_drafter(), s["draft_max"]),
+            history=str(self.history.path),  # what the n-gram cache learns from
         )
         if command == self.client.last_load and self.client.running:
             return  # e.g. a GPU-layers box lost focus without a change
@@ -390,6 +391,7 @@ class MainWindow(QMainWindow):
     def edit_last(self) -> None:
         text = self.session.take_last_user_message()
         if text is not None:
+            self.client.history_changed(deleted=True)
             self.input.setPlainText(text)
             self.input.setFocus()
 
@@ -432,7 +434,13 @@ class MainWindow(QMainWindow):
 
     def _on_deleted(self, conversation_id: int) -> None:
         if self.session.conversation_id == conversation_id:
-            self.session.open(None)
+            self.session.open(None)  # stops its answer first: the engine forgets after it ends
+        self.client.history_changed(deleted=True)
+
+    def _on_busy_changed(self, busy: bool) -> None:
+        if not busy:
+            self.client.history_changed()  # the answer was saved: the n-gram cache learns it
+        self._update_buttons()
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt API
         self.session.save_now()

@@ -116,8 +116,8 @@ class RaceDialog(QDialog):
     def _from_current(self) -> bool:
         return self._handle is not None and self.sender() is self._handle
 
-    @Slot(str, bool)
-    def _on_token(self, text: str, from_draft: bool) -> None:
+    @Slot(str, str)
+    def _on_token(self, text: str, _drafter: str) -> None:
         if self._from_current() and self._lane is not None:
             edit = self.texts[self._lane]
             edit.moveCursor(edit.textCursor().MoveOperation.End)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtWidgets import (
     QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget,
 )
 
 from desktop_app.engine.api import DRAFT_K, MAX_TOKENS, TEMPERATURE, GenerationStats, SpecMode
+from desktop_app.ui.drafter_tints import legend_html
 from desktop_app.ui.speed_gauge import AcceptanceMeter, Sparkline, SpeedGauge
 
 
@@ -40,6 +42,15 @@ class SidePanel(QWidget):
         self.highlight.setObjectName("highlightDrafts")
         self.highlight.setAccessibleName("Tint text that came from accepted draft tokens")
         layout.addWidget(self.highlight)
+        self.legend = QLabel()  # each drafter's tint, shown while highlighting is on
+        self.legend.setObjectName("drafterLegend")
+        self.legend.setAccessibleName("Highlight colour of each drafter")
+        self.legend.setTextFormat(Qt.TextFormat.RichText)
+        self.legend.setWordWrap(True)
+        self.legend.setVisible(False)
+        self._show_legend()
+        self.highlight.toggled.connect(self.legend.setVisible)
+        layout.addWidget(self.legend)
         self.race = QPushButton("Race: off vs on")
         self.race.setObjectName("raceButton")
         self.race.setAccessibleName("Rerun the last prompt with speculation off and on")
@@ -64,6 +75,14 @@ class SidePanel(QWidget):
         settings.addRow("Max tokens", self.max_tokens)
         layout.addLayout(settings)
         layout.addStretch(1)
+
+    def _show_legend(self) -> None:
+        self.legend.setText(legend_html(self.palette()))
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt API
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self._show_legend()  # the tints follow a light/dark theme switch
 
     def mode_key(self) -> str:
         return str(self.mode.currentData())

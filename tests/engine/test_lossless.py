@@ -59,8 +59,9 @@ def test_greedy_draft_model_output_is_token_identical(pair_engine: Engine, promp
 
 @pytest.mark.parametrize("prompt", REWRITE_PROMPTS + CHAT_LOOKUP_PROMPTS)
 def test_greedy_prompt_lookup_on_default_model_is_token_identical(default_engine: Engine, prompt: str) -> None:
-    plain, _ = run(default_engine, messages=user(prompt), max_tokens=40, spec="off")
-    fast, _ = run(default_engine, messages=user(prompt), max_tokens=40, spec="on", draft_max=4, drafter="ngram")
+    # long enough for each answer to repeat a run of 3+ tokens (prompt lookup's shortest match)
+    plain, _ = run(default_engine, messages=user(prompt), max_tokens=100, spec="off")
+    fast, _ = run(default_engine, messages=user(prompt), max_tokens=100, spec="on", draft_max=4, drafter="ngram")
     assert fast.token_ids == plain.token_ids
     assert fast.text == plain.text
     assert fast.stats.drafted > 0 and fast.stats.accepted > 0

@@ -11,15 +11,16 @@ from PySide6.QtCore import Qt
 
 from desktop_app.engine.api import GenerationStats
 from desktop_app.ui.engine_client import GenerationHandle
-from desktop_app.ui.engine_protocol import Done
+from desktop_app.ui.engine_protocol import Done, Piece
 from tests.ui.conftest import ANSWER_TIMEOUT_MS
 
 
 @dataclass
 class AnswerWatch:
-    """What the next answer's handle reported: text pieces, live stats, the end."""
+    """What the next answer's handle reported: text pieces (and with their drafters), live stats, the end."""
 
     pieces: list[str] = field(default_factory=list)
+    runs: list[Piece] = field(default_factory=list)
     live: list[GenerationStats] = field(default_factory=list)
     done: Done | None = None
     failure: str | None = None
@@ -29,10 +30,14 @@ class AnswerWatch:
         if self.handle is not None:
             return  # only the first answer started while watching
         self.handle = handle
-        handle.token_received.connect(lambda text, _draft: self.pieces.append(text))
+        handle.token_received.connect(self._on_token)
         handle.stats_updated.connect(self.live.append)
         handle.finished.connect(lambda done: setattr(self, "done", done))
         handle.failed.connect(lambda message: setattr(self, "failure", message))
+
+    def _on_token(self, text: str, drafter: str) -> None:
+        self.pieces.append(text)
+        self.runs.append((text, drafter))
 
     @property
     def ended(self) -> bool:

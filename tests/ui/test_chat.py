@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from PySide6.QtCore import Qt
 
+from desktop_app.engine.api import DrafterKind
 from desktop_app.store import History
+from desktop_app.ui.chat_view import format_footer, highlighted_html
+from desktop_app.ui.drafter_tints import drafter_tint
 from tests.ui.conftest import ANSWER_TIMEOUT_MS
 from tests.ui.helpers import last_answer, next_answer, send_and_wait, type_and_send
 
@@ -31,8 +35,10 @@ def test_a_message_streams_an_answer_with_its_footer(qtbot: Any, make_window: An
     assert window.chat_view.messages[0].text == "Hello\nthere"
     assert window.input.toPlainText() == ""
     footer = answer.footer.text()
-    for part in ("tok/s", "TTFT", "120 tokens", "acceptance", "mode on (prompt lookup)"):
+    for part in ("tok/s", "TTFT", "120 tokens", "acceptance", "mode on"):
         assert part in footer
+    drafted, accepted = watch.done.stats.by_drafter.get("ngram", (0, 0))
+    assert (f"drafts: prompt lookup {accepted}/{drafted}" if drafted else "mode on (prompt lookup)") in footer
     assert window.send_button.isEnabled() and not window.stop_button.isEnabled()
     # the answer is in the history with its stats
     stored = window.history.messages(window.session.conversation_id)
@@ -75,8 +81,8 @@ def test_speculation_mode_changes_between_messages_without_reloading(
     mode.setCurrentText("On")
     send_and_wait(qtbot, window, "Second question")
     footer = last_answer(window).footer.text()
-    assert "mode on (prompt lookup)" in footer
-    assert "acceptance –" not in footer  # it drafted
+    assert "mode on · drafts: prompt lookup " in footer  # it drafted
+    assert "acceptance –" not in footer
     assert loads == []
     assert window.settings["spec_mode"] == "on"
 
@@ -138,13 +144,95 @@ def test_regenerate_and_edit_and_resend(qtbot: Any, make_window: Any, models: An
 def test_draft_highlighting_tints_accepted_draft_text(qtbot: Any, make_window: Any, models: Any) -> None:
     window = make_window(target_path=models.target, draft_path=models.draft, drafter="model", spec_mode="on",
                          max_tokens=80, highlight_drafts=True)
-    send_and_wait(qtbot, window, "Hello there")
+    done = send_and_wait(qtbot, window, "Hello there")
     answer = last_answer(window)
     assert answer.draft_text  # the factory draft agrees with the target on most tokens
-    assert "background-color" in answer.body.text()
+    assert answer.drafters == ["model"]
+    palette = answer.palette()
+    html = answer.body.text()
+    assert f"background-color:{drafter_tint('model', palette).name()}" in html
+    assert drafter_tint("ngram", palette).name() not in html
+    assert "Draft model" in answer.body.toolTip()
+    drafted, accepted = done.stats.by_drafter["model"]
+    assert f"drafts: draft model {accepted}/{drafted}" in answer.footer.text()
+    # the side panel's legend names every drafter on its tint while highlighting is on
+    legend = window.side.legend
+    assert not legend.isHidden()
+    for kind in DrafterKind:
+        assert kind.label in legend.text() and drafter_tint(kind.value, palette).name() in legend.text()
     window.side.highlight.setChecked(False)
     assert "background-color" not in answer.body.text()
+    assert answer.body.toolTip() == "" and legend.isHidden()
     assert window.settings["highlight_drafts"] is False
+
+
+def test_an_auto_answer_names_its_drafters_in_the_footer_and_tints_their_text(qtbot: Any, make_window: Any) -> None:
+    """The embedded default model correcting typos copies most of the prompt: drafted tokens."""
+    window = make_window(spec_mode="auto", drafter="ngram", max_tokens=60, highlight_drafts=True)
+    paragraph = ("The quick brown fox jumpd over the lazy dog. It was a sunny day and the fox was verry happy "
+                 "to be outside in the feilds, runing around with his freinds until the evening came.")
+    window.input.setPlainText("Correct the typos in this paragraph and output the full corrected paragraph:\n\n"
+                              + paragraph)
+    with next_answer(qtbot, window.client) as watch:
+        qtbot.mouseClick(window.send_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not window.session.busy)
+    assert watch.done is not None, watch.failure
+    by_drafter = {d: c for d, c in watch.done.stats.by_drafter.items() if c[0]}
+    assert by_drafter and sum(a for _, a in by_drafter.values()) > 0
+    answer = last_answer(window)
+    # the footer: each drafter with accepted/drafted, most accepted first, next to the mode
+    footer = answer.footer.text()
+    assert "mode auto" in footer
+    shown = sorted(by_drafter.items(), key=lambda item: (-item[1][1], -item[1][0]))
+    drafts = ", ".join(f"{DrafterKind(d).label.lower()} {a}/{n}" for d, (n, a) in shown)
+    assert f"drafts: {drafts}" in footer
+    # the text: each run knows its drafter, as the engine process sent it; every drafter's text
+    # is on that drafter's tint and no other drafter's tint is used
+    assert [run for run in watch.runs if run[1]] and "".join(t for t, _ in watch.runs) == answer.text
+    assert answer.drafters and set(answer.drafters) <= set(by_drafter)
+    assert "".join(t for t, d in answer.segments if d) == "".join(t for t, d in watch.runs if d)
+    palette = answer.palette()
+    html = answer.body.text()
+    for kind in DrafterKind:
+        assert (f"background-color:{drafter_tint(kind.value, palette).name()}" in html) == (
+            kind.value in answer.drafters), kind
+        assert (kind.label in answer.body.toolTip()) == (kind.value in answer.drafters)
+    # stored with the answer: the same footer when the conversation is opened again
+    conversation = window.session.conversation_id
+    window.session.open(None)
+    window.session.open(conversation)
+    assert f"drafts: {drafts}" in last_answer(window).footer.text()
+
+
+def test_the_footer_counts_each_drafters_accepted_and_drafted_tokens() -> None:
+    stats = {"decode_tokens_per_s": 42.0, "ttft_s": 0.12, "generated_tokens": 60, "drafted": 57,
+             "accepted": 43, "acceptance_rate": 43 / 57, "mode": "auto", "drafter": "ngram",
+             "by_drafter": {"ngram-map": (5, 3), "ngram": (52, 40), "model": (0, 0)}, "finish_reason": "length"}
+    footer = format_footer(stats)
+    assert footer == ("42.0 tok/s · TTFT 120 ms · 60 tokens · acceptance 75% · mode auto"
+                      " · drafts: prompt lookup 40/52, n-gram map 3/5")
+    # read back from the history (JSON): lists, the same footer
+    assert format_footer({**stats, "by_drafter": {"ngram": [52, 40], "ngram-map": [5, 3]}}) == footer
+    # answers stored before drafters were counted: the main drafter, as before
+    older = {k: v for k, v in stats.items() if k != "by_drafter"}
+    assert format_footer(older).endswith("acceptance 75% · mode auto (prompt lookup)")
+    assert format_footer({**stats, "by_drafter": "garbage", "finish_reason": "cancelled"}).endswith(
+        "mode auto (prompt lookup) · stopped")
+
+
+def test_each_drafters_text_is_on_its_own_tint(qtbot: Any) -> None:
+    from PySide6.QtWidgets import QWidget
+
+    palette = QWidget().palette()
+    html = highlighted_html([("Hello ", ""), ("**bold** copy", "ngram"), (" and map", "ngram-map"), (" end", "")],
+                            palette)
+    ngram, ngram_map = drafter_tint("ngram", palette).name(), drafter_tint("ngram-map", palette).name()
+    assert ngram != ngram_map
+    spans = re.findall(r'<span style="([^"]*)">([^<]*)</span>', html)
+    tinted = {text.strip(): style for style, text in spans if "background-color" in style}
+    assert f"background-color:{ngram}" in tinted["bold"] and f"background-color:{ngram}" in tinted["copy"]
+    assert f"background-color:{ngram_map}" in tinted["and map"]
+    assert "Hello" not in tinted and "end" not in tinted and "Hello" in html and "end" in html
 
 
 def test_history_survives_closing_and_reopening_the_window(qtbot: Any, make_window: Any, models: Any) -> None:

@@ -1,9 +1,11 @@
-"""The engine process's load progress messages: rising, throttled, always ending on 100 %."""
+"""The engine process's messages: load progress rising, throttled, always ending on 100 %; answer
+text coalesced into runs that keep which drafter made them."""
 
 from __future__ import annotations
 
-from desktop_app.ui.engine_protocol import EngineEvent, LoadProgressed
-from desktop_app.ui.engine_worker import LoadProgress
+from desktop_app.engine.api import TextChunk
+from desktop_app.ui.engine_protocol import EngineEvent, LoadProgressed, Piece
+from desktop_app.ui.engine_worker import LoadProgress, add_piece
 
 
 def _recorder(interval_s: float) -> tuple[LoadProgress, list[float]]:
@@ -31,3 +33,13 @@ def test_done_reports_one_when_the_loader_stopped_short() -> None:
         progress(fraction)
     progress.done()
     assert fractions == [0.2, 0.7, 1.0]
+
+
+def test_answer_text_is_coalesced_into_runs_per_drafter() -> None:
+    pieces: list[Piece] = []
+    for chunk in (TextChunk("The"), TextChunk(" quick", True, "ngram"), TextChunk(" brown", True, "ngram"),
+                  TextChunk(" fox", True, "ngram-map"), TextChunk(" jumps", True, "ngram"), TextChunk(" over"),
+                  TextChunk(" the"), TextChunk(" dog", True, "model")):
+        add_piece(pieces, chunk)
+    assert pieces == [("The", ""), (" quick brown", "ngram"), (" fox", "ngram-map"), (" jumps", "ngram"),
+                      (" over the", ""), (" dog", "model")]

@@ -50,6 +50,15 @@ class ChatNgrams:
     def __len__(self) -> int:
         return len(self.history) + len(self.session)
 
+    def snapshot(self) -> tuple[NgramCounts, NgramCounts]:
+        """What both tables hold now (for benchmarks: every mode starts from the same cache)."""
+        with self._lock:
+            return self.history, self.session.copy()
+
+    def restore(self, state: tuple[NgramCounts, NgramCounts]) -> None:
+        with self._lock:
+            self.history, self.session = state[0], state[1].copy()
+
     def chain(self, context: Sequence[int], k: int) -> list[int]:
         """Up to ``k`` tokens: each the confident follower in the history, else in this session."""
         history, session = self.history, self.session  # one consistent pair for the whole proposal

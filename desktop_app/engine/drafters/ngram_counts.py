@@ -80,6 +80,12 @@ class NgramCounts:
             window = window[1:] + [token] if len(window) >= longest else window + [token]
         return out
 
+    def copy(self) -> NgramCounts:
+        twin = NgramCounts(self.orders)
+        twin.table = {key: dict(counts) for key, counts in self.table.items()}
+        twin.tokens_added = self.tokens_added
+        return twin
+
     def merge(self, other: NgramCounts) -> None:
         for key, counts in other.table.items():
             mine = self.table.setdefault(key, {})

@@ -21,7 +21,7 @@ class PromptLookupDrafter(Drafter):
     kind = DrafterKind.NGRAM
     free = True
 
-    def __init__(self, max_ngram: int = 4, min_ngram: int = 2) -> None:
+    def __init__(self, max_ngram: int = 4, min_ngram: int = 3) -> None:
         self.max_ngram = max_ngram
         self.min_ngram = min_ngram
 
