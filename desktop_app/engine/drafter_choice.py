@@ -22,19 +22,25 @@ from desktop_app.engine.drafters import Draft, Drafter
 from desktop_app.engine.policy import AutoPolicy, Policy
 
 
+HOT_AFTER = 2  # shadow hits in a row that count as a run (one hit is often chance)
+
+
 class ShadowScore:
     """A model-free proposal that was not verified, scored token by token as the target
-    commits tokens; the drafter's policy hears (proposed, matched) when it misses or completes."""
+    commits tokens: every HOT_AFTER hits in a row tell the drafter's policy of a run at once,
+    and a miss tells it of the departure, so a copy run is noticed two tokens into it (not
+    when a 12-token proposal has been decoded one token at a time)."""
 
     def __init__(self, drafter: Drafter, policy: Policy) -> None:
         self.drafter = drafter
         self.policy = policy
         self.proposal: list[int] = []
         self.hits = 0
+        self.reported = 0  # hits already told to the policy
 
     def offer(self, proposal: list[int]) -> None:
         if not self.proposal and proposal:
-            self.proposal, self.hits = proposal, 0
+            self.proposal, self.hits, self.reported = proposal, 0, 0
 
     def drop(self) -> None:
         self.proposal = []
@@ -44,8 +50,13 @@ class ShadowScore:
             return
         hit = token == self.proposal[self.hits]
         self.hits += hit
+        pending = self.hits - self.reported
+        if not hit:
+            self.policy.observe_shadow(pending + 1, pending)
+        elif pending >= HOT_AFTER or self.hits == len(self.proposal):
+            self.policy.observe_shadow(pending, pending)
+            self.reported = self.hits
         if not hit or self.hits == len(self.proposal):
-            self.policy.observe_shadow(len(self.proposal), self.hits)
             self.proposal = []
 
 

@@ -24,7 +24,7 @@ HOT_PRIOR = 0.9  # right after a fully accepted draft, the next one usually is t
 DECAY = 0.9  # per observed cycle: recent cycles count more
 MIN_GAIN = 1.02  # a k > 0 must promise at least 2% over plain decoding
 CARRY_WEIGHT = 6.0  # trials of evidence a new answer inherits from earlier ones
-PESSIMISM = 1.0  # pseudo-failures added when deciding: thin evidence drafts less
+PESSIMISM = 0.5  # pseudo-failures added when deciding: thin evidence drafts less
 
 
 def expected_tokens(a: float, k: int) -> float:
