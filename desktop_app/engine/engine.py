@@ -33,7 +33,7 @@ from desktop_app.engine.model import LlamaModel, ProgressFn
 from desktop_app.engine.drafting import drafting_support, is_assistant, rollback_refusal
 from desktop_app.engine.nextn import AssistantWeights, NextnContext, require_assistant_fits
 from desktop_app.engine.policy import (
-    HOT_PRIOR, PRIOR_WEIGHT, AcceptanceTracker, AutoPolicy, CostModel, FixedPolicy, OffPolicy, Policy,
+    HOT_PRIOR, PRIOR_WEIGHT, AcceptanceTracker, AutoPolicy, CostModel, FixedPolicy, OffPolicy, Policy, RunTracker,
 )
 from desktop_app.engine.stats import GenerationStats
 from desktop_app.engine.timing import CalibrationInterrupted, time_decodes
@@ -61,6 +61,7 @@ class Engine:
         self._ngrams_vocab: str | None = None  # the vocabulary whose token ids it holds
         self._lock = threading.Lock()
         self._acceptance: dict[str, AcceptanceTracker] = {}
+        self._runs: dict[str, RunTracker] = {}  # model-free drafters' acceptance, per state
         self._history: tuple[str, list[int]] = ("", [])  # last chat prompt + answer, as text and tokens
         self._last_prompt_text = ""
 
@@ -88,6 +89,7 @@ class Engine:
             self._costs.clear()
             self._target_costs.clear()
             self._acceptance.clear()
+            self._runs.clear()
             self._history = ("", [])
             self.template = ChatTemplate(
                 model.info.chat_template, _special_text(model, model.bos_id), _special_text(model, model.eos_id),
@@ -161,6 +163,7 @@ class Engine:
             self._costs.clear()
             self._target_costs.clear()
             self._acceptance.clear()
+            self._runs.clear()
             return verdict
 
     def unload_draft(self) -> None:
@@ -406,7 +409,12 @@ class Engine:
         cold = self._acceptance.setdefault(drafter.kind.value, AcceptanceTracker())
         hot = self._acceptance.setdefault(
             drafter.kind.value + ":hot", AcceptanceTracker(HOT_PRIOR * PRIOR_WEIGHT, PRIOR_WEIGHT))
-        return AutoPolicy(costs, k_max, probe=not drafter.free, acceptance=cold, hot=hot)
+        runs = None
+        if drafter.free:
+            runs = (self._runs.setdefault(drafter.kind.value, RunTracker()),
+                    self._runs.setdefault(drafter.kind.value + ":hot", RunTracker(
+                        first=AcceptanceTracker(HOT_PRIOR * PRIOR_WEIGHT, PRIOR_WEIGHT))))
+        return AutoPolicy(costs, k_max, probe=not drafter.free, acceptance=cold, hot=hot, runs=runs)
 
     def generate(self, request: GenerateRequest, cancel: threading.Event | None = None) -> Iterator[Event]:
         """Yield TextChunk and StatsUpdate events, then one Finished event."""

@@ -13,6 +13,7 @@ nothing, and probes now and then (cheaply) so it can switch back when acceptance
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -25,6 +26,7 @@ DECAY = 0.9  # per observed cycle: recent cycles count more
 MIN_GAIN = 1.02  # a k > 0 must promise at least 2% over plain decoding
 CARRY_WEIGHT = 6.0  # trials of evidence a new answer inherits from earlier ones
 PESSIMISM = 0.5  # pseudo-failures added when deciding: thin evidence drafts less
+REST_PRIOR = 0.9  # a copied proposal whose first token was right: the next ones usually are
 
 
 def expected_tokens(a: float, k: int) -> float:
@@ -65,11 +67,16 @@ def expected_speed(a: float, k: int, costs: CostModel) -> float:
 
 def best_k(a: float, costs: CostModel, k_max: int | None = None) -> tuple[int, float]:
     """The k that maximises expected speed and its predicted speed-up over plain decoding."""
+    return best_k_for(lambda k: expected_tokens(a, k), costs, k_max)
+
+
+def best_k_for(tokens: Callable[[int], float], costs: CostModel, k_max: int | None = None) -> tuple[int, float]:
+    """The same, for any expected tokens per pass ``tokens(k)``."""
     limit = costs.k_max if k_max is None else min(k_max, costs.k_max)
-    base = expected_speed(a, 0, costs)
+    base = 1.0 / costs.cycle_s(0)
     best, best_speed = 0, base
     for k in range(1, limit + 1):
-        speed = expected_speed(a, k, costs)
+        speed = tokens(k) / costs.cycle_s(k)
         if speed > best_speed:
             best, best_speed = k, speed
     if best > 0 and best_speed < base * MIN_GAIN:
@@ -156,6 +163,37 @@ class AcceptanceTracker:
 
 
 @dataclass
+class RunTracker:
+    """A model-free proposal is copied text: either its first token is right and the rest
+    mostly follow (a copy run), or it is wrong at once. So its acceptance is tracked as two
+    rates: of the first token, and of each next one once the first was accepted."""
+
+    first: AcceptanceTracker = field(default_factory=AcceptanceTracker)
+    rest: AcceptanceTracker = field(default_factory=lambda: AcceptanceTracker(REST_PRIOR * PRIOR_WEIGHT, PRIOR_WEIGHT))
+
+    def observe(self, drafted: int, accepted: int) -> None:
+        if drafted <= 0:
+            return
+        self.first.observe(1, min(accepted, 1))
+        if accepted >= 1 and drafted > 1:
+            self.rest.observe(drafted - 1, accepted - 1)
+
+    def expected_tokens(self, k: int) -> float:
+        """Tokens per target pass drafting k (cautious rates: thin evidence drafts less)."""
+        if k <= 0:
+            return 1.0
+        return 1.0 + self.first.cautious_rate * expected_tokens(self.rest.cautious_rate, k - 1)
+
+    @property
+    def rate(self) -> float:
+        return self.first.rate
+
+    def start_answer(self) -> None:
+        self.first.start_answer()
+        self.rest.start_answer()
+
+
+@dataclass
 class AutoPolicy:
     """Acceptance comes in runs (a copied passage is accepted token after token, then a
     divergence), so it is tracked in two states: after a cycle whose drafts were all accepted
@@ -174,18 +212,31 @@ class AutoPolicy:
     _cycles_off: int = 0
     _probe_every: int = 8
     _probing: bool = False
+    # Model-free drafters: (after a miss, after a full accept) run trackers, which replace
+    # ``acceptance`` and ``hot`` for them (see RunTracker).
+    runs: tuple[RunTracker, RunTracker] | None = None
 
     def __post_init__(self) -> None:
         self.acceptance.start_answer()
         self.hot.start_answer()
+        for run in self.runs or ():
+            run.start_answer()
         self._decide()
+
+    @property
+    def run(self) -> RunTracker | None:
+        return None if self.runs is None else self.runs[self._state_hot]
 
     @property
     def tracker(self) -> AcceptanceTracker:
         return self.hot if self._state_hot else self.acceptance
 
     def _decide(self) -> None:
-        self._k, self._predicted_gain = best_k(self.tracker.cautious_rate, self.costs, self.k_max)
+        run = self.run
+        if run is not None:
+            self._k, self._predicted_gain = best_k_for(run.expected_tokens, self.costs, self.k_max)
+        else:
+            self._k, self._predicted_gain = best_k(self.tracker.cautious_rate, self.costs, self.k_max)
 
     def choose_k(self) -> int:
         self._probing = False
@@ -203,7 +254,11 @@ class AutoPolicy:
     def _record(self, drafted: int, accepted: int) -> None:
         if drafted <= 0:
             return  # nothing proposed (or scored) this cycle: the state stands
-        self.tracker.observe(drafted, accepted)
+        run = self.run
+        if run is not None:
+            run.observe(drafted, accepted)
+        else:
+            self.tracker.observe(drafted, accepted)
         self._state_hot = accepted == drafted
 
     def observe(self, drafted: int, accepted: int, draft_s: float, verify_s: float, batch: int) -> None:
@@ -223,6 +278,9 @@ class AutoPolicy:
     def offer(self, available: int) -> tuple[int, float]:
         """For a proposal already made (a model-free drafter's, ``available`` tokens long): the
         k to verify of it and the predicted speed-up (0 and 1.0: not worth a pass)."""
+        run = self.run
+        if run is not None:
+            return best_k_for(run.expected_tokens, self.costs, min(self.k_max, available))
         return best_k(self.tracker.cautious_rate, self.costs, min(self.k_max, available))
 
     @property
@@ -230,7 +288,7 @@ class AutoPolicy:
         return self._predicted_gain
 
     def reason(self) -> str:
-        a = self.tracker.rate
+        a = self.run.rate if self.run is not None else self.tracker.rate
         state = "after a full accept" if self._state_hot else "after a miss"
         if self._k == 0:
             return f"off: acceptance {a:.0%} {state} cannot pay for drafting on this hardware"
