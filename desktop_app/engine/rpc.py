@@ -16,6 +16,7 @@ import socket
 import struct
 import sys
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -268,9 +269,11 @@ _ABORT_PROTOTYPE = ctypes.CFUNCTYPE(None, ctypes.c_char_p)
 _abort_hook: Any = None  # the ctypes callback; referenced here for as long as ggml may call it
 
 
-def unreachable(workers: Sequence[WorkerAddress], timeout_s: float = 1.0) -> list[WorkerAddress]:
-    """The workers that refuse or do not accept a connection now (a worker busy with another
-    client still accepts one, so it is not counted)."""
+def unreachable(workers: Sequence[WorkerAddress], timeout_s: float = 1.0, settle_s: float = 0.3) -> list[WorkerAddress]:
+    """The workers that refuse a connection now. A worker busy with another client still accepts
+    one (into its listen queue), so it is not counted. A worker that is being killed may still
+    accept one while its process is torn down, so the check waits ``settle_s`` first."""
+    time.sleep(settle_s)
     lost = []
     for worker in workers:
         try:
