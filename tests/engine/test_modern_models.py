@@ -118,8 +118,17 @@ def test_a_target_whose_cache_cannot_roll_back_that_far_starts_again_and_stays_e
 
 
 def test_auto_drafts_with_the_mtp_layers_by_itself(mtp_engine: Engine) -> None:
+    """Auto, no drafter named, plans with a GPU's costs (on this busy CPU measured costs make
+    drafting a coin toss): it drafts with the target's own MTP layers."""
+    import dataclasses
+
+    from desktop_app.engine.api import DRAFT_FREE
+    from tests.engine.test_lossless import GPU_LIKE
+
+    for kind in (DrafterKind.MTP, *DRAFT_FREE):
+        mtp_engine.use_costs(kind, 8, dataclasses.replace(GPU_LIKE, target_batch_s=list(GPU_LIKE.target_batch_s)))
     mtp_engine.ngrams.clear()  # nothing learned from earlier tests' answers competes with MTP here
-    result, _ = run(mtp_engine, messages=user(PROMPTS[0]), max_tokens=32, spec="auto")
+    result, _ = run(mtp_engine, messages=user(PROMPTS[0]), max_tokens=32, spec="auto", draft_max=8)
     assert result.stats.drafter == "mtp"
     drafted, accepted = result.stats.by_drafter["mtp"]
     assert drafted > 0 and accepted > 0

@@ -3,12 +3,14 @@ plain decoding while its drafts are accepted, and Auto switches among them withi
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 
 import pytest
 
 from desktop_app.engine import Engine
-from tests.engine.test_lossless import REWRITE_PROMPTS
+from desktop_app.engine.api import DrafterKind
+from tests.engine.test_lossless import GPU_LIKE, REWRITE_PROMPTS
 from tests.helpers import run, user
 
 COPY = REWRITE_PROMPTS[0]
@@ -50,10 +52,13 @@ TYPOS = ("Correct the typos in this paragraph and output the full corrected para
 
 
 def test_auto_switches_drafters_within_an_answer_and_stays_lossless(engine: Engine) -> None:
-    """The answer copies the prompt (prompt lookup, the n-gram map) and repeats what an earlier
-    answer said (the n-gram cache): Auto takes drafts from more than one of them."""
+    """The answer copies the prompt, with departures where typos are corrected: prompt lookup
+    and the n-gram map both propose, each tracked on its own, and Auto takes drafts from both.
+    It plans with a GPU's costs, so what is tested is the switching, not whether this CPU pays."""
+    for kind in (DrafterKind.NGRAM, DrafterKind.NGRAM_MAP, DrafterKind.NGRAM_CACHE):
+        engine.use_costs(kind, 8, dataclasses.replace(GPU_LIKE, target_batch_s=list(GPU_LIKE.target_batch_s)))
+    plain, _ = run(engine, messages=user(TYPOS), max_tokens=100, spec="off")
     engine.ngrams.clear()
-    plain, _ = run(engine, messages=user(TYPOS), max_tokens=100, spec="off")  # the cache learns it
     auto, _ = run(engine, messages=user(TYPOS), max_tokens=100, spec="auto", draft_max=8)
     assert auto.token_ids == plain.token_ids
     drafting = {name for name, (drafted, _) in auto.stats.by_drafter.items() if drafted > 0}

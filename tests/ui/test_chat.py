@@ -166,9 +166,11 @@ def test_draft_highlighting_tints_accepted_draft_text(qtbot: Any, make_window: A
     assert window.settings["highlight_drafts"] is False
 
 
-def test_an_auto_answer_names_its_drafters_in_the_footer_and_tints_their_text(qtbot: Any, make_window: Any) -> None:
-    """The embedded default model correcting typos copies most of the prompt: drafted tokens."""
-    window = make_window(spec_mode="auto", drafter="ngram", max_tokens=60, highlight_drafts=True)
+def test_a_drafted_answer_names_its_drafters_in_the_footer_and_tints_their_text(qtbot: Any, make_window: Any) -> None:
+    """The embedded default model correcting typos copies most of the prompt: drafted tokens.
+    Speculation on, not Auto: Auto measures this machine's costs, and on a busy 2-core machine
+    it may rightly draft nothing (the two-drafter footer is checked with given stats below)."""
+    window = make_window(spec_mode="on", drafter="ngram", max_tokens=60, highlight_drafts=True)
     paragraph = ("The quick brown fox jumpd over the lazy dog. It was a sunny day and the fox was verry happy "
                  "to be outside in the feilds, runing around with his freinds until the evening came.")
     window.input.setPlainText("Correct the typos in this paragraph and output the full corrected paragraph:\n\n"
@@ -182,7 +184,7 @@ def test_an_auto_answer_names_its_drafters_in_the_footer_and_tints_their_text(qt
     answer = last_answer(window)
     # the footer: each drafter with accepted/drafted, most accepted first, next to the mode
     footer = answer.footer.text()
-    assert "mode auto" in footer
+    assert "mode on" in footer
     shown = sorted(by_drafter.items(), key=lambda item: (-item[1][1], -item[1][0]))
     drafts = ", ".join(f"{DrafterKind(d).label.lower()} {a}/{n}" for d, (n, a) in shown)
     assert f"drafts: {drafts}" in footer
