@@ -6,6 +6,7 @@ choice was deterministic, i.e. q is one-hot); the acceptance rule needs q to sta
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -70,3 +71,26 @@ class Drafter:
     def token_cost_s(self, probe: CostProbe) -> float:
         """Seconds per drafted token on this machine (measured where drafting has a cost)."""
         raise NotImplementedError
+
+
+LOOKUP_TOKEN_S = 2e-5  # a model-free proposal is a few table or array look-ups: microseconds
+
+
+class LookupDrafter(Drafter):
+    """A model-free drafter: its proposal is :meth:`lookup` (greedy, q one-hot), at no cost worth
+    measuring, so Auto scores it every cycle."""
+
+    free = True
+
+    def prepare(self, context: list[int], hidden: Hidden | None) -> None:
+        pass
+
+    def draft(
+        self, context: list[int], k: int, params: SamplingParams, rng: np.random.Generator, p_min: float
+    ) -> Draft:
+        start = time.perf_counter()
+        tokens = self.lookup(context, k)
+        return Draft(tokens, [None] * len(tokens), time.perf_counter() - start)
+
+    def token_cost_s(self, probe: CostProbe) -> float:
+        return LOOKUP_TOKEN_S

@@ -9,19 +9,15 @@ conversations; this drafter proposes them even when the current context never he
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Sequence
 
-import numpy as np
-
-from desktop_app.engine.api import DrafterKind, SamplingParams
-from desktop_app.engine.drafters import CostProbe, Draft, Drafter, Hidden
-from desktop_app.engine.drafters.ngram_counts import Confidence, NgramCounts
+from desktop_app.engine.api import DrafterKind
+from desktop_app.engine.drafters import LookupDrafter
+from desktop_app.engine.drafters.ngram_counts import Confidence, NgramCounts, chain
 from desktop_app.engine.ngram_store import HISTORY_ORDERS
 
 HISTORY_RULE = Confidence(min_count=2, min_share=0.6)  # seen twice, and most of the time
 SESSION_RULE = Confidence(min_count=1, min_share=0.6)
-LOOKUP_TOKEN_S = 2e-5
 
 
 class ChatNgrams:
@@ -62,39 +58,19 @@ class ChatNgrams:
     def chain(self, context: Sequence[int], k: int) -> list[int]:
         """Up to ``k`` tokens: each the confident follower in the history, else in this session."""
         history, session = self.history, self.session  # one consistent pair for the whole proposal
-        longest = max(HISTORY_ORDERS)
-        window = list(context[-longest:])
-        out: list[int] = []
-        while len(out) < k:
+
+        def follower(window: list[int]) -> int | None:
             token = history.best(window, HISTORY_RULE)
-            if token is None:
-                token = session.best(window, SESSION_RULE)
-            if token is None:
-                break
-            out.append(token)
-            window = window[1:] + [token] if len(window) >= longest else window + [token]
-        return out
+            return token if token is not None else session.best(window, SESSION_RULE)
+
+        return chain(follower, context, k, max(HISTORY_ORDERS))
 
 
-class NgramCacheDrafter(Drafter):
+class NgramCacheDrafter(LookupDrafter):
     kind = DrafterKind.NGRAM_CACHE
-    free = True
 
     def __init__(self, ngrams: ChatNgrams) -> None:
         self.ngrams = ngrams
 
-    def prepare(self, context: list[int], hidden: Hidden | None) -> None:
-        pass
-
     def lookup(self, context: list[int], k: int) -> list[int]:
         return self.ngrams.chain(context, k) if k > 0 else []
-
-    def draft(
-        self, context: list[int], k: int, params: SamplingParams, rng: np.random.Generator, p_min: float
-    ) -> Draft:
-        start = time.perf_counter()
-        tokens = self.lookup(context, k)
-        return Draft(tokens, [None] * len(tokens), time.perf_counter() - start)
-
-    def token_cost_s(self, probe: CostProbe) -> float:
-        return LOOKUP_TOKEN_S

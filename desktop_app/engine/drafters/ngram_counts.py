@@ -9,7 +9,7 @@ text), so the table is tied to one vocabulary.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 
@@ -69,16 +69,7 @@ class NgramCounts:
 
     def chain(self, context: Sequence[int], k: int, rule: Confidence) -> list[int]:
         """Up to ``k`` tokens, each the confident follower of the context plus those before it."""
-        longest = self.orders[0]
-        window = list(context[-longest:])
-        out: list[int] = []
-        while len(out) < k:
-            token = self.best(window, rule)
-            if token is None:
-                break
-            out.append(token)
-            window = window[1:] + [token] if len(window) >= longest else window + [token]
-        return out
+        return chain(lambda window: self.best(window, rule), context, k, self.orders[0])
 
     def copy(self) -> NgramCounts:
         twin = NgramCounts(self.orders)
@@ -99,3 +90,16 @@ class NgramCounts:
             return
         ranked = sorted(self.table.items(), key=lambda item: sum(item[1].values()), reverse=True)
         self.table = dict(ranked[:max_entries])
+
+
+def chain(follower: Callable[[list[int]], int | None], context: Sequence[int], k: int, longest: int) -> list[int]:
+    """Up to ``k`` tokens: each ``follower`` of the last ``longest`` tokens so far, drafts included."""
+    window = list(context[-longest:])
+    out: list[int] = []
+    while len(out) < k:
+        token = follower(window)
+        if token is None:
+            break
+        out.append(token)
+        window = window[1:] + [token] if len(window) >= longest else window + [token]
+    return out

@@ -8,22 +8,17 @@ token by token, and only while it is the clear majority. It is updated as the co
 
 from __future__ import annotations
 
-import time
 
-import numpy as np
-
-from desktop_app.engine.api import DrafterKind, SamplingParams
-from desktop_app.engine.drafters import CostProbe, Draft, Drafter, Hidden
+from desktop_app.engine.api import DrafterKind
+from desktop_app.engine.drafters import Hidden, LookupDrafter
 from desktop_app.engine.drafters.ngram_counts import Confidence, NgramCounts
 
 MAP_ORDERS = (4, 3)  # 3 tokens at least: 2-token matches draft more and worse
 MAP_RULE = Confidence(min_count=1, min_share=0.5)
-LOOKUP_TOKEN_S = 2e-5
 
 
-class NgramMapDrafter(Drafter):
+class NgramMapDrafter(LookupDrafter):
     kind = DrafterKind.NGRAM_MAP
-    free = True
 
     def __init__(self) -> None:
         self.counts = NgramCounts(MAP_ORDERS)
@@ -44,13 +39,3 @@ class NgramMapDrafter(Drafter):
     def lookup(self, context: list[int], k: int) -> list[int]:
         self._follow(context)
         return self.counts.chain(context, k, MAP_RULE) if k > 0 else []
-
-    def draft(
-        self, context: list[int], k: int, params: SamplingParams, rng: np.random.Generator, p_min: float
-    ) -> Draft:
-        start = time.perf_counter()
-        tokens = self.lookup(context, k)
-        return Draft(tokens, [None] * len(tokens), time.perf_counter() - start)
-
-    def token_cost_s(self, probe: CostProbe) -> float:
-        return LOOKUP_TOKEN_S

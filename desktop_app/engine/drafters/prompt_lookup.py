@@ -9,38 +9,24 @@ next source tokens comes back, instead of waiting for 3 new tokens to match.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
-from desktop_app.engine.api import DrafterKind, SamplingParams
-from desktop_app.engine.drafters import CostProbe, Draft, Drafter, Hidden
+from desktop_app.engine.api import DrafterKind
+from desktop_app.engine.drafters import LookupDrafter
 
-LOOKUP_TOKEN_S = 2e-5  # proposing is a few numpy comparisons: microseconds
 RESYNC_WINDOW = 4  # source tokens after the departure where the copy may resume
 RESYNC_AFTER = 6  # answer tokens after the departure within which it may
 
 
-class PromptLookupDrafter(Drafter):
+class PromptLookupDrafter(LookupDrafter):
     """Match the context's last ``n`` tokens (longest first, down to ``min_ngram``) earlier in it."""
 
     kind = DrafterKind.NGRAM
-    free = True
 
     def __init__(self, max_ngram: int = 4, min_ngram: int = 3) -> None:
         self.max_ngram = max_ngram
         self.min_ngram = min_ngram
         self._anchor: tuple[int, int] | None = None  # (context position, source position) aligned by the last copy
-
-    def prepare(self, context: list[int], hidden: Hidden | None) -> None:
-        pass
-
-    def draft(
-        self, context: list[int], k: int, params: SamplingParams, rng: np.random.Generator, p_min: float
-    ) -> Draft:
-        start = time.perf_counter()
-        tokens = self.lookup(context, k)
-        return Draft(tokens, [None] * len(tokens), time.perf_counter() - start)
 
     def lookup(self, context: list[int], k: int) -> list[int]:
         if k <= 0 or len(context) < self.min_ngram + 1:
@@ -92,6 +78,3 @@ class PromptLookupDrafter(Drafter):
             if context[j] == last:
                 return j + 1
         return None
-
-    def token_cost_s(self, probe: CostProbe) -> float:
-        return LOOKUP_TOKEN_S
