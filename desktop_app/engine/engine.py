@@ -5,6 +5,7 @@ No Qt here. One Engine is used by one thread at a time (the GUI runs it in a chi
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -36,7 +37,8 @@ from desktop_app.engine.policy import (
     HOT_PRIOR, PRIOR_WEIGHT, AcceptanceTracker, AutoPolicy, CostModel, FixedPolicy, OffPolicy, Policy, RunTracker,
 )
 from desktop_app.engine.stats import GenerationStats
-from desktop_app.engine.timing import CalibrationInterrupted, time_decodes
+from desktop_app.engine.threads import ThreadTuner
+from desktop_app.engine.timing import CalibrationInterrupted, time_decodes, tune_threads
 
 AUTO_DRAFT_P_MIN = 0.4
 CALIBRATION_DEPTH = 160  # tokens of context behind the timed decodes
@@ -64,6 +66,7 @@ class Engine:
         self._runs: dict[str, RunTracker] = {}  # model-free drafters' acceptance, per state
         self._history: tuple[str, list[int]] = ("", [])  # last chat prompt + answer, as text and tokens
         self._last_prompt_text = ""
+        self.threads = ThreadTuner(self._set_threads)  # replaced with each target (its options)
 
     # ------------------------------------------------------------------ loading
     def load_target(
@@ -83,6 +86,7 @@ class Engine:
             if self.target is not None:
                 self.target.close()
             self.target = model
+            self.threads = ThreadTuner(self._set_threads, fixed=model.options.n_threads)
             if self._ngrams_vocab not in (None, model.vocab_fingerprint):
                 self.ngrams.clear()  # token ids of another vocabulary (the history sync refills it)
             self._ngrams_vocab = model.vocab_fingerprint
@@ -102,6 +106,7 @@ class Engine:
                 except IncompatibleDraftError:
                     self.draft.close()
                     self.draft = None
+            self._set_threads(self.threads.count)
             return self.describe(model)
 
     def _open_mtp(self, target: LlamaModel) -> None:
@@ -128,6 +133,16 @@ class Engine:
             target.enable_hidden_rows()
             self._assistant = AssistantDrafter(target, NextnContext(draft.pointer, target))
         return verdict
+
+    def _set_threads(self, count: int) -> None:
+        """Every context decodes with ``count`` threads (the tuner's choice)."""
+        if self.target is not None:
+            self.target.set_threads(count)
+        if isinstance(self.draft, LlamaModel):
+            self.draft.set_threads(count)
+        for drafter in (self._mtp, self._assistant):
+            if drafter is not None:
+                drafter.ctx.set_threads(count)
 
     def _close_drafting_contexts(self, keep_mtp: bool = False) -> None:
         if self._assistant is not None:
@@ -160,6 +175,7 @@ class Engine:
             if self.draft is not None:
                 self.draft.close()
             self.draft = model
+            self._set_threads(self.threads.count)
             self._costs.clear()
             self._target_costs.clear()
             self._acceptance.clear()
@@ -354,6 +370,8 @@ class Engine:
             return self._costs[key]
         filler = (target.tokenize(" the", add_special=False) or [max(target.bos_id, 1)])[0]
         batch_s = self._target_costs.get(k_max)
+        if batch_s is None and self.threads.quiet_count is None:  # the thread count first: costs depend on it
+            tune_threads(target, self.threads, filler, depth, should_stop)
         if batch_s is None:  # measured once per k_max, whoever drafts
             batch_s = time_decodes(target, list(range(1, k_max + 2)), filler, depth, reps, should_stop)
             # A bigger batch never costs less: smooth out timing noise (running minimum from the right).
@@ -367,10 +385,11 @@ class Engine:
 
     def use_costs(self, drafter: DrafterKind, k_max: int, costs: CostModel) -> None:
         """Use these costs for auto with this drafter and maximum k instead of measuring them
-        (costs measured elsewhere, or another machine's, as the tests use a GPU's)."""
+        (costs measured elsewhere, or another machine's, as the tests use a GPU's): they stand
+        as given in shape (each batch size refined, never the whole table rescaled)."""
         if costs.k_max != k_max:
             raise ValueError(f"costs for k up to {costs.k_max} given for k_max {k_max}")
-        self._costs[(drafter, k_max)] = costs
+        self._costs[(drafter, k_max)] = dataclasses.replace(costs, rescales=False)
 
     def prepare_auto(
         self, drafter: DrafterKind | None = None, draft_max: int = DRAFT_K.default,
@@ -435,7 +454,7 @@ class Engine:
                 draft_p_min=AUTO_DRAFT_P_MIN if request.spec is SpecMode.AUTO else 0.0,
             )
             prompt_text = self._last_prompt_text if request.messages is not None else ""
-            loop = SpeculativeLoop(target, config, choice, stats, cancel)
+            loop = SpeculativeLoop(target, config, choice, stats, cancel, self.threads)
             for event in loop.run(prompt):
                 if isinstance(event, Finished):
                     if prompt_text and target.detokenize(event.token_ids) == event.text:

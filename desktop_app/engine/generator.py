@@ -25,6 +25,7 @@ from desktop_app.engine.model import LlamaModel
 from desktop_app.engine.sampling import accept_draft, next_token, probabilities
 from desktop_app.engine.stats import GenerationStats, SpeedWindow
 from desktop_app.engine.text_stream import TextStream
+from desktop_app.engine.threads import ThreadTuner
 
 STATS_INTERVAL_S = 0.1
 
@@ -73,7 +74,7 @@ class SpeculativeLoop:
 
     def __init__(
         self, target: LlamaModel, config: LoopConfig, choice: DrafterChoice,
-        stats: GenerationStats, cancel: threading.Event | None = None,
+        stats: GenerationStats, cancel: threading.Event | None = None, threads: ThreadTuner | None = None,
     ) -> None:
         self.target = target
         self.config = config
@@ -81,6 +82,7 @@ class SpeculativeLoop:
         self.drafters = choice.drafters  # the candidates that may draft this answer
         self.stats = stats
         self.cancel = cancel
+        self.threads = threads or ThreadTuner(target.set_threads, fixed=target.options.n_threads)
         self.rng = np.random.default_rng(config.sampling.seed)
         self.stream = TextStream(config.stop)
         self.window = SpeedWindow()
@@ -151,6 +153,7 @@ class SpeculativeLoop:
         s.k_history.append(plan.k)
         s.cycles.append((len(draft.tokens), result.n_accepted))
         self.choice.observe(plan, result.n_accepted, result.seconds, result.batch)
+        self.threads.observe(result.batch, result.seconds)
 
     def emit(self, result: Verified, plan: Plan) -> Iterator[TextChunk]:
         """Commit the new tokens and yield their text; sets ``done`` and ``finish`` when the answer ends."""
@@ -183,6 +186,7 @@ class SpeculativeLoop:
         self.stats.window_tokens_per_s = self.window.rate(now)
         self.stats.auto_reason = self.choice.reason()
         self.stats.by_drafter = self.choice.per_drafter()
+        self.stats.threads = self.threads.in_use.describe()
         return StatsUpdate(self.stats)
 
     # ------------------------------------------------------------------ the loop
@@ -218,4 +222,5 @@ class SpeculativeLoop:
         self.stats.auto_reason = self.choice.reason()
         self.stats.by_drafter = self.choice.per_drafter()
         self.stats.drafter = self.choice.main_drafter() or self.stats.drafter
+        self.stats.threads = self.threads.in_use.describe()
         yield Finished(text=self.stream.text, token_ids=self.tokens_out, stats=self.stats)

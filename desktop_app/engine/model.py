@@ -23,6 +23,7 @@ from desktop_app.engine.drafting import has_mtp_layers
 from desktop_app.engine.errors import ContextOverflowError, DecodeError, ModelLoadError
 from desktop_app.engine.gguf_file import GGUFInfo, read_gguf
 from desktop_app.engine.rpc import Placement
+from desktop_app.engine.threads import default_threads
 from desktop_app.engine.vocab import VocabProperties
 
 
@@ -105,7 +106,7 @@ def context_params(model: Any, options: ModelOptions) -> Any:
     cparams.n_ctx = min(options.n_ctx, train_ctx) if train_ctx > 0 else options.n_ctx
     cparams.n_batch = options.n_batch
     cparams.n_ubatch = options.n_batch
-    threads = options.n_threads or os.cpu_count() or 1
+    threads = options.n_threads or default_threads()
     cparams.n_threads = threads
     cparams.n_threads_batch = threads
     if options.flash_attn is not None:
@@ -186,6 +187,10 @@ class LlamaModel(VocabProperties):
         self.n_rs_seq = int(llama_cpp.llama_n_rs_seq(ctx)) if self.recurrent else 0
         self._rollback_room = 0  # rows the last decode can still give back (recurrent caches)
         self.hidden_rows_on = False
+
+    def set_threads(self, count: int) -> None:
+        """Compute with ``count`` CPU threads from the next decode on (no reload)."""
+        llama_cpp.llama_set_n_threads(self._ctx, count, count)
 
     def close(self) -> None:
         if self._batch is not None:

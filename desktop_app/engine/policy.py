@@ -13,6 +13,7 @@ nothing, and probes now and then (cheaply) so it can switch back when acceptance
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -27,6 +28,9 @@ MIN_GAIN = 1.02  # a k > 0 must promise at least 2% over plain decoding
 CARRY_WEIGHT = 6.0  # trials of evidence a new answer inherits from earlier ones
 PESSIMISM = 0.5  # pseudo-failures added when deciding: thin evidence drafts less
 REST_PRIOR = 0.9  # a copied proposal whose first token was right: the next ones usually are
+LOAD_DRIFT = 1.25  # target passes this much slower (or faster) than the costs say: rescale them all
+LOAD_WEIGHT = 0.25  # how fast that drift is noticed (a few passes)
+LOAD_SHOWN = 1.2  # costs this far from the calibration are named in the reason
 
 
 def expected_tokens(a: float, k: int) -> float:
@@ -44,6 +48,9 @@ class CostModel:
 
     target_batch_s: list[float]
     draft_token_s: float
+    load: float = 1.0  # costs now over the calibrated ones: > 1 when the machine got busier
+    rescales: bool = True  # False: given costs (another machine's shape), refined per batch size, never rescaled
+    _drift: float = 0.0  # recent target passes vs these costs (a moving average of the log ratio)
 
     @property
     def k_max(self) -> int:
@@ -59,6 +66,34 @@ class CostModel:
 
     def update_draft(self, per_token_s: float, weight: float = 0.1) -> None:
         self.draft_token_s = (1 - weight) * self.draft_token_s + weight * per_token_s
+
+    def follow(self, batch: int, seconds: float) -> None:
+        """A target pass measured while generating. When passes drift from these costs (load came
+        or went, the thread count changed), every cost is rescaled at once, the batch sizes and
+        the draft not measured lately too; otherwise this batch size's cost is refined."""
+        if not 1 <= batch <= len(self.target_batch_s) or seconds <= 0:
+            return
+        ratio = seconds / self.target_batch_s[batch - 1]
+        if not self.rescales:
+            self.update_target(batch, seconds)
+            return
+        self._drift = (1 - LOAD_WEIGHT) * self._drift + LOAD_WEIGHT * math.log(ratio)
+        if abs(self._drift) > math.log(LOAD_DRIFT):
+            factor = math.exp(self._drift)
+            self.target_batch_s = [s * factor for s in self.target_batch_s]
+            self.draft_token_s *= factor
+            self.load *= factor
+            self._drift = 0.0
+        else:
+            self.update_target(batch, seconds)
+
+    def load_note(self) -> str:
+        """How far the costs moved from the calibration, when it shows ("" otherwise)."""
+        if self.load >= LOAD_SHOWN:
+            return f"machine busy: passes cost {self.load:.1f}x the calibration"
+        if self.load <= 1 / LOAD_SHOWN:
+            return f"machine quieter: passes cost {self.load:.1f}x the calibration"
+        return ""
 
 
 def expected_speed(a: float, k: int, costs: CostModel) -> float:
@@ -263,7 +298,7 @@ class AutoPolicy:
 
     def observe(self, drafted: int, accepted: int, draft_s: float, verify_s: float, batch: int) -> None:
         self._record(drafted, accepted)
-        self.costs.update_target(batch, verify_s)
+        self.costs.follow(batch, verify_s)
         if drafted > 0 and draft_s > 0:
             self.costs.update_draft(draft_s / drafted)
         was_off = self._k == 0
@@ -290,6 +325,9 @@ class AutoPolicy:
     def reason(self) -> str:
         a = self.run.rate if self.run is not None else self.tracker.rate
         state = "after a full accept" if self._state_hot else "after a miss"
+        load = self.costs.load_note()
+        load = f" ({load})" if load else ""
         if self._k == 0:
-            return f"off: acceptance {a:.0%} {state} cannot pay for drafting on this hardware"
-        return f"k={self._k}: acceptance {a:.0%} {state}, predicted {self._predicted_gain:.2f}x over plain decoding"
+            return f"off: acceptance {a:.0%} {state} cannot pay for drafting on this hardware{load}"
+        return (f"k={self._k}: acceptance {a:.0%} {state}, predicted {self._predicted_gain:.2f}x over plain "
+                f"decoding{load}")

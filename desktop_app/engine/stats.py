@@ -54,6 +54,7 @@ class GenerationStats:
     window_tokens_per_s: float = 0.0
     finish_reason: str | None = None
     auto_reason: str = ""
+    threads: str = ""  # the CPU threads in use and why ("1 thread: machine busy"; engine/threads.py)
     k_history: list[int] = field(default_factory=list)  # k chosen per cycle
     cycles: list[tuple[int, int]] = field(default_factory=list)  # (drafted, accepted) per cycle
     by_drafter: dict[str, tuple[int, int]] = field(default_factory=dict)  # DrafterKind value -> (drafted, accepted)

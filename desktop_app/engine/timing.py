@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 
 from desktop_app.engine.model import LlamaModel
+from desktop_app.engine.threads import ThreadTuner
 
 
 class CalibrationInterrupted(Exception):
@@ -41,5 +42,33 @@ def time_decodes(
                 if rep:
                     samples[b].append(elapsed)
         return [statistics.median(samples[b]) for b in sizes]
+    finally:
+        model.truncate(base)
+
+
+def tune_threads(
+    model: LlamaModel, tuner: ThreadTuner, token: int, depth: int, should_stop: Callable[[], bool] | None = None,
+) -> None:
+    """Let ``tuner`` time one-token decodes ``depth`` tokens in at each thread count it may use
+    (the cache is trimmed back afterwards)."""
+    if not tuner.adaptive:
+        return
+    base = len(model.kv_tokens)
+    try:
+        if base < depth:
+            model.prefill(model.kv_tokens + [token] * (depth - base), need_logits=False)
+        start_len = len(model.kv_tokens)
+
+        def one_pass() -> float:
+            if should_stop is not None and should_stop():
+                raise CalibrationInterrupted
+            t = time.perf_counter()
+            model.decode_one(token)
+            elapsed = time.perf_counter() - t
+            if not model.is_recurrent:  # a recurrent cache keeps the row (it grows by one)
+                model.truncate(start_len)
+            return elapsed
+
+        tuner.calibrate(one_pass)
     finally:
         model.truncate(base)

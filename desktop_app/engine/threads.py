@@ -1,0 +1,227 @@
+"""How many CPU threads llama.cpp computes with: measured on the live model, not assumed.
+
+llama.cpp's threads meet at a barrier after every step of the compute graph. When the scheduler
+gives one of their cores to another process (a browser, an editor, a neighbour's benchmark, our
+own window drawing the answer), every step waits for the thread that lost its core: measured
+here on 2 cores, one busy background process made 2 threads up to 10x slower than 1 thread
+(README, "Fast on a busy desktop"). Idle, the same machine is fastest with both cores. So:
+
+- at calibration (with Auto's cost measurement) the candidate counts are timed in interleaved
+  rounds on the live model, and the fastest is kept;
+- without a calibration (plain decoding, no Auto), the first passes of the first answer run
+  a trial instead;
+- while generating, every target pass is compared with what this count did recently for the
+  same batch size; when the recent passes depart from it by ``DRIFT`` (load came or went), and
+  otherwise every ``probe_every`` passes (backing off while nothing changes), a *trial* runs the
+  next passes at each candidate in turn and keeps the fastest;
+- the count changes without a reload (``llama_set_n_threads``, through ``apply``).
+
+A count the user set (Settings, ``--threads``) is used as is. Every context the engine decodes is
+called from one thread, so they share one OpenMP team: the draft's and the target's threads never
+spin against each other. This module has no llama.cpp in it (``apply`` does the setting).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import statistics
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+
+DRIFT = 1.3  # recent passes this much slower (or faster) than this count's usual: re-measure
+RECENT = 6  # passes whose median is compared with the usual
+SLOT = 3  # passes per candidate in a trial slot; the first one settles the new count and is not scored
+TRIAL_ROUNDS = 2  # slots per candidate in a trial, interleaved
+PROBE_EVERY = 48  # passes between trials while nothing drifts, doubling while the count stands
+PROBE_EVERY_MAX = 1536
+USUAL_WEIGHT = 0.1  # how fast "this count's usual" follows the passes that do not drift
+
+
+def default_threads(cores: int | None = None) -> int:
+    """The most threads worth trying: every core on small machines (2 cores, idle: 143 tok/s vs
+    89 with one); bigger machines keep a core or two for the window and the desktop."""
+    cores = cores or os.cpu_count() or 1
+    return cores if cores <= 4 else cores - 1 if cores <= 8 else cores - 2
+
+
+def thread_candidates(cores: int | None = None) -> tuple[int, ...]:
+    """The counts a trial compares: 1, the powers of two below the most, and the most."""
+    top = default_threads(cores)
+    counts = {1, top}
+    n = 2
+    while n < top:
+        counts.add(n)
+        n *= 2
+    return tuple(sorted(counts))
+
+
+class ThreadReason(Enum):
+    """Why this count: shown after it in the status bar ("1 thread: machine busy")."""
+
+    START = ""  # not measured yet: the most threads
+    FASTEST = "fastest measured"
+    FEWER_FASTER = "fastest for this model"  # fewer than the most, on a quiet machine
+    BUSY = "machine busy"
+    SET = "set by you"
+
+
+@dataclass(frozen=True)
+class ThreadsInUse:
+    count: int
+    reason: ThreadReason = ThreadReason.START
+
+    def describe(self) -> str:
+        text = f"{self.count} thread{'s' if self.count != 1 else ''}"
+        shown = self.reason in (ThreadReason.FEWER_FASTER, ThreadReason.BUSY, ThreadReason.SET)
+        return f"{text}: {self.reason.value}" if shown else text
+
+
+class _Trial:
+    """The passes of one trial: which count runs each, and the scores they got."""
+
+    def __init__(self, candidates: tuple[int, ...], current: int, slowed: bool) -> None:
+        # the current count first, then the others (so the first slot needs no switch)
+        order = [current, *(c for c in candidates if c != current)]
+        self.schedule: deque[int] = deque(c for _ in range(TRIAL_ROUNDS) for c in order for _ in range(SLOT))
+        self.scores: dict[int, list[float]] = {c: [] for c in order}
+        self.slowed = slowed  # started because passes got slower (load came)
+        self.position = 0
+
+    def next_count(self) -> int | None:
+        return self.schedule[0] if self.schedule else None
+
+    def score(self, ratio: float) -> None:
+        count = self.schedule.popleft()
+        if self.position % SLOT:  # the slot's first pass pays for switching the count
+            self.scores[count].append(ratio)
+        self.position += 1
+
+    def winner(self) -> tuple[int, float]:
+        medians = {c: statistics.median(s) for c, s in self.scores.items() if s}
+        best = min(medians, key=lambda c: medians[c])
+        return best, medians[best]
+
+
+class ThreadTuner:
+    """Chooses and follows the thread count (see the module). ``apply(n)`` sets it on every
+    context; ``fixed`` is the count the user set (None: measured)."""
+
+    def __init__(self, apply: Callable[[int], None], candidates: tuple[int, ...] | None = None,
+                 fixed: int | None = None) -> None:
+        self._apply = apply
+        self.candidates = (fixed,) if fixed else (candidates or thread_candidates())
+        self.count = self.candidates[-1]
+        self.reason = ThreadReason.SET if fixed else ThreadReason.START
+        self.quiet_count: int | None = None  # the calibration's choice
+        self._usual: dict[int, float] = {}  # batch size -> seconds per pass at this count, lately
+        self._recent: deque[float] = deque(maxlen=RECENT)  # recent passes / usual
+        self._trial: _Trial | None = None
+        self._since_trial = 0
+        self.probe_every = PROBE_EVERY
+        self.trials = 0  # how many ran (for the stats and tests)
+
+    @property
+    def adaptive(self) -> bool:
+        return len(self.candidates) > 1
+
+    @property
+    def in_use(self) -> ThreadsInUse:
+        return ThreadsInUse(self.count, self.reason)
+
+    def _set(self, count: int) -> None:
+        if count != self.count:
+            self._apply(count)
+            self.count = count
+
+    # ------------------------------------------------------------------ at load
+    def calibrate(self, time_pass: Callable[[], float], rounds: int = 3) -> None:
+        """Time ``time_pass`` (one decode, seconds) at each candidate in interleaved rounds;
+        keep the fastest. The first pass at each count is a warm-up."""
+        if not self.adaptive:
+            return
+        samples: dict[int, list[float]] = {c: [] for c in self.candidates}
+        for _ in range(rounds):
+            for count in self.candidates:
+                self._set(count)
+                time_pass()
+                samples[count].append(time_pass())
+        medians = {c: statistics.median(s) for c, s in samples.items()}
+        best = min(medians, key=lambda c: medians[c])
+        self._set(best)
+        self.quiet_count = best
+        self.reason = ThreadReason.FASTEST if best == self.candidates[-1] else ThreadReason.FEWER_FASTER
+        self._usual.clear()
+        self._recent.clear()
+        self._since_trial = 0
+
+    # ------------------------------------------------------------------ while generating
+    def observe(self, batch: int, seconds: float) -> None:
+        """One target pass of ``batch`` rows took ``seconds`` at the current count."""
+        if not self.adaptive or seconds <= 0:
+            return
+        usual = self._usual.get(batch)
+        if usual is None:  # the first pass of this size at this count sets its usual
+            self._usual[batch] = seconds
+            self._next()
+            return
+        ratio = seconds / usual
+        if self._trial is not None:
+            self._trial.score(ratio)
+            self._next()
+            return
+        self._recent.append(ratio)
+        self._since_trial += 1
+        if len(self._recent) == RECENT:
+            drift = statistics.median(self._recent)
+            if drift > DRIFT or drift < 1 / DRIFT:
+                self._start(slowed=drift > 1)
+                return
+        never_measured = self.quiet_count is None and self._since_trial >= RECENT
+        if never_measured or self._since_trial >= self.probe_every:
+            self._start(slowed=False)
+            return
+        if abs(math.log(ratio)) < math.log(DRIFT):
+            self._usual[batch] = (1 - USUAL_WEIGHT) * usual + USUAL_WEIGHT * seconds
+
+    def _start(self, slowed: bool) -> None:
+        self._trial = _Trial(self.candidates, self.count, slowed)
+        self._recent.clear()
+        self._next()
+
+    def _next(self) -> None:
+        """Set the count for the next pass: the trial's, or its winner once it is over."""
+        trial = self._trial
+        if trial is None:
+            return
+        count = trial.next_count()
+        if count is not None:
+            self._set(count)
+            return
+        self._finish(trial)
+
+    def _finish(self, trial: _Trial) -> None:
+        before = self.count_before_trial(trial)
+        best, ratio = trial.winner()
+        self._trial = None
+        self.trials += 1
+        if self.quiet_count is None:  # no calibration ran: the first trial stands for it
+            self.quiet_count = best
+        self._since_trial = 0
+        self._set(best)
+        # what this count costs now, per batch size, from the trial's scores (ratios to the old usual)
+        self._usual = {b: s * ratio for b, s in self._usual.items()}
+        self.probe_every = min(self.probe_every * 2, PROBE_EVERY_MAX) if best == before else PROBE_EVERY
+        top = self.candidates[-1]
+        if best == top:
+            self.reason = ThreadReason.FASTEST
+        elif trial.slowed or self.reason is ThreadReason.BUSY or (self.quiet_count or top) > best:
+            self.reason = ThreadReason.BUSY
+        else:
+            self.reason = ThreadReason.FEWER_FASTER
+
+    @staticmethod
+    def count_before_trial(trial: _Trial) -> int:
+        return next(iter(trial.scores))  # the trial ran the current count first
