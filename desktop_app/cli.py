@@ -69,7 +69,7 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--draft-n-gpu-layers", type=_checked(NGPU_LAYERS), default=NGPU_LAYERS.default,
                    help="draft layers on the GPU")
     p.add_argument("--ctx", type=_checked(N_CTX), default=N_CTX.default, help=N_CTX.description)
-    p.add_argument("--threads", type=int, default=None, help="CPU threads (default: chosen for this machine)")
+    p.add_argument("--threads", type=int, default=None, help="CPU threads, fixed (default: the fastest count, measured as the machine's load changes)")
     p.add_argument("--workers", type=_parsed(parse_workers), default=(),
                    help="spread the target over these computers running `specchat worker` (host:port,...); "
                         "the draft stays here")
@@ -124,6 +124,9 @@ def _build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--out", type=Path, default=Path("bench-out"))
     bench.add_argument("--overhead", action="store_true",
                        help="measure the loop's own overhead (vs llama-cpp-python, vs the speed-up formula)")
+    bench.add_argument("--load", action="store_true",
+                       help="speed idle and with 1 and 2 busy background processes: the adaptive thread count vs "
+                            "each fixed count, plain decoding and Auto")
     bench.add_argument("--remote", action="store_true",
                        help="the target over two local workers behind 0, 2 and 10 ms of added network delay: "
                             "off vs auto (the rewrite prompts)")
@@ -255,7 +258,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         s = result.stats
         print(
             f"\n\n[{s.generated_tokens} tokens, {s.decode_tokens_per_s:.1f} tok/s, ttft {s.ttft_s * 1000:.0f} ms, "
-            f"mode {s.mode}, drafter {s.drafter}, acceptance {s.acceptance_rate:.0%}]",
+            f"mode {s.mode}, drafter {s.drafter}, acceptance {s.acceptance_rate:.0%}, {s.threads}]",
             file=sys.stderr,
         )
     return 0
@@ -296,6 +299,11 @@ def _run_command(args: argparse.Namespace) -> int:
             (args.out / "peer.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
             print(json.dumps({k: v for k, v in report.items() if k != "runs"}, indent=2))
             return 0
+        if args.load:
+            from desktop_app.bench.load import run as run_load
+            from desktop_app.bench.runner import load_prompts, single_prompts
+
+            return run_load(args, single_prompts(load_prompts(args.prompts)[(args.categories or ["rewrite"])[0]])[0])
         if args.remote:
             from desktop_app.bench.remote import measure as measure_remote
             from desktop_app.bench.runner import load_prompts, single_prompts

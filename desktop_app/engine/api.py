@@ -125,7 +125,8 @@ N_CTX = NumberRange("n_ctx", int, 32, 1 << 20, 4096, "Context size in tokens")
 NGPU_LAYERS = NumberRange("n_gpu_layers", int, -1, 9999, -1, "Layers offloaded to the GPU (-1 all, 0 none)")
 API_HOST = "127.0.0.1"  # the local API answers this machine only unless told otherwise
 API_PORT = NumberRange("api_port", int, 1024, 65535, 8080, "Port of the local OpenAI-compatible API")
-N_THREADS = NumberRange("n_threads", int, 0, 1024, 0, "CPU threads for the engine; 0 picks them for this machine")
+N_THREADS = NumberRange("n_threads", int, 0, 1024, 0,
+                        "CPU threads for the engine; 0: the fastest count, measured as the machine's load changes")
 
 
 @dataclass(frozen=True)
@@ -244,3 +245,4 @@ class LoadedModels:
     drafters: tuple[DrafterKind, ...] = (DrafterKind.NGRAM,)
     drafting_note: str = ""  # which drafting the pair supports, and why (model bar tooltip)
     backend: str = ""
+    threads: str = ""  # the CPU threads in use and why (engine/threads.py); answers' stats update it

@@ -323,6 +323,7 @@ class Engine:
             drafters=drafters,
             drafting_note=self.drafting_note(drafters),
             backend=self.backend().summary(),
+            threads=self.threads.in_use.describe(),
         )
 
     def drafter_for(self, requested: DrafterKind | None) -> Drafter | None:

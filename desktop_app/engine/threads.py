@@ -11,7 +11,8 @@ here on 2 cores, one busy background process made 2 threads up to 10x slower tha
 - without a calibration (plain decoding, no Auto), the first passes of the first answer run
   a trial instead;
 - while generating, every target pass is compared with what this count did recently for the
-  same batch size; when the recent passes depart from it by ``DRIFT`` (load came or went), and
+  same batch size; when the recent passes (their mean: under load a count's passes are mostly
+  fine with a few long stalls, and the stalls are what the answer waits for) depart from it by ``DRIFT`` (load came or went), and
   otherwise every ``probe_every`` passes (backing off while nothing changes), a *trial* runs the
   next passes at each candidate in turn and keeps the fastest;
 - the count changes without a reload (``llama_set_n_threads``, through ``apply``).
@@ -31,11 +32,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
-DRIFT = 1.3  # recent passes this much slower (or faster) than this count's usual: re-measure
-RECENT = 6  # passes whose median is compared with the usual
+DRIFT = 1.4  # recent passes this much slower (or faster) than this count's usual: re-measure
+COLLAPSE = 2.5  # this much slower: re-measure at once, however recent the last trial
+RECENT = 8  # passes whose mean is compared with the usual
+ABANDON = 2.0  # a candidate this much slower than the current count in a trial is dropped from it
 SLOT = 3  # passes per candidate in a trial slot; the first one settles the new count and is not scored
 TRIAL_ROUNDS = 2  # slots per candidate in a trial, interleaved
-PROBE_EVERY = 48  # passes between trials while nothing drifts, doubling while the count stands
+PROBE_EVERY = 48  # passes between trials, doubling while trials keep the count (a noisy machine
+# drifts often; a trial that finds nothing better should not run again soon)
 PROBE_EVERY_MAX = 1536
 USUAL_WEIGHT = 0.1  # how fast "this count's usual" follows the passes that do not drift
 
@@ -83,26 +87,35 @@ class _Trial:
     """The passes of one trial: which count runs each, and the scores they got."""
 
     def __init__(self, candidates: tuple[int, ...], current: int, slowed: bool) -> None:
-        # the current count first, then the others (so the first slot needs no switch)
+        # the current count first, then the others (so the first slot needs no switch); the
+        # first pass of each slot pays for switching the count and is not scored
         order = [current, *(c for c in candidates if c != current)]
-        self.schedule: deque[int] = deque(c for _ in range(TRIAL_ROUNDS) for c in order for _ in range(SLOT))
+        self.schedule: deque[tuple[int, bool]] = deque(
+            (c, i > 0) for _ in range(TRIAL_ROUNDS) for c in order for i in range(SLOT))
         self.scores: dict[int, list[float]] = {c: [] for c in order}
+        self.current = current
         self.slowed = slowed  # started because passes got slower (load came)
-        self.position = 0
 
     def next_count(self) -> int | None:
-        return self.schedule[0] if self.schedule else None
+        return self.schedule[0][0] if self.schedule else None
 
     def score(self, ratio: float) -> None:
-        count = self.schedule.popleft()
-        if self.position % SLOT:  # the slot's first pass pays for switching the count
+        count, scored = self.schedule.popleft()
+        if scored:
             self.scores[count].append(ratio)
-        self.position += 1
+        current = self.scores[self.current]
+        if count != self.current and current and ratio > ABANDON * statistics.fmean(current):
+            # far slower than the count in use, even the pass that switched to it (2 threads with
+            # a core taken: up to 10x): each more pass at it is a stall the user sees
+            self.scores[count].append(ratio)
+            self.schedule = deque(slot for slot in self.schedule if slot[0] != count)
 
     def winner(self) -> tuple[int, float]:
-        medians = {c: statistics.median(s) for c, s in self.scores.items() if s}
-        best = min(medians, key=lambda c: medians[c])
-        return best, medians[best]
+        # the mean, not the median: under load a count's passes are mostly fine with a few long
+        # stalls (a thread waiting for its core), and the stalls are what the answer waits for
+        means = {c: statistics.fmean(s) for c, s in self.scores.items() if s}
+        best = min(means, key=lambda c: means[c])
+        return best, means[best]
 
 
 class ThreadTuner:
@@ -129,7 +142,8 @@ class ThreadTuner:
 
     @property
     def in_use(self) -> ThreadsInUse:
-        return ThreadsInUse(self.count, self.reason)
+        """The count in use and why (during a trial: the count it started from)."""
+        return ThreadsInUse(self._trial.current if self._trial is not None else self.count, self.reason)
 
     def _set(self, count: int) -> None:
         if count != self.count:
@@ -148,8 +162,8 @@ class ThreadTuner:
                 self._set(count)
                 time_pass()
                 samples[count].append(time_pass())
-        medians = {c: statistics.median(s) for c, s in samples.items()}
-        best = min(medians, key=lambda c: medians[c])
+        means = {c: statistics.fmean(s) for c, s in samples.items()}
+        best = min(means, key=lambda c: means[c])
         self._set(best)
         self.quiet_count = best
         self.reason = ThreadReason.FASTEST if best == self.candidates[-1] else ThreadReason.FEWER_FASTER
@@ -175,8 +189,11 @@ class ThreadTuner:
         self._recent.append(ratio)
         self._since_trial += 1
         if len(self._recent) == RECENT:
-            drift = statistics.median(self._recent)
-            if drift > DRIFT or drift < 1 / DRIFT:
+            drift = statistics.fmean(self._recent)
+            due = drift > COLLAPSE or self._since_trial >= self.probe_every // 2  # sooner than a probe
+            # slower at the fewest threads: fewer cannot help (more is what the probes try)
+            helps = drift < 1 / DRIFT or (drift > DRIFT and self.count > self.candidates[0])
+            if due and helps:
                 self._start(slowed=drift > 1)
                 return
         never_measured = self.quiet_count is None and self._since_trial >= RECENT
@@ -203,7 +220,7 @@ class ThreadTuner:
         self._finish(trial)
 
     def _finish(self, trial: _Trial) -> None:
-        before = self.count_before_trial(trial)
+        before = trial.current
         best, ratio = trial.winner()
         self._trial = None
         self.trials += 1
@@ -221,7 +238,3 @@ class ThreadTuner:
             self.reason = ThreadReason.BUSY
         else:
             self.reason = ThreadReason.FEWER_FASTER
-
-    @staticmethod
-    def count_before_trial(trial: _Trial) -> int:
-        return next(iter(trial.scores))  # the trial ran the current count first

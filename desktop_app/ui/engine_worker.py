@@ -70,14 +70,6 @@ def add_piece(pieces: list[Piece], chunk: TextChunk) -> None:
         pieces.append((chunk.text, drafter))
 
 
-def default_threads() -> int:
-    """Every core on small machines: decoding speed scales with them (2 cores: 143 tok/s vs
-    89 with one), and the window's thread mostly sleeps (the responsiveness test holds).
-    Bigger machines keep a core or two free for the window and the desktop."""
-    cores = os.cpu_count() or 1
-    return cores if cores <= 4 else cores - 1 if cores <= 8 else cores - 2
-
-
 class _Worker:
     def __init__(self, conn: Connection) -> None:
         from desktop_app.engine import Engine

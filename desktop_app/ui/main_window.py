@@ -28,7 +28,6 @@ from desktop_app.ui.chat_view import ChatView
 from desktop_app.ui.conversation_list import ConversationList
 from desktop_app.ui.engine_client import EngineClient, GenerationHandle
 from desktop_app.ui.engine_protocol import AutoPlan, Load
-from desktop_app.ui.engine_worker import default_threads
 from desktop_app.ui.message_input import MessageInput
 from desktop_app.ui.model_bar import ModelBar
 from desktop_app.ui.race_dialog import RaceDialog
@@ -243,7 +242,7 @@ class MainWindow(QMainWindow):
         s.set("draft_n_gpu_layers", self.model_bar.draft_gpu.value())
         s.set("drafter", self.model_bar.drafter_choice())
         self.save_settings()
-        threads = s["n_threads"] or default_threads()
+        threads = s["n_threads"] or None  # None: the engine measures which count is fastest
         command = Load(
             target=s["target_path"],  # "" is the default model; the engine process finds it
             target_options=ModelOptions(n_gpu_layers=s["n_gpu_layers"], n_ctx=s["n_ctx"], n_threads=threads,
@@ -284,7 +283,9 @@ class MainWindow(QMainWindow):
     def _on_generation_started(self, handle: GenerationHandle) -> None:
         self.side.gauge.set_streaming(True)
         handle.stats_updated.connect(self.side.show_live)
+        handle.stats_updated.connect(lambda stats: self.status.set_threads(stats.threads))
         handle.finished.connect(lambda done: self.side.show_final(done.stats))
+        handle.finished.connect(lambda done: self.status.set_threads(done.stats.threads))
 
     @Slot(object)
     def _on_model_loaded(self, loaded: LoadedModels) -> None:

@@ -38,6 +38,10 @@ class EngineStatusBar(QStatusBar):
         self.backend.setObjectName("backendLabel")
         self.models = QLabel("no model loaded")
         self.models.setObjectName("modelsLabel")
+        self.threads = QLabel()
+        self.threads.setObjectName("threadsLabel")
+        self.threads.setToolTip("CPU threads the engine computes with: measured on the live model and changed "
+                                "when the machine gets busy or quiet (a count set in Settings stays fixed)")
         self.memory = QLabel()
         self.memory.setObjectName("memoryLabel")
         self.api = QLabel()
@@ -45,7 +49,7 @@ class EngineStatusBar(QStatusBar):
         self.api.hide()
         self._api_url = ""
         self._api_requests: Callable[[], int] = lambda: 0
-        for label in (self.api, self.backend, self.models, self.memory):
+        for label in (self.api, self.backend, self.models, self.threads, self.memory):
             self.addPermanentWidget(label)
         self._timer = QTimer(self)
         self._timer.setInterval(MEMORY_REFRESH_MS)
@@ -59,10 +63,17 @@ class EngineStatusBar(QStatusBar):
         self.backend.setText(f"{name} · {device}" if device and device != name else name)
         self.backend.setToolTip(info.backend)
 
+    def set_threads(self, text: str) -> None:
+        """The thread count in use and why ("1 thread: machine busy"); "" keeps the last one."""
+        if text:
+            self.threads.setText(text)
+
     def set_models(self, loaded: LoadedModels | None) -> None:
         if loaded is None:
             self.models.setText("no model loaded")
+            self.threads.clear()
             return
+        self.set_threads(loaded.threads)
         target = loaded.target
         text = f"{target.name} ({target.quantization}, ctx {target.n_ctx})"
         if loaded.draft is not None:
