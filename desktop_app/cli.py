@@ -16,6 +16,7 @@ from desktop_app.engine.api import (
 )
 
 EXIT_ERROR = 1
+WINDOW_PROMPT = "Write a long poem about the sea and the wind."  # bench --window: a long answer
 
 
 class CliError(Exception):
@@ -127,6 +128,8 @@ def _build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--load", action="store_true",
                        help="speed idle and with 1 and 2 busy background processes: the adaptive thread count vs "
                             "each fixed count, plain decoding and Auto")
+    bench.add_argument("--window", action="store_true",
+                       help="the real window vs `specchat generate`: streaming tokens/s of the same answer, interleaved")
     bench.add_argument("--remote", action="store_true",
                        help="the target over two local workers behind 0, 2 and 10 ms of added network delay: "
                             "off vs auto (the rewrite prompts)")
@@ -299,6 +302,10 @@ def _run_command(args: argparse.Namespace) -> int:
             (args.out / "peer.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
             print(json.dumps({k: v for k, v in report.items() if k != "runs"}, indent=2))
             return 0
+        if args.window:
+            from desktop_app.bench.window import run as run_window
+
+            return run_window(args, WINDOW_PROMPT)
         if args.load:
             from desktop_app.bench.load import run as run_load
             from desktop_app.bench.runner import load_prompts, single_prompts

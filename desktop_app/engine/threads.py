@@ -40,7 +40,7 @@ SLOT = 3  # passes per candidate in a trial slot; the first one settles the new 
 TRIAL_ROUNDS = 2  # slots per candidate in a trial, interleaved
 PROBE_EVERY = 48  # passes between trials, doubling while trials keep the count (a noisy machine
 # drifts often; a trial that finds nothing better should not run again soon)
-PROBE_EVERY_MAX = 1536
+PROBE_EVERY_MAX = 384  # (a few seconds of decoding: back to more threads soon after load leaves)
 USUAL_WEIGHT = 0.1  # how fast "this count's usual" follows the passes that do not drift
 
 

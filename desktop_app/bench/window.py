@@ -1,0 +1,165 @@
+"""``specchat bench --window``: does an answer stream as fast in the window as in the terminal?
+
+The real window (offscreen where there is no display) with its engine process, and
+``specchat generate`` in a child process, answer the same message with the same settings,
+interleaved round by round, each round after the machine is quiet. Reported: the decoding
+tokens/s each reached (median), the window's over the CLI's (median of same-round ratios), and
+the longest the window's event loop went without running a 10 ms timer while it streamed.
+User data goes to a temporary home, not the user's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from desktop_app.bench.quiet import wait_for_quiet
+
+WINDOW_VS_CLI = 0.9  # the Done-when target (issue 13)
+PROBE_MS = 10
+SPEC = "off"  # plain decoding: the same work in both, nothing for Auto to decide differently
+ANSWER_TIMEOUT_S = 300.0
+
+
+def _cli_speed(args: argparse.Namespace, prompt: str) -> float:
+    command = [sys.executable, "-m", "desktop_app", "generate", "--prompt", prompt, "--spec", SPEC,
+               "--max-tokens", str(args.max_tokens), "--json", "--ctx", str(args.ctx)]
+    if args.target:
+        command += ["--target", str(args.target)]
+    if args.threads:
+        command += ["--threads", str(args.threads)]
+    out = subprocess.run(command, capture_output=True, text=True, timeout=ANSWER_TIMEOUT_S, check=True)
+    stats = json.loads(out.stdout)["stats"]
+    return float(stats["generated_tokens"]) / float(stats["decode_s"])
+
+
+def measure(args: argparse.Namespace, prompt: str, rounds: int) -> dict[str, Any]:
+    home = tempfile.mkdtemp(prefix="specchat-bench-window-")
+    os.environ["SPECCHAT_HOME"] = home
+    if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtCore import QEventLoop, QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from desktop_app.store import History, Settings
+    from desktop_app.ui.engine_client import GenerationHandle
+    from desktop_app.ui.main_window import MainWindow
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    settings = Settings.load()
+    settings.set("target_path", str(args.target or ""))
+    settings.set("spec_mode", SPEC)
+    settings.set("max_tokens", args.max_tokens)
+    settings.set("n_ctx", args.ctx)
+    settings.set("n_threads", args.threads or 0)
+    settings.save()
+    history = History()
+    window = MainWindow(Settings.load(), history)
+    window.resize(1100, 800)
+    window.show()
+
+    def wait(done: Any) -> None:
+        """Run the event loop (sleeping between events, as the app does) until ``done()``."""
+        loop = QEventLoop()
+        deadline = time.monotonic() + ANSWER_TIMEOUT_S
+        check = QTimer()
+        check.setInterval(20)
+        check.timeout.connect(lambda: (done() or time.monotonic() > deadline) and loop.quit())
+        check.start()
+        loop.exec()
+        check.stop()
+        if not done():
+            raise TimeoutError("the window did not finish in time")
+
+    loaded: list[object] = []
+    window.client.model_loaded.connect(loaded.append)
+    window.start()
+    wait(lambda: bool(loaded))
+    time.sleep(2.0)  # Auto's cost measurement runs right after a load
+
+    gaps: list[float] = []
+    last = [time.perf_counter()]
+    probe = QTimer()
+    probe.setInterval(PROBE_MS)
+
+    def tick() -> None:
+        now = time.perf_counter()
+        gaps.append(now - last[0])
+        last[0] = now
+
+    probe.timeout.connect(tick)
+
+    def window_speed() -> float:
+        finished: list[Any] = []
+
+        def attach(handle: GenerationHandle) -> None:
+            handle.finished.connect(finished.append)
+            handle.failed.connect(finished.append)
+
+        window.client.generation_started.connect(attach)
+        window.session.open(None)  # a new conversation: the same prompt as the CLI's
+        last[0] = time.perf_counter()
+        probe.start()
+        window.send(prompt)
+        wait(lambda: bool(finished))
+        probe.stop()
+        window.client.generation_started.disconnect(attach)
+        done = finished[0]
+        if isinstance(done, str):
+            raise RuntimeError(f"the window's answer failed: {done}")
+        return float(done.stats.generated_tokens) / float(done.stats.decode_s)
+
+    cli: list[float] = []
+    win: list[float] = []
+    for r in range(rounds + 1):  # round 0 warms up both
+        wait_for_quiet()
+        pair = (_cli_speed(args, prompt), window_speed()) if r % 2 == 0 else tuple(
+            reversed((window_speed(), _cli_speed(args, prompt))))
+        print(f"round {r}: cli {pair[0]:.1f} tok/s, window {pair[1]:.1f} tok/s", file=sys.stderr, flush=True)
+        if r:
+            cli.append(pair[0])
+            win.append(pair[1])
+    threads = window.status.threads.text()
+    window.close()
+    history.close()
+    app.processEvents()
+    ratio = statistics.median(w / c for w, c in zip(win, cli, strict=True))
+    return {
+        "model": Path(args.target).name if args.target else "the embedded default model",
+        "spec": SPEC, "max_tokens": args.max_tokens, "rounds": rounds,
+        "cli_tok_s": round(statistics.median(cli), 1), "window_tok_s": round(statistics.median(win), 1),
+        "window_vs_cli": round(ratio, 3), "target_met": ratio >= WINDOW_VS_CLI,
+        "max_event_loop_gap_ms": round(max(gaps, default=0.0) * 1000, 1),
+        "window_threads": threads, "cli": cli, "window": win,
+    }
+
+
+def markdown(report: dict[str, Any]) -> str:
+    return "\n".join([
+        f"{report['model']}, spec {report['spec']}, {report['max_tokens']} tokens, median of {report['rounds']} "
+        "rounds (ratio: median of same-round ratios)",
+        "",
+        "| `specchat generate` tok/s | window tok/s | window / CLI | window's longest event-loop gap | window's threads | target |",
+        "|---|---|---|---|---|---|",
+        f"| {report['cli_tok_s']:.1f} | {report['window_tok_s']:.1f} | {report['window_vs_cli']:.2f}x | "
+        f"{report['max_event_loop_gap_ms']:.0f} ms | {report['window_threads']} | "
+        + ("met" if report["target_met"] else "**missed**") + " |",
+    ])
+
+
+def run(args: argparse.Namespace, prompt: str) -> int:
+    report = measure(args, prompt, max(args.repeats, 3))
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "window.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
+    table = markdown(report)
+    (args.out / "window.md").write_text(table + "\n", encoding="utf-8")
+    print(table)
+    return 0
