@@ -130,6 +130,8 @@ def _build_parser() -> argparse.ArgumentParser:
                             "each fixed count, plain decoding and Auto")
     bench.add_argument("--window", action="store_true",
                        help="the real window vs `specchat generate`: streaming tokens/s of the same answer, interleaved")
+    bench.add_argument("--unused-draft", action="store_true",
+                       help="target passes with a draft loaded that Auto does not use vs without it, and Auto vs off")
     bench.add_argument("--remote", action="store_true",
                        help="the target over two local workers behind 0, 2 and 10 ms of added network delay: "
                             "off vs auto (the rewrite prompts)")
@@ -306,6 +308,11 @@ def _run_command(args: argparse.Namespace) -> int:
             from desktop_app.bench.window import run as run_window
 
             return run_window(args, WINDOW_PROMPT)
+        if args.unused_draft:
+            from desktop_app.bench.runner import load_prompts, single_prompts
+            from desktop_app.bench.unused_draft import run as run_unused
+
+            return run_unused(args, single_prompts(load_prompts(args.prompts)[(args.categories or ["chat"])[0]])[0])
         if args.load:
             from desktop_app.bench.load import run as run_load
             from desktop_app.bench.runner import load_prompts, single_prompts

@@ -72,7 +72,7 @@ def measure(args: argparse.Namespace, prompt: str, rounds: int) -> dict[str, Any
         deadline = time.monotonic() + ANSWER_TIMEOUT_S
         check = QTimer()
         check.setInterval(20)
-        check.timeout.connect(lambda: (done() or time.monotonic() > deadline) and loop.quit())
+        check.timeout.connect(lambda: loop.quit() if done() or time.monotonic() > deadline else None)
         check.start()
         loop.exec()
         check.stop()

@@ -34,7 +34,8 @@ from desktop_app.engine.model import LlamaModel, ProgressFn
 from desktop_app.engine.drafting import drafting_support, is_assistant, rollback_refusal
 from desktop_app.engine.nextn import AssistantWeights, NextnContext, require_assistant_fits
 from desktop_app.engine.policy import (
-    HOT_PRIOR, PRIOR_WEIGHT, AcceptanceTracker, AutoPolicy, CostModel, FixedPolicy, OffPolicy, Policy, RunTracker,
+    HOT_PRIOR, PRIOR_WEIGHT, AcceptanceTracker, AutoPolicy, CostModel, FixedPolicy, OffPolicy, Policy, ProbeBackoff,
+    RunTracker,
 )
 from desktop_app.engine.stats import GenerationStats
 from desktop_app.engine.threads import ThreadTuner
@@ -64,6 +65,7 @@ class Engine:
         self._lock = threading.Lock()
         self._acceptance: dict[str, AcceptanceTracker] = {}
         self._runs: dict[str, RunTracker] = {}  # model-free drafters' acceptance, per state
+        self._probes: dict[str, ProbeBackoff] = {}  # when Auto next probes a drafter it left off
         self._history: tuple[str, list[int]] = ("", [])  # last chat prompt + answer, as text and tokens
         self._last_prompt_text = ""
         self.threads = ThreadTuner(self._set_threads)  # replaced with each target (its options)
@@ -94,6 +96,7 @@ class Engine:
             self._target_costs.clear()
             self._acceptance.clear()
             self._runs.clear()
+            self._probes.clear()
             self._history = ("", [])
             self.template = ChatTemplate(
                 model.info.chat_template, _special_text(model, model.bos_id), _special_text(model, model.eos_id),
@@ -180,6 +183,7 @@ class Engine:
             self._target_costs.clear()
             self._acceptance.clear()
             self._runs.clear()
+            self._probes.clear()
             return verdict
 
     def unload_draft(self) -> None:
@@ -434,7 +438,8 @@ class Engine:
             runs = (self._runs.setdefault(drafter.kind.value, RunTracker()),
                     self._runs.setdefault(drafter.kind.value + ":hot", RunTracker(
                         first=AcceptanceTracker(HOT_PRIOR * PRIOR_WEIGHT, PRIOR_WEIGHT))))
-        return AutoPolicy(costs, k_max, probe=not drafter.free, acceptance=cold, hot=hot, runs=runs)
+        probes = self._probes.setdefault(drafter.kind.value, ProbeBackoff())
+        return AutoPolicy(costs, k_max, probe=not drafter.free, acceptance=cold, hot=hot, runs=runs, probes=probes)
 
     def generate(self, request: GenerateRequest, cancel: threading.Event | None = None) -> Iterator[Event]:
         """Yield TextChunk and StatsUpdate events, then one Finished event."""

@@ -88,11 +88,10 @@ class CostModel:
             self.update_target(batch, seconds)
 
     def load_note(self) -> str:
-        """How far the costs moved from the calibration, when it shows ("" otherwise)."""
-        if self.load >= LOAD_SHOWN:
-            return f"machine busy: passes cost {self.load:.1f}x the calibration"
-        if self.load <= 1 / LOAD_SHOWN:
-            return f"machine quieter: passes cost {self.load:.1f}x the calibration"
+        """How far the costs moved from the calibration, when it shows ("" otherwise). Load is
+        one cause, a context deeper or shallower than the calibration's another: not named."""
+        if self.load >= LOAD_SHOWN or self.load <= 1 / LOAD_SHOWN:
+            return f"target passes now cost {self.load:.1f}x the calibration"
         return ""
 
 
@@ -228,6 +227,31 @@ class RunTracker:
         self.rest.start_answer()
 
 
+PROBE_EVERY = 8  # cycles off before the first probe, doubling while probes keep missing
+PROBE_EVERY_MAX = 256
+
+
+@dataclass
+class ProbeBackoff:
+    """When Auto, off, next probes a drafter that runs a model. Kept across answers: on a pair
+    whose draft does not pay here, each answer would otherwise start probing every 8 tokens
+    again (a batch of 3 and two graph rebuilds each, on a deep CPU target 10% of the answer)."""
+
+    every: int = PROBE_EVERY
+    cycles_off: int = 0
+
+    def due(self) -> bool:
+        self.cycles_off += 1
+        if self.cycles_off < self.every:
+            return False
+        self.cycles_off = 0
+        self.every = min(self.every * 2, PROBE_EVERY_MAX)  # back off while probes keep missing
+        return True
+
+    def reset(self) -> None:
+        self.every = PROBE_EVERY
+
+
 @dataclass
 class AutoPolicy:
     """Acceptance comes in runs (a copied passage is accepted token after token, then a
@@ -244,8 +268,7 @@ class AutoPolicy:
     _state_hot: bool = False
     _k: int = -1
     _predicted_gain: float = 1.0
-    _cycles_off: int = 0
-    _probe_every: int = 8
+    probes: ProbeBackoff = field(default_factory=ProbeBackoff)
     _probing: bool = False
     # Model-free drafters: (after a miss, after a full accept) run trackers, which replace
     # ``acceptance`` and ``hot`` for them (see RunTracker).
@@ -275,15 +298,11 @@ class AutoPolicy:
 
     def choose_k(self) -> int:
         self._probing = False
-        if self._k == 0 and self.probe:
-            self._cycles_off += 1
-            if self._cycles_off >= self._probe_every:
-                # Probe: a small draft tells whether acceptance has recovered. Back off
-                # exponentially while it has not, so probing costs little.
-                self._cycles_off = 0
-                self._probe_every = min(self._probe_every * 2, 256)
-                self._probing = True
-                return min(self.probe_k, self.k_max)
+        if self._k == 0 and self.probe and self.probes.due():
+            # Probe: a small draft tells whether acceptance has recovered (backing off while it
+            # has not, so probing costs little).
+            self._probing = True
+            return min(self.probe_k, self.k_max)
         return self._k
 
     def _record(self, drafted: int, accepted: int) -> None:
@@ -304,7 +323,7 @@ class AutoPolicy:
         was_off = self._k == 0
         self._decide()
         if was_off and self._k > 0:
-            self._probe_every = 8
+            self.probes.reset()
 
     def observe_shadow(self, drafted: int, accepted: int) -> None:
         self._record(drafted, accepted)
