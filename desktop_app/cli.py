@@ -305,7 +305,7 @@ def _run_command(args: argparse.Namespace) -> int:
             print(json.dumps({k: v for k, v in report.items() if k != "runs"}, indent=2))
             return 0
         if args.window:
-            from desktop_app.bench.window import run as run_window
+            from desktop_app.ui.window_bench import run as run_window  # it drives the real window
 
             return run_window(args, WINDOW_PROMPT)
         if args.unused_draft:

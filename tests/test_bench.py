@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import struct
 import subprocess
 import sys
@@ -68,3 +69,42 @@ def test_shipped_prompt_set_covers_the_categories() -> None:
     assert {"chat", "code", "math", "rewrite", "translation", "multi-turn"} <= set(prompts)
     assert all(isinstance(c, list) and len(c) >= 2 for c in prompts["multi-turn"])
     assert any(any("\uac00" <= ch <= "\ud7a3" for ch in p) for p in prompts["translation"])  # Korean
+
+
+def _bench(*args: str, timeout: int = 600) -> subprocess.CompletedProcess[str]:
+    out = subprocess.run([sys.executable, "-m", "desktop_app", "bench", *args], capture_output=True, text=True,
+                         timeout=timeout)
+    assert out.returncode == 0, out.stderr
+    return out
+
+
+def test_load_bench_compares_adaptive_threads_with_each_fixed_count(models, tmp_path: Path) -> None:
+    out = _bench("--load", "--target", str(models.target), "--max-tokens", "8", "--draft-max", "4",
+                 "--out", str(tmp_path))
+    report = json.loads((tmp_path / "load.json").read_text())
+    assert report["configs"][0] == "adaptive" and "1 thread" in report["configs"]
+    cells = {(c["busy"], c["mode"]) for c in report["cells"]}
+    assert cells == {(busy, mode) for busy in (0, 1, 2) for mode in ("off", "auto")}
+    for cell in report["cells"]:
+        assert all(speed > 0 for speed in cell["tok_s"].values())
+        assert cell["adaptive_vs_best"] > 0 and len(cell["adaptive_chose"]) == report["rounds"]
+    assert report["greedy_outputs_identical"] is True
+    assert "| 2 | auto |" in out.stdout
+
+
+def test_unused_draft_bench_reports_pass_cost_and_auto_vs_off(models, tmp_path: Path) -> None:
+    out = _bench("--unused-draft", "--target", str(models.target), "--draft", str(models.draft),
+                 "--max-tokens", "12", "--out", str(tmp_path))
+    report = json.loads((tmp_path / "unused-draft.json").read_text())
+    assert report["pass_cost_with_draft_loaded"] > 0 and report["auto_vs_off"] > 0
+    assert report["greedy_outputs_identical"] is True and len(report["rows"]) == report["rounds"]
+    assert "Auto / off" in out.stdout
+
+
+def test_window_bench_streams_in_the_real_window_and_the_cli(tmp_path: Path) -> None:
+    out = _bench("--window", "--max-tokens", "16", "--out", str(tmp_path))
+    report = json.loads((tmp_path / "window.json").read_text())
+    assert len(report["window"]) == len(report["cli"]) == report["rounds"]
+    assert report["window_tok_s"] > 0 and report["cli_tok_s"] > 0 and report["window_vs_cli"] > 0
+    assert re.fullmatch(r"\d+ threads?(: .+)?", report["window_threads"])
+    assert "window / CLI" in out.stdout

@@ -29,7 +29,7 @@ CARRY_WEIGHT = 6.0  # trials of evidence a new answer inherits from earlier ones
 PESSIMISM = 0.5  # pseudo-failures added when deciding: thin evidence drafts less
 REST_PRIOR = 0.9  # a copied proposal whose first token was right: the next ones usually are
 LOAD_DRIFT = 1.25  # target passes this much slower (or faster) than the costs say: rescale them all
-LOAD_WEIGHT = 0.25  # how fast that drift is noticed (a few passes)
+LOAD_PASSES = 4  # passes whose mean drift is compared (a step in load is followed after these)
 LOAD_SHOWN = 1.2  # costs this far from the calibration are named in the reason
 
 
@@ -50,7 +50,7 @@ class CostModel:
     draft_token_s: float
     load: float = 1.0  # costs now over the calibrated ones: > 1 when the machine got busier
     rescales: bool = True  # False: given costs (another machine's shape), refined per batch size, never rescaled
-    _drift: float = 0.0  # recent target passes vs these costs (a moving average of the log ratio)
+    _drift: list[float] = field(default_factory=list)  # log(measured / cost) of the latest passes
 
     @property
     def k_max(self) -> int:
@@ -73,17 +73,17 @@ class CostModel:
         the draft not measured lately too; otherwise this batch size's cost is refined."""
         if not 1 <= batch <= len(self.target_batch_s) or seconds <= 0:
             return
-        ratio = seconds / self.target_batch_s[batch - 1]
         if not self.rescales:
             self.update_target(batch, seconds)
             return
-        self._drift = (1 - LOAD_WEIGHT) * self._drift + LOAD_WEIGHT * math.log(ratio)
-        if abs(self._drift) > math.log(LOAD_DRIFT):
-            factor = math.exp(self._drift)
+        self._drift = [*self._drift[-(LOAD_PASSES - 1):], math.log(seconds / self.target_batch_s[batch - 1])]
+        drift = sum(self._drift) / len(self._drift)
+        if len(self._drift) == LOAD_PASSES and abs(drift) > math.log(LOAD_DRIFT):
+            factor = math.exp(drift)
             self.target_batch_s = [s * factor for s in self.target_batch_s]
             self.draft_token_s *= factor
             self.load *= factor
-            self._drift = 0.0
+            self._drift = []
         else:
             self.update_target(batch, seconds)
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+import re
+
 import pytest
 
-from desktop_app.engine.policy import AcceptanceTracker, AutoPolicy, CostModel, best_k, expected_tokens
+from desktop_app.engine.policy import AcceptanceTracker, AutoPolicy, CostModel, ProbeBackoff, best_k, expected_tokens
 
 # This project's CPU: a decode of b tokens costs about these multiples of one token.
 CPU_BATCH = [1.0, 1.8, 2.4, 3.6, 4.9, 5.8, 6.6, 7.5, 8.0]
@@ -161,3 +164,40 @@ def test_copied_proposals_are_judged_by_their_first_token_then_the_rest() -> Non
         guessing.observe(8, 8 if i % 4 == 0 else 0)
     policy = AutoPolicy(costs(measured, 0.0), k_max=8, probe=False, runs=(guessing, RunTracker()))
     assert guessing.rest.rate > 0.99 and policy.offer(8) == (0, 1.0)
+
+
+def test_costs_follow_the_machine_when_passes_drift() -> None:
+    """Load came: target passes take twice what calibration measured. Every cost is rescaled
+    (the batch sizes and the draft not measured lately too), and the reason says so."""
+    model = costs(CPU_BATCH, 0.3)
+    calibrated = list(model.target_batch_s)
+    policy = AutoPolicy(model, k_max=8)
+    for _ in range(6):
+        policy.observe(0, 0, 0.0, 2 * calibrated[0], 1)  # off: only single-token passes measured
+    assert model.load == pytest.approx(2.0, rel=0.2)
+    assert model.target_batch_s[8] == pytest.approx(2 * calibrated[8], rel=0.25)  # never measured
+    assert model.draft_token_s == pytest.approx(2 * 0.3 * 0.010, rel=0.25)
+    assert re.search(r"target passes now cost (1\.[89]|2\.[01])x the calibration", policy.reason())
+    for _ in range(20):  # the load leaves
+        policy.observe(0, 0, 0.0, calibrated[0], 1)
+    assert model.load == pytest.approx(1.0, rel=0.2) and "calibration" not in policy.reason()
+
+
+def test_given_costs_keep_their_shape() -> None:
+    model = dataclasses.replace(costs(GPU_BATCH, 0.05), rescales=False)
+    before = list(model.target_batch_s)
+    for _ in range(20):
+        model.follow(1, 5 * before[0])
+    assert model.target_batch_s[1:] == before[1:] and model.load == 1.0
+
+
+def test_probe_back_off_carries_over_to_the_next_answer() -> None:
+    """A draft that does not pay here is not re-probed every 8 tokens in each new answer."""
+    probes = ProbeBackoff()
+    first = AutoPolicy(costs(CPU_BATCH, 0.5), k_max=4, acceptance=AcceptanceTracker(0.0, 20.0), probes=probes)
+    for _ in range(100):
+        k = first.choose_k()
+        first.observe(k, 0, k * 0.005, 0.010, k + 1)  # every probe misses
+    second = AutoPolicy(costs(CPU_BATCH, 0.5), k_max=4, acceptance=AcceptanceTracker(0.0, 20.0), probes=probes)
+    first_probe = next(i for i in range(200) if second.choose_k() > 0)
+    assert first_probe >= 16
