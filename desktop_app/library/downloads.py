@@ -313,6 +313,11 @@ class DownloadTask:
         self._thread.start()
         return self
 
+    @property
+    def thread(self) -> threading.Thread:
+        """The thread the download runs (and calls back) on."""
+        return self._thread
+
     def cancel(self) -> None:
         self._cancel.set()
 

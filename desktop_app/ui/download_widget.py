@@ -27,6 +27,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QV
 from desktop_app.library.downloads import DownloadProgress, DownloadResult, DownloadTask
 from desktop_app.library.errors import DownloadCancelled, DownloadError
 from desktop_app.library.units import human_duration, human_size
+from desktop_app.ui.thread_relay import hold
 
 BAR_STEPS = 1000  # QProgressBar holds an int: count in permille, not bytes (files pass 2 GB)
 
@@ -111,6 +112,7 @@ class DownloadWidget(QWidget):
             **options,
         )
         self.destroyed.connect(self._task.cancel)  # closing the widget stops its download
+        hold(relay, self._task.thread)  # let go in this thread, never in the download's (ui/thread_relay.py)
         self._task.start()
 
     def cancel(self) -> None:

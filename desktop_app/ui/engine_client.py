@@ -17,6 +17,7 @@ from PySide6.QtCore import QObject, Signal, Slot
 
 from desktop_app.engine.api import GenerateRequest, LoadedModels
 from desktop_app.ui import engine_worker
+from desktop_app.ui.thread_relay import hold
 from desktop_app.ui.engine_protocol import (
     Cancel, Command, Done, EngineEvent, Failed, Fatal, Generate, HistoryChanged, LiveStats, Load, Loaded, LoadFailed,
     Loading, LoadProgressed, Pieces, Ready, Shutdown,
@@ -145,6 +146,7 @@ class EngineClient(QObject):
         relay.ended.connect(self._on_ended)
         self._reader = threading.Thread(target=_read, args=(parent_conn, process, relay), name="engine-reader",
                                         daemon=True)
+        hold(relay, self._reader)
         self._reader.start()
 
     def restart(self, load: Load | None = None) -> None:

@@ -40,6 +40,7 @@ from desktop_app.library.local import (
 )
 from desktop_app.library.units import human_params, human_size
 from desktop_app.ui.download_widget import DownloadWidget
+from desktop_app.ui.thread_relay import hold
 
 MODEL_COLUMNS = ("File", "Architecture", "Parameters", "Quantization", "Context", "Size", "Status")
 CATALOG_COLUMNS = ("Pair", "Drafting", "Uses", "Target", "Draft", "Download", "RAM need", "License")
@@ -90,6 +91,7 @@ class LibraryJobs(QObject):
                 relay.deleteLater()
 
         thread = threading.Thread(target=target, name="model library", daemon=True)
+        hold(relay, thread)
         thread.start()
         return thread
 
