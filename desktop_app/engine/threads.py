@@ -13,7 +13,7 @@ here on 2 cores, one busy background process made 2 threads up to 10x slower tha
 - while generating, every target pass is compared with what this count did recently for the
   same batch size; when the recent passes (their mean: under load a count's passes are mostly
   fine with a few long stalls, and the stalls are what the answer waits for) depart from it by ``DRIFT`` (load came or went), and
-  otherwise every ``probe_every`` passes (backing off while nothing changes), a *trial* runs the
+  otherwise every ``probe_every_s`` seconds of decoding (backing off while nothing changes), a *trial* runs the
   next passes at each candidate in turn and keeps the fastest;
 - the count changes without a reload (``llama_set_n_threads``, through ``apply``).
 
@@ -36,11 +36,15 @@ DRIFT = 1.4  # recent passes this much slower (or faster) than this count's usua
 COLLAPSE = 2.5  # this much slower: re-measure at once, however recent the last trial
 RECENT = 8  # passes whose mean is compared with the usual
 ABANDON = 2.0  # a candidate this much slower than the current count in a trial is dropped from it
+SWITCH_GAIN = 1.1  # another count must be this much faster than the current one to be switched to
+# (under load a count's few trial passes can be lucky; switching on a coin toss costs stalls)
 SLOT = 3  # passes per candidate in a trial slot; the first one settles the new count and is not scored
 TRIAL_ROUNDS = 2  # slots per candidate in a trial, interleaved
-PROBE_EVERY = 48  # passes between trials, doubling while trials keep the count (a noisy machine
-# drifts often; a trial that finds nothing better should not run again soon)
-PROBE_EVERY_MAX = 384  # (a few seconds of decoding: back to more threads soon after load leaves)
+# Seconds of decoding between trials, doubling while trials keep the count (a noisy machine drifts
+# often; a trial that finds nothing better should not run again soon). In seconds, not passes:
+# what a probe costs under load is a scheduler stall of a few ms, whatever the model's speed.
+PROBE_EVERY_S = 0.5
+PROBE_EVERY_MAX_S = 8.0  # back to more threads within a few seconds of decoding after load leaves
 USUAL_WEIGHT = 0.1  # how fast "this count's usual" follows the passes that do not drift
 
 
@@ -115,6 +119,8 @@ class _Trial:
         # stalls (a thread waiting for its core), and the stalls are what the answer waits for
         means = {c: statistics.fmean(s) for c, s in self.scores.items() if s}
         best = min(means, key=lambda c: means[c])
+        if self.current in means and means[best] * SWITCH_GAIN > means[self.current]:
+            best = self.current
         return best, means[best]
 
 
@@ -132,8 +138,9 @@ class ThreadTuner:
         self._usual: dict[int, float] = {}  # batch size -> seconds per pass at this count, lately
         self._recent: deque[float] = deque(maxlen=RECENT)  # recent passes / usual
         self._trial: _Trial | None = None
-        self._since_trial = 0
-        self.probe_every = PROBE_EVERY
+        self._since_trial = 0  # passes
+        self._since_trial_s = 0.0  # and seconds of them
+        self.probe_every_s = PROBE_EVERY_S
         self.trials = 0  # how many ran (for the stats and tests)
 
     @property
@@ -170,6 +177,7 @@ class ThreadTuner:
         self._usual.clear()
         self._recent.clear()
         self._since_trial = 0
+        self._since_trial_s = 0.0
 
     # ------------------------------------------------------------------ while generating
     def observe(self, batch: int, seconds: float) -> None:
@@ -188,16 +196,17 @@ class ThreadTuner:
             return
         self._recent.append(ratio)
         self._since_trial += 1
+        self._since_trial_s += seconds
         if len(self._recent) == RECENT:
             drift = statistics.fmean(self._recent)
-            due = drift > COLLAPSE or self._since_trial >= self.probe_every // 2  # sooner than a probe
+            due = drift > COLLAPSE or self._since_trial_s >= self.probe_every_s / 2  # sooner than a probe
             # slower at the fewest threads: fewer cannot help (more is what the probes try)
             helps = drift < 1 / DRIFT or (drift > DRIFT and self.count > self.candidates[0])
             if due and helps:
                 self._start(slowed=drift > 1)
                 return
         never_measured = self.quiet_count is None and self._since_trial >= RECENT
-        if never_measured or self._since_trial >= self.probe_every:
+        if never_measured or self._since_trial_s >= self.probe_every_s:
             self._start(slowed=False)
             return
         if abs(math.log(ratio)) < math.log(DRIFT):
@@ -227,10 +236,11 @@ class ThreadTuner:
         if self.quiet_count is None:  # no calibration ran: the first trial stands for it
             self.quiet_count = best
         self._since_trial = 0
+        self._since_trial_s = 0.0
         self._set(best)
         # what this count costs now, per batch size, from the trial's scores (ratios to the old usual)
         self._usual = {b: s * ratio for b, s in self._usual.items()}
-        self.probe_every = min(self.probe_every * 2, PROBE_EVERY_MAX) if best == before else PROBE_EVERY
+        self.probe_every_s = min(self.probe_every_s * 2, PROBE_EVERY_MAX_S) if best == before else PROBE_EVERY_S
         top = self.candidates[-1]
         if best == top:
             self.reason = ThreadReason.FASTEST
