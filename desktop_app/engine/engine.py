@@ -46,6 +46,15 @@ CALIBRATION_DEPTH = 160  # tokens of context behind the timed decodes
 MIN_ANSWER_ROOM = 64
 
 
+def _batch_costs(target: LlamaModel, k_max: int, token: int, depth: int, reps: int,
+                 should_stop: Callable[[], bool] | None) -> list[float]:
+    batch_s = time_decodes(target, list(range(1, k_max + 2)), token, depth, reps, should_stop)
+    # A bigger batch never costs less: smooth out timing noise (running minimum from the right).
+    for b in range(len(batch_s) - 2, -1, -1):
+        batch_s[b] = min(batch_s[b], batch_s[b + 1])
+    return batch_s
+
+
 def _special_text(model: LlamaModel, token: int) -> str:
     return model.token_text(token).decode(errors="replace") if token >= 0 else ""
 
@@ -59,7 +68,9 @@ class Engine:
         self.mtp_error: str | None = None  # why the target's MTP layers cannot draft
         self.template: ChatTemplate | None = None
         self._costs: dict[tuple[DrafterKind | None, int], CostModel] = {}
-        self._target_costs: dict[int, list[float]] = {}  # seconds per target batch of 1..k+1, per k_max
+        # seconds per target batch of 1..k+1, per k_max, per thread count (the shape differs: on 2
+        # cores a batch of 9 costs 4x one token with 2 threads, 5.7x with 1)
+        self._target_costs: dict[int, dict[int, list[float]]] = {}
         self.ngrams = ChatNgrams()  # what the n-gram cache drafter knows: the history and this session
         self._ngrams_vocab: str | None = None  # the vocabulary whose token ids it holds
         self._lock = threading.Lock()
@@ -138,7 +149,10 @@ class Engine:
         return verdict
 
     def _set_threads(self, count: int) -> None:
-        """Every context decodes with ``count`` threads (the tuner's choice)."""
+        """Every context decodes with ``count`` threads (the tuner's choice), and Auto plans with
+        the costs measured at that count."""
+        for costs in self._costs.values():
+            costs.use_threads(count)
         if self.target is not None:
             self.target.set_threads(count)
         if isinstance(self.draft, LlamaModel):
@@ -374,17 +388,23 @@ class Engine:
         if key in self._costs:
             return self._costs[key]
         filler = (target.tokenize(" the", add_special=False) or [max(target.bos_id, 1)])[0]
-        batch_s = self._target_costs.get(k_max)
-        if batch_s is None and self.threads.quiet_count is None:  # the thread count first: costs depend on it
+        tables = self._target_costs.get(k_max)
+        if tables is None and self.threads.quiet_count is None:  # the thread count first: costs depend on it
             tune_threads(target, self.threads, filler, depth, should_stop)
-        if batch_s is None:  # measured once per k_max, whoever drafts
-            batch_s = time_decodes(target, list(range(1, k_max + 2)), filler, depth, reps, should_stop)
-            # A bigger batch never costs less: smooth out timing noise (running minimum from the right).
-            for b in range(len(batch_s) - 2, -1, -1):
-                batch_s[b] = min(batch_s[b], batch_s[b + 1])
-            self._target_costs[k_max] = batch_s
+        if tables is None:  # measured once per k_max, whoever drafts, at each count the tuner may use
+            chosen = self.threads.count
+            tables = {}
+            try:
+                for count in sorted(self.threads.candidates, key=lambda c: c != chosen):
+                    self._set_threads(count)
+                    tables[count] = _batch_costs(target, k_max, filler, depth, reps if count == chosen else 3,
+                                                 should_stop)
+            finally:
+                self._set_threads(chosen)
+            self._target_costs[k_max] = tables
         draft_s = drafter.token_cost_s(CostProbe(filler, depth, reps, should_stop)) if drafter is not None else 0.0
-        costs = CostModel(list(batch_s), draft_s)
+        costs = CostModel(list(tables[self.threads.count]), draft_s,
+                          by_threads={c: list(t) for c, t in tables.items()}, threads=self.threads.count)
         self._costs[key] = costs
         return costs
 

@@ -50,6 +50,8 @@ class CostModel:
     draft_token_s: float
     load: float = 1.0  # costs now over the calibrated ones: > 1 when the machine got busier
     rescales: bool = True  # False: given costs (another machine's shape), refined per batch size, never rescaled
+    by_threads: dict[int, list[float]] = field(default_factory=dict)  # target_batch_s per thread count
+    threads: int = 0  # the count target_batch_s is for (0: not known)
     _drift: list[float] = field(default_factory=list)  # log(measured / cost) of the latest passes
 
     @property
@@ -66,6 +68,17 @@ class CostModel:
 
     def update_draft(self, per_token_s: float, weight: float = 0.1) -> None:
         self.draft_token_s = (1 - weight) * self.draft_token_s + weight * per_token_s
+
+    def use_threads(self, count: int) -> None:
+        """The engine now computes with ``count`` threads: plan with the batch costs measured at
+        that count (as the machine's load has scaled them since), keeping these for a return."""
+        if count == self.threads or count not in self.by_threads:
+            return
+        if self.threads:
+            self.by_threads[self.threads] = list(self.target_batch_s)
+        self.target_batch_s = list(self.by_threads[count])
+        self.threads = count
+        self._drift = []
 
     def follow(self, batch: int, seconds: float) -> None:
         """A target pass measured while generating. When passes drift from these costs (load came
@@ -322,7 +335,9 @@ class AutoPolicy:
             self.costs.update_draft(draft_s / drafted)
         was_off = self._k == 0
         self._decide()
-        if was_off and self._k > 0:
+        if was_off and self._k > 0 and accepted == drafted > 0:
+            # a probe taken whole: acceptance is back, probe often again (a partly accepted one
+            # may turn drafting on, but does not undo the back-off: it is often luck)
             self.probes.reset()
 
     def observe_shadow(self, drafted: int, accepted: int) -> None:
