@@ -45,6 +45,8 @@ TRIAL_ROUNDS = 2  # slots per candidate in a trial, interleaved
 # what a probe costs under load is a scheduler stall of a few ms, whatever the model's speed.
 PROBE_EVERY_S = 0.5
 PROBE_EVERY_MAX_S = 8.0  # back to more threads within a few seconds of decoding after load leaves
+PROBE_SHARE = 0.03  # and never more often than keeps the last trial's losing passes under 3% of the time
+# (with 2 busy processes one pass at 2 threads took up to 400 ms on 2 cores: probes wait 13 s)
 USUAL_WEIGHT = 0.1  # how fast "this count's usual" follows the passes that do not drift
 
 
@@ -99,12 +101,16 @@ class _Trial:
         self.scores: dict[int, list[float]] = {c: [] for c in order}
         self.current = current
         self.slowed = slowed  # started because passes got slower (load came)
+        self.seconds: dict[int, float] = {c: 0.0 for c in order}  # time spent at each count
+        self.passes: dict[int, int] = {c: 0 for c in order}
 
     def next_count(self) -> int | None:
         return self.schedule[0][0] if self.schedule else None
 
-    def score(self, ratio: float) -> None:
+    def score(self, ratio: float, seconds: float) -> None:
         count, scored = self.schedule.popleft()
+        self.seconds[count] += seconds
+        self.passes[count] += 1
         if scored:
             self.scores[count].append(ratio)
         current = self.scores[self.current]
@@ -113,6 +119,11 @@ class _Trial:
             # a core taken: up to 10x): each more pass at it is a stall the user sees
             self.scores[count].append(ratio)
             self.schedule = deque(slot for slot in self.schedule if slot[0] != count)
+
+    def lost_s(self, best: int) -> float:
+        """What the trial's passes at other counts cost beyond the same passes at ``best``."""
+        per_pass = self.seconds[best] / max(self.passes[best], 1)
+        return sum(max(0.0, self.seconds[c] - self.passes[c] * per_pass) for c in self.seconds if c != best)
 
     def winner(self) -> tuple[int, float]:
         # the mean, not the median: under load a count's passes are mostly fine with a few long
@@ -191,7 +202,7 @@ class ThreadTuner:
             return
         ratio = seconds / usual
         if self._trial is not None:
-            self._trial.score(ratio)
+            self._trial.score(ratio, seconds)
             self._next()
             return
         self._recent.append(ratio)
@@ -241,6 +252,7 @@ class ThreadTuner:
         # what this count costs now, per batch size, from the trial's scores (ratios to the old usual)
         self._usual = {b: s * ratio for b, s in self._usual.items()}
         self.probe_every_s = min(self.probe_every_s * 2, PROBE_EVERY_MAX_S) if best == before else PROBE_EVERY_S
+        self.probe_every_s = max(self.probe_every_s, trial.lost_s(best) / PROBE_SHARE)
         top = self.candidates[-1]
         if best == top:
             self.reason = ThreadReason.FASTEST

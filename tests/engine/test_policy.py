@@ -201,3 +201,19 @@ def test_probe_back_off_carries_over_to_the_next_answer() -> None:
     second = AutoPolicy(costs(CPU_BATCH, 0.5), k_max=4, acceptance=AcceptanceTracker(0.0, 20.0), probes=probes)
     first_probe = next(i for i in range(200) if second.choose_k() > 0)
     assert first_probe >= 16
+
+
+def test_auto_plans_with_the_costs_of_the_thread_count_in_use() -> None:
+    """On 2 cores a batch of 5 costs 2.6x one token with 2 threads but 3.5x with 1: when the
+    engine drops to 1 thread (machine busy), Auto must not plan with 2-thread costs."""
+    two = [0.010 * r for r in (1.0, 1.24, 1.68, 2.17, 2.57)]
+    one = [0.013 * r for r in (1.0, 1.62, 2.17, 2.89, 3.47)]
+    model = CostModel(list(two), 0.002, by_threads={1: list(one), 2: list(two)}, threads=2)
+    policy = AutoPolicy(model, k_max=4, acceptance=AcceptanceTracker(3.0, 4.0))
+    k_two = policy.choose_k()
+    model.use_threads(1)
+    assert model.target_batch_s == one
+    policy.observe(0, 0, 0.0, one[0], 1)  # decides again with the new costs
+    assert policy.choose_k() < k_two
+    model.use_threads(2)
+    assert model.target_batch_s == two
