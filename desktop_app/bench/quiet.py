@@ -11,6 +11,8 @@ from contextlib import contextmanager
 
 QUIET_BUSY = 0.25  # the machine counts as idle below this share of all CPU time in use
 QUIET_WAIT_S = 60.0
+# One core kept busy until this process ends, even if it ends without cleaning up (killed).
+BUSY_LOOP = "import os\nparent = os.getppid()\nwhile os.getppid() == parent: pass"
 
 
 def _cpu_times() -> tuple[int, int]:
@@ -43,7 +45,7 @@ def wait_for_quiet(limit_s: float = QUIET_WAIT_S) -> float:
 @contextmanager
 def busy_processes(n: int) -> Iterator[None]:
     """``n`` processes each keeping one core busy, for the duration of the block."""
-    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+    procs = [subprocess.Popen([sys.executable, "-c", BUSY_LOOP]) for _ in range(n)]
     try:
         if procs:
             time.sleep(0.5)  # let the scheduler settle them
