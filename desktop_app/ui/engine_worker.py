@@ -26,7 +26,8 @@ from desktop_app.ui.engine_protocol import (
     LoadProgressed, Piece, Pieces, Ready, Shutdown, Stage,
 )
 
-CHUNK_FLUSH_S = 0.03  # coalesce text pieces: ~30 messages/s at most, whatever the model's speed
+CHUNK_FLUSH_S = 0.05  # coalesce text pieces: 20 messages/s at most, whatever the model's speed (each wakes the
+# window, which on a small machine takes a core from the engine's threads for a moment)
 PROGRESS_INTERVAL_S = 0.05  # llama.cpp reports load progress per tensor: hundreds of calls a second
 
 
