@@ -12,15 +12,14 @@ changed: it notices (engine/threads.py).
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from desktop_app.bench.quiet import busy_processes, wait_for_quiet
+from desktop_app.bench.report import write_report
 from desktop_app.engine import Engine
 from desktop_app.engine.api import GenerateRequest, ModelOptions, SpecMode, final_result
 from desktop_app.engine.threads import thread_candidates
@@ -151,12 +150,6 @@ def markdown(report: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace, prompt: str) -> int:
-    start = time.perf_counter()
     report = measure(args, prompt, max(args.repeats, 3))
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "load.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
-    table = markdown(report)
-    (args.out / "load.md").write_text(table + "\n", encoding="utf-8")
-    print(table)
-    print(f"\nwrote {args.out / 'load.json'}, {args.out / 'load.md'} in {time.perf_counter() - start:.0f} s")
+    write_report(args.out, "load", report, markdown(report))
     return 0

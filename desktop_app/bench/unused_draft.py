@@ -10,13 +10,12 @@ over plain decoding, each as the median of the ratios taken within a round.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
-from pathlib import Path
 from typing import Any
 
 from desktop_app.bench.quiet import wait_for_quiet
+from desktop_app.bench.report import write_report
 from desktop_app.engine import Engine, default_model_path
 from desktop_app.engine.api import DrafterKind, GenerateRequest, GenerationStats, ModelOptions, SpecMode, final_result
 
@@ -112,10 +111,5 @@ def markdown(report: dict[str, Any]) -> str:
 
 def run(args: argparse.Namespace, prompt: str) -> int:
     report = measure(args, prompt, max(args.repeats, 5))
-    out: Path = args.out
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "unused-draft.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
-    table = markdown(report)
-    (out / "unused-draft.md").write_text(table + "\n", encoding="utf-8")
-    print(table)
+    write_report(args.out, "unused-draft", report, markdown(report))
     return 0

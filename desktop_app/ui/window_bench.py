@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop_app.bench.quiet import wait_for_quiet
+from desktop_app.bench.report import write_report
 
 WINDOW_VS_CLI = 0.9  # the Done-when target (issue 13)
 PROBE_MS = 50  # coarse: every wake-up of the window takes a core from the engine for a moment
@@ -163,9 +164,5 @@ def markdown(report: dict[str, Any]) -> str:
 
 def run(args: argparse.Namespace, prompt: str) -> int:
     report = measure(args, prompt, max(args.repeats, 3))
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "window.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
-    table = markdown(report)
-    (args.out / "window.md").write_text(table + "\n", encoding="utf-8")
-    print(table)
+    write_report(args.out, "window", report, markdown(report))
     return 0
