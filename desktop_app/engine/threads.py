@@ -45,8 +45,8 @@ TRIAL_ROUNDS = 2  # slots per candidate in a trial, interleaved
 # what a probe costs under load is a scheduler stall of a few ms, whatever the model's speed.
 PROBE_EVERY_S = 0.5
 PROBE_EVERY_MAX_S = 8.0  # back to more threads within a few seconds of decoding after load leaves
-PROBE_SHARE = 0.03  # and never more often than keeps the last trial's losing passes under 3% of the time
-# (with 2 busy processes one pass at 2 threads took up to 400 ms on 2 cores: probes wait 13 s)
+PROBE_SHARE = 0.01  # and never more often than keeps the last trial's losing passes under 1% of the time
+# (with 2 busy processes one pass at 2 threads took up to 400 ms on 2 cores: probes then wait 40 s)
 USUAL_WEIGHT = 0.1  # how fast "this count's usual" follows the passes that do not drift
 
 
@@ -152,6 +152,7 @@ class ThreadTuner:
         self._since_trial = 0  # passes
         self._since_trial_s = 0.0  # and seconds of them
         self.probe_every_s = PROBE_EVERY_S
+        self._confirm: int | None = None  # more threads won a trial while busy: the next must agree
         self.trials = 0  # how many ran (for the stats and tests)
 
     @property
@@ -242,6 +243,15 @@ class ThreadTuner:
     def _finish(self, trial: _Trial) -> None:
         before = trial.current
         best, ratio = trial.winner()
+        confirming = best > before and self.reason is ThreadReason.BUSY and self._confirm != best
+        if confirming and trial.scores[before]:
+            # More threads while the machine was busy: a few lucky passes can say so (a stalled
+            # thread shows only now and then), so a second trial, soon, must agree first.
+            self._confirm = best
+            best, ratio = before, statistics.fmean(trial.scores[before])
+        else:
+            confirming = False
+            self._confirm = None
         self._trial = None
         self.trials += 1
         if self.quiet_count is None:  # no calibration ran: the first trial stands for it
@@ -253,6 +263,8 @@ class ThreadTuner:
         self._usual = {b: s * ratio for b, s in self._usual.items()}
         self.probe_every_s = min(self.probe_every_s * 2, PROBE_EVERY_MAX_S) if best == before else PROBE_EVERY_S
         self.probe_every_s = max(self.probe_every_s, trial.lost_s(best) / PROBE_SHARE)
+        if confirming:
+            self.probe_every_s = PROBE_EVERY_S
         top = self.candidates[-1]
         if best == top:
             self.reason = ThreadReason.FASTEST

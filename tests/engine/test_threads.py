@@ -72,9 +72,10 @@ def test_the_tuner_follows_load_as_it_comes_and_goes() -> None:
     assert busy.count(2) <= 12 and tuner.in_use.count == 1
 
     machine.busy = False  # the load leaves: the next probes find 2 threads faster
-    back = drive(tuner, machine, int(PROBE_EVERY_MAX_S / IDLE[2]) + 40)  # probes come every few seconds
+    # probes come within seconds (more after a probe that stalled: they keep their cost under 1 %)
+    back = drive(tuner, machine, int(3 * PROBE_EVERY_MAX_S / IDLE[2]))
     assert tuner.in_use.count == 2 and tuner.reason is ThreadReason.FASTEST
-    assert back[-20:] == [2] * 20
+    assert back[-200:].count(2) >= 190
     assert applied[-1] == 2
 
 
