@@ -164,7 +164,7 @@ class _Worker:
 
     def generate(self, request_id: int, request: GenerateRequest) -> None:
         pieces: list[Piece] = []
-        last_flush = time.perf_counter()
+        last_flush = 0.0  # the first text goes out at once; then at most every CHUNK_FLUSH_S
 
         def flush() -> None:
             nonlocal last_flush

@@ -6,6 +6,8 @@ the engine (loading and generating happen in the engine's process).
 
 from __future__ import annotations
 
+import gc
+
 from typing import TYPE_CHECKING, Any
 
 
@@ -230,6 +232,10 @@ class MainWindow(QMainWindow):
         """Start the engine process and load the chosen models (the default model on first run)."""
         if self.settings.problem:
             self.tell(self.settings.problem)  # a settings file set aside: said once, at start
+        # Everything built so far lives as long as the window: out of the cyclic collector's
+        # sight, a full collection while an answer streams scans only what came since (a full
+        # scan of Qt's and the app's start-up objects paused the event loop for 50-130 ms).
+        gc.freeze()
         self.client.start()
         self.load_models()
 
