@@ -16,6 +16,7 @@ from desktop_app.engine.api import (
 )
 
 EXIT_ERROR = 1
+QUIET_WAIT_S = 60.0  # bench: the most it waits for an idle machine before a round (desktop_app/bench/quiet.py)
 WINDOW_PROMPT = "Write a long poem about the sea and the wind."  # bench --window: a long answer
 
 
@@ -125,6 +126,9 @@ def _build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--out", type=Path, default=Path("bench-out"))
     bench.add_argument("--overhead", action="store_true",
                        help="measure the loop's own overhead (vs llama-cpp-python, vs the speed-up formula)")
+    bench.add_argument("--quiet-wait", type=float, default=QUIET_WAIT_S, metavar="SECONDS",
+                       help="--load, --window, --unused-draft: wait at most this long before each round for "
+                            "other programs to leave the CPUs idle")
     bench.add_argument("--load", action="store_true",
                        help="speed idle and with 1 and 2 busy background processes: the adaptive thread count vs "
                             "each fixed count, plain decoding and Auto")

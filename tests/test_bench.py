@@ -72,8 +72,9 @@ def test_shipped_prompt_set_covers_the_categories() -> None:
 
 
 def _bench(*args: str, timeout: int = 600) -> subprocess.CompletedProcess[str]:
-    out = subprocess.run([sys.executable, "-m", "desktop_app", "bench", *args], capture_output=True, text=True,
-                         timeout=timeout)
+    # a busy test machine must not hold each round for a minute: the idle wait is for real figures
+    out = subprocess.run([sys.executable, "-m", "desktop_app", "bench", "--quiet-wait", "2", *args],
+                         capture_output=True, text=True, timeout=timeout)
     assert out.returncode == 0, out.stderr
     return out
 

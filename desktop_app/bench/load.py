@@ -84,7 +84,7 @@ def _answer(engine: Engine, prompt: str, mode: SpecMode, args: argparse.Namespac
 def measure(args: argparse.Namespace, prompt: str, rounds: int) -> dict[str, Any]:
     counts: list[int | None] = [None, *thread_candidates()]
     names = [config_name(c) for c in counts]
-    wait_for_quiet()
+    wait_for_quiet(args.quiet_wait)
     engines = {config_name(c): _engine(args, c) for c in counts}
     target = next(iter(engines.values())).target
     assert target is not None
@@ -93,7 +93,7 @@ def measure(args: argparse.Namespace, prompt: str, rounds: int) -> dict[str, Any
     identical = True
     for busy in LOADS:
         if busy == 0:
-            wait_for_quiet()
+            wait_for_quiet(args.quiet_wait)
         with busy_processes(busy):
             for r in range(rounds + 1):  # round 0 warms up (and lets the adaptive engine notice the load)
                 shift = r % len(names)

@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 QUIET_BUSY = 0.25  # the machine counts as idle below this share of all CPU time in use
-QUIET_WAIT_S = 60.0
 # One core kept busy until this process ends, even if it ends without cleaning up (killed).
 BUSY_LOOP = "import os\nparent = os.getppid()\nwhile os.getppid() == parent: pass"
 
@@ -33,7 +32,7 @@ def busy_share(sample_s: float = 0.5) -> float:
     return (busy1 - busy0) / max(total1 - total0, 1)
 
 
-def wait_for_quiet(limit_s: float = QUIET_WAIT_S) -> float:
+def wait_for_quiet(limit_s: float) -> float:
     """Wait (at most ``limit_s``) until other programs leave the CPUs idle; returns the last share."""
     deadline = time.monotonic() + limit_s
     share = busy_share()

@@ -52,14 +52,14 @@ def _pass_s(s: GenerationStats) -> float:
 def measure(args: argparse.Namespace, prompt: str, rounds: int) -> dict[str, Any]:
     if args.draft is None:
         raise ValueError("--unused-draft needs --draft (and --target): the pair to measure")
-    wait_for_quiet()
+    wait_for_quiet(args.quiet_wait)
     plain, paired = _engine(args, False), _engine(args, True)
     pass_ratio, auto_vs_off, auto_vs_paired_off, drafted = [], [], [], []
     rows: list[dict[str, float]] = []
     identical = True
     reference: list[int] | None = None
     for r in range(rounds + 1):  # round 0 warms up
-        wait_for_quiet()
+        wait_for_quiet(args.quiet_wait)
         off, off_tokens = _answer(plain, prompt, SpecMode.OFF, args)
         loaded, loaded_tokens = _answer(paired, prompt, SpecMode.OFF, args)
         auto, auto_tokens = _answer(paired, prompt, SpecMode.AUTO, args)

@@ -124,7 +124,7 @@ def measure(args: argparse.Namespace, prompt: str, rounds: int) -> dict[str, Any
     win: list[float] = []
     gui_cpu: list[float] = []  # the window process's CPU time per second of decoding
     for r in range(rounds + 1):  # round 0 warms up both
-        wait_for_quiet()
+        wait_for_quiet(args.quiet_wait)
         pair = (_cli_speed(args, prompt), window_speed()) if r % 2 == 0 else tuple(
             reversed((window_speed(), _cli_speed(args, prompt))))
         print(f"round {r}: cli {pair[0]:.1f} tok/s, window {pair[1]:.1f} tok/s", file=sys.stderr, flush=True)
