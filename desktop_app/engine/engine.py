@@ -453,11 +453,7 @@ class Engine:
         cold = self._acceptance.setdefault(drafter.kind.value, AcceptanceTracker())
         hot = self._acceptance.setdefault(
             drafter.kind.value + ":hot", AcceptanceTracker(HOT_PRIOR * PRIOR_WEIGHT, PRIOR_WEIGHT))
-        runs = None
-        if drafter.free:
-            runs = (self._runs.setdefault(drafter.kind.value, RunTracker()),
-                    self._runs.setdefault(drafter.kind.value + ":hot", RunTracker(
-                        first=AcceptanceTracker(HOT_PRIOR * PRIOR_WEIGHT, PRIOR_WEIGHT))))
+        runs = self._runs.setdefault(drafter.kind.value, RunTracker()) if drafter.free else None
         probes = self._probes.setdefault(drafter.kind.value, ProbeBackoff())
         return AutoPolicy(costs, k_max, probe=not drafter.free, acceptance=cold, hot=hot, runs=runs, probes=probes)
 

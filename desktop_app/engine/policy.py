@@ -28,6 +28,10 @@ MIN_GAIN = 1.02  # a k > 0 must promise at least 2% over plain decoding
 CARRY_WEIGHT = 6.0  # trials of evidence a new answer inherits from earlier ones
 PESSIMISM = 0.5  # pseudo-failures added when deciding: thin evidence drafts less
 REST_PRIOR = 0.9  # a copied proposal whose first token was right: the next ones usually are
+MISS_CAUTION = 1.0  # pseudo-failures of a copied proposal's first token after a miss
+HOT_CAUTION = 0.0  # ... and while a copy run holds
+POSITION_DECAY = 0.98  # per observation of a draft position (the shape of runs changes slowly)
+POSITION_SHRINK = 3.0  # pseudo-trials pulling a draft position's own rate towards the pooled one
 LOAD_DRIFT = 1.25  # target passes this much slower (or faster) than the costs say: rescale them all
 LOAD_PASSES = 4  # passes whose mean drift is compared (a step in load is followed after these)
 LOAD_SHOWN = 1.2  # costs this far from the calibration are named in the reason
@@ -183,14 +187,15 @@ class AcceptanceTracker:
 
     successes: float = PRIOR_ACCEPTANCE * PRIOR_WEIGHT
     trials: float = PRIOR_WEIGHT
+    decay: float = DECAY
 
     def observe(self, drafted: int, accepted: int) -> None:
         if drafted <= 0:
             return
         # Each drafted position reached is a trial; the first rejection ends the cycle.
         trials = accepted + (1 if accepted < drafted else 0)
-        self.successes = self.successes * DECAY + accepted
-        self.trials = self.trials * DECAY + trials
+        self.successes = self.successes * self.decay + accepted
+        self.trials = self.trials * self.decay + trials
 
     @property
     def rate(self) -> float:
@@ -209,35 +214,75 @@ class AcceptanceTracker:
             self.trials = CARRY_WEIGHT
 
 
+STREAKS = (1, 4, 12)  # a copy run's length so far, bucketed: 0, 1-3, 4-11, 12 and more
+STREAK_PRIORS = (PRIOR_ACCEPTANCE, 0.75, HOT_PRIOR, HOT_PRIOR)  # first-token prior per bucket
+
+
+def streak_bucket(streak: int) -> int:
+    return sum(streak >= edge for edge in STREAKS)
+
+
 @dataclass
 class RunTracker:
     """A model-free proposal is copied text: either its first token is right and the rest
-    mostly follow (a copy run), or it is wrong at once. So its acceptance is tracked as two
-    rates: of the first token, and of each next one once the first was accepted."""
+    mostly follow (a copy run), or it is wrong at once. Two things predict it:
 
-    first: AcceptanceTracker = field(default_factory=AcceptanceTracker)
+    - how long the drafter has been right so far (its *streak*, in committed tokens): a copy
+      that has held for 12 tokens usually holds on, one that just missed often misses again;
+      so the first token's rate is tracked per streak bucket (:data:`STREAKS`);
+    - once the first token is right, the rate of each later position j given j - 1, tracked
+      per position (they are not one geometric rate: runs are long-tailed), each shrunk towards
+      the rate pooled over all positions, which is all a rarely reached position has to go on.
+
+    Thin evidence drafts less: pseudo-failures are added to the first token's rate after a
+    miss (:data:`MISS_CAUTION`), where a wrong guess is likeliest."""
+
+    firsts: list[AcceptanceTracker] = field(default_factory=lambda: [
+        AcceptanceTracker(p * PRIOR_WEIGHT, PRIOR_WEIGHT) for p in STREAK_PRIORS])
     rest: AcceptanceTracker = field(default_factory=lambda: AcceptanceTracker(REST_PRIOR * PRIOR_WEIGHT, PRIOR_WEIGHT))
+    at: list[AcceptanceTracker] = field(default_factory=list)  # position j + 2, given j + 1 was right
 
-    def observe(self, drafted: int, accepted: int) -> None:
+    def observe(self, streak: int, drafted: int, accepted: int) -> None:
         if drafted <= 0:
             return
-        self.first.observe(1, min(accepted, 1))
+        self.firsts[streak_bucket(streak)].observe(1, min(accepted, 1))
         if accepted >= 1 and drafted > 1:
             self.rest.observe(drafted - 1, accepted - 1)
+            while len(self.at) < drafted - 1:
+                self.at.append(AcceptanceTracker(0.0, 0.0, POSITION_DECAY))
+            for j in range(1, min(drafted, accepted + 1)):
+                self.at[j - 1].observe(1, 1 if j < accepted else 0)
 
-    def expected_tokens(self, k: int) -> float:
-        """Tokens per target pass drafting k (cautious rates: thin evidence drafts less)."""
+    def _position_rate(self, j: int, pooled: float) -> float:
+        """The rate of position j + 1 given position j was right (j >= 1)."""
+        if j - 1 >= len(self.at):
+            return pooled
+        own = self.at[j - 1]
+        return (own.successes + POSITION_SHRINK * pooled) / (own.trials + POSITION_SHRINK)
+
+    def first_rate(self, streak: int) -> float:
+        first = self.firsts[streak_bucket(streak)]
+        caution = MISS_CAUTION if streak == 0 else HOT_CAUTION
+        return first.successes / (first.trials + caution)
+
+    def expected_tokens(self, streak: int, k: int) -> float:
+        """Tokens per target pass drafting k after a streak of ``streak`` right tokens."""
         if k <= 0:
             return 1.0
-        return 1.0 + self.first.cautious_rate * expected_tokens(self.rest.cautious_rate, k - 1)
+        pooled = self.rest.rate
+        reach = self.first_rate(streak)
+        total = 1.0 + reach
+        for j in range(1, k):
+            reach *= self._position_rate(j, pooled)
+            total += reach
+        return total
 
-    @property
-    def rate(self) -> float:
-        return self.first.rate
+    def rate(self, streak: int) -> float:
+        return self.firsts[streak_bucket(streak)].rate
 
     def start_answer(self) -> None:
-        self.first.start_answer()
-        self.rest.start_answer()
+        for tracker in (*self.firsts, self.rest, *self.at):
+            tracker.start_answer()
 
 
 PROBE_EVERY = 8  # cycles off before the first probe, doubling while probes keep missing
@@ -283,29 +328,26 @@ class AutoPolicy:
     _predicted_gain: float = 1.0
     probes: ProbeBackoff = field(default_factory=ProbeBackoff)
     _probing: bool = False
-    # Model-free drafters: (after a miss, after a full accept) run trackers, which replace
-    # ``acceptance`` and ``hot`` for them (see RunTracker).
-    runs: tuple[RunTracker, RunTracker] | None = None
+    # Model-free drafters: their run tracker, which replaces ``acceptance`` and ``hot`` for
+    # them, and the drafter's streak: committed tokens its proposals got right in a row.
+    runs: RunTracker | None = None
+    streak: int = 0
 
     def __post_init__(self) -> None:
         self.acceptance.start_answer()
         self.hot.start_answer()
-        for run in self.runs or ():
-            run.start_answer()
+        if self.runs is not None:
+            self.runs.start_answer()
         self._decide()
-
-    @property
-    def run(self) -> RunTracker | None:
-        return None if self.runs is None else self.runs[self._state_hot]
 
     @property
     def tracker(self) -> AcceptanceTracker:
         return self.hot if self._state_hot else self.acceptance
 
     def _decide(self) -> None:
-        run = self.run
+        run = self.runs
         if run is not None:
-            self._k, self._predicted_gain = best_k_for(run.expected_tokens, self.costs, self.k_max)
+            self._k, self._predicted_gain = best_k_for(self._run_tokens(run), self.costs, self.k_max)
         else:
             self._k, self._predicted_gain = best_k(self.tracker.cautious_rate, self.costs, self.k_max)
 
@@ -321,9 +363,10 @@ class AutoPolicy:
     def _record(self, drafted: int, accepted: int) -> None:
         if drafted <= 0:
             return  # nothing proposed (or scored) this cycle: the state stands
-        run = self.run
+        run = self.runs
         if run is not None:
-            run.observe(drafted, accepted)
+            run.observe(self.streak, drafted, accepted)
+            self.streak = self.streak + accepted if accepted == drafted else 0
         else:
             self.tracker.observe(drafted, accepted)
         self._state_hot = accepted == drafted
@@ -347,18 +390,26 @@ class AutoPolicy:
     def offer(self, available: int) -> tuple[int, float]:
         """For a proposal already made (a model-free drafter's, ``available`` tokens long): the
         k to verify of it and the predicted speed-up (0 and 1.0: not worth a pass)."""
-        run = self.run
+        run = self.runs
         if run is not None:
-            return best_k_for(run.expected_tokens, self.costs, min(self.k_max, available))
+            return best_k_for(self._run_tokens(run), self.costs, min(self.k_max, available))
         return best_k(self.tracker.cautious_rate, self.costs, min(self.k_max, available))
+
+    def _run_tokens(self, run: RunTracker) -> Callable[[int], float]:
+        streak = self.streak
+        return lambda k: run.expected_tokens(streak, k)
 
     @property
     def predicted_gain(self) -> float:
         return self._predicted_gain
 
     def reason(self) -> str:
-        a = self.run.rate if self.run is not None else self.tracker.rate
-        state = "after a full accept" if self._state_hot else "after a miss"
+        if self.runs is not None:
+            a = self.runs.rate(self.streak)
+            state = f"{self.streak} tokens into a copy" if self.streak else "after a miss"
+        else:
+            a = self.tracker.rate
+            state = "after a full accept" if self._state_hot else "after a miss"
         load = self.costs.load_note()
         load = f" ({load})" if load else ""
         if self._k == 0:

@@ -154,16 +154,49 @@ def test_copied_proposals_are_judged_by_their_first_token_then_the_rest() -> Non
     measured = [1.0, 1.61, 1.99, 2.45, 2.9, 3.31, 3.7, 3.91, 4.4]
     copying = RunTracker()
     for _ in range(30):
-        copying.observe(8, 8)
-    policy = AutoPolicy(costs(measured, 0.0), k_max=8, probe=False, runs=(copying, RunTracker()))
+        copying.observe(0, 8, 8)
+    policy = AutoPolicy(costs(measured, 0.0), k_max=8, probe=False, runs=copying)
     k, gain = policy.offer(8)
     assert k >= 7 and gain > 1.5
     assert policy.offer(5)[0] == 5  # never more than the proposal holds
     guessing = RunTracker()
     for i in range(30):
-        guessing.observe(8, 8 if i % 4 == 0 else 0)
-    policy = AutoPolicy(costs(measured, 0.0), k_max=8, probe=False, runs=(guessing, RunTracker()))
+        guessing.observe(0, 8, 8 if i % 4 == 0 else 0)
+    policy = AutoPolicy(costs(measured, 0.0), k_max=8, probe=False, runs=guessing)
     assert guessing.rest.rate > 0.99 and policy.offer(8) == (0, 1.0)
+
+
+def test_a_copy_run_that_holds_drafts_more_than_one_that_just_missed() -> None:
+    """The same drafter, the same costs (SmolLM2 on the 2-core CPU: 13 rows cost 7.6 tokens):
+    right after a miss its proposals are right half the time, 20 tokens into a copy nearly
+    always. After the miss Auto drafts little or nothing; deep in the copy it drafts long."""
+    from desktop_app.engine.policy import RunTracker
+
+    measured = [1.0, 1.58, 2.08, 2.57, 3.23, 3.88, 4.39, 4.8, 5.38, 5.97, 6.49, 7.07, 7.6]
+    run = RunTracker()
+    for i in range(40):
+        run.observe(0, 12, 12 if i % 2 else 0)  # after a miss: a coin toss
+        run.observe(20, 12, 12)  # deep in a copy: whole
+    after_miss = AutoPolicy(costs(measured, 0.0), k_max=12, probe=False, runs=run)
+    deep = AutoPolicy(costs(measured, 0.0), k_max=12, probe=False, runs=run, streak=20)
+    k_miss, gain_miss = after_miss.offer(12)
+    k_deep, gain_deep = deep.offer(12)
+    assert k_deep == 12 and gain_deep > 1.5
+    assert k_miss <= 4 and gain_miss < gain_deep
+    assert "20 tokens into a copy" in deep.reason()
+
+
+def test_long_runs_are_not_cut_short_by_a_geometric_rate() -> None:
+    """Copies either break at once (the second token) or hold for the whole proposal. One
+    geometric rate would predict a steady loss along the proposal; the per-position rates
+    predict what these runs gave: 0.7 x 13 + 0.3 x 2 = 9.7 tokens per pass at k = 12."""
+    from desktop_app.engine.policy import RunTracker
+
+    run = RunTracker()
+    for i in range(60):
+        run.observe(20, 12, 1 if i % 10 < 3 else 12)
+    assert run.expected_tokens(20, 12) == pytest.approx(9.7, rel=0.05)
+    assert run.expected_tokens(20, 2) == pytest.approx(2.7, rel=0.05)
 
 
 def test_costs_follow_the_machine_when_passes_drift() -> None:
