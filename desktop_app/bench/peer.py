@@ -6,8 +6,11 @@ threads and answer length, at temperature 0, each run in a fresh process. Our si
 ``llama-speculative-simple --spec-type ngram-simple`` (built from the same vendored sources by
 ``shared/tools/build-llama-peer.sh``) for each lookup size n and draft size m. The
 configurations are interleaved, the order rotating each round; each side's best configuration is
-the one with the best median, and the reported figure is the median of the per-round ratios of
-the two bests (decode tokens/s, prompt processing excluded on both sides).
+the one with the best median. Then the two bests run in pairs, back to back (the order
+alternating, each pair after the machine went idle), and the reported figure is the median of
+the per-pair ratios (decode tokens/s, prompt processing excluded on both sides): two runs a
+dozen configurations apart see different machines on a shared computer, two adjacent runs the
+same one.
 """
 
 from __future__ import annotations
@@ -21,7 +24,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from desktop_app.bench.quiet import wait_for_quiet
+
 OUR_K = (4, 8, 12)
+PAIRS_PER_REPEAT = 2  # back-to-back pairs of the two bests, per --repeats
 PEER_NM = tuple((n, m) for n in (2, 3, 4) for m in (4, 8, 12))
 _DECODED = re.compile(r"decoded\s+(\d+) tokens in\s+([\d.]+) seconds, speed:\s+([\d.]+) t/s")
 
@@ -55,24 +61,37 @@ def measure(args: argparse.Namespace, prompt: str) -> dict[str, Any]:
                          "and pass DIR/build/bin")
     model = args.target or default_model_path()
     threads = args.threads or 2
-    configs = [("ours", k) for k in OUR_K] + [("peer", nm) for nm in PEER_NM]
+    def run(name: str) -> float:
+        side, config = name.split(" ", 1)
+        if side == "ours":
+            return _ours(model, prompt, int(config.removeprefix("k=")), args.max_tokens, threads)
+        n, m = (int(part.split("=")[1]) for part in config.split())
+        return _peer(binary, model, prompt, n, m, args.max_tokens, threads)
+
+    configs = [f"ours k={k}" for k in OUR_K] + [f"peer n={n} m={m}" for n, m in PEER_NM]
     runs: dict[str, list[float]] = {}
     rounds = max(args.repeats, 3)
     for r in range(rounds):
-        order = configs[r % len(configs):] + configs[: r % len(configs)]
-        for side, config in order:
-            if side == "ours":
-                assert isinstance(config, int)
-                name, speed = f"ours k={config}", _ours(model, prompt, config, args.max_tokens, threads)
-            else:
-                assert isinstance(config, tuple)
-                n, m = config
-                name, speed = f"peer n={n} m={m}", _peer(binary, model, prompt, n, m, args.max_tokens, threads)
-            runs.setdefault(name, []).append(speed)
+        wait_for_quiet(args.quiet_wait)
+        for name in configs[r % len(configs):] + configs[: r % len(configs)]:
+            runs.setdefault(name, []).append(speed := run(name))
             print(f"  round {r + 1} {name:16} {speed:7.1f} tok/s", file=sys.stderr, flush=True)
     medians = {name: statistics.median(v) for name, v in runs.items()}
     ours = max((n for n in medians if n.startswith("ours")), key=medians.__getitem__)
     peer = max((n for n in medians if n.startswith("peer")), key=medians.__getitem__)
-    ratio = statistics.median(a / b for a, b in zip(runs[ours], runs[peer]))
+    pairs: list[tuple[float, float]] = []
+    for p in range(PAIRS_PER_REPEAT * max(args.repeats, 1)):
+        wait_for_quiet(args.quiet_wait)
+        if p % 2:
+            theirs = run(peer)
+            mine = run(ours)
+        else:
+            mine = run(ours)
+            theirs = run(peer)
+        pairs.append((mine, theirs))
+        print(f"  pair {p + 1} {ours} {mine:7.1f}  {peer} {theirs:7.1f}  ratio {mine / theirs:.3f}",
+              file=sys.stderr, flush=True)
+    ratio = statistics.median(a / b for a, b in pairs)
     return {"model": str(model), "threads": threads, "max_tokens": args.max_tokens, "rounds": rounds,
-            "medians": medians, "best_ours": ours, "best_peer": peer, "ours_vs_peer": round(ratio, 3), "runs": runs}
+            "medians": medians, "best_ours": ours, "best_peer": peer, "ours_vs_peer": round(ratio, 3),
+            "pairs": pairs, "runs": runs}
