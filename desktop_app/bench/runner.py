@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from desktop_app.bench.quiet import wait_for_quiet
 from desktop_app.engine import Engine
 from desktop_app.engine.api import (
     DrafterKind, Finished, GenerateRequest, Message, SpecMode, choose_drafter, final_result,
@@ -134,6 +135,7 @@ def run_category(engine: Engine, category: str, prompts: list[Prompt], modes: li
     results = []
     for index, prompt in enumerate(prompts):
         for turn in _turns(engine, prompt, args):
+            wait_for_quiet(args.quiet_wait)  # each prompt's modes run on an idle machine
             before = engine.ngrams.snapshot()
             rotation = (repeat + index) % len(modes)
             answers = {}
