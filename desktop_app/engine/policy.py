@@ -14,7 +14,7 @@ nothing, and probes now and then (cheaply) so it can switch back when acceptance
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -35,6 +35,7 @@ POSITION_SHRINK = 3.0  # pseudo-trials pulling a draft position's own rate towar
 LOAD_DRIFT = 1.25  # target passes this much slower (or faster) than the costs say: rescale them all
 LOAD_PASSES = 4  # passes whose mean drift is compared (a step in load is followed after these)
 LOAD_SHOWN = 1.2  # costs this far from the calibration are named in the reason
+LEVEL_WEIGHT = 0.05  # each pass moves the level of all target costs this far towards what it measured
 
 
 def expected_tokens(a: float, k: int) -> float:
@@ -87,7 +88,9 @@ class CostModel:
     def follow(self, batch: int, seconds: float) -> None:
         """A target pass measured while generating. When passes drift from these costs (load came
         or went, the thread count changed), every cost is rescaled at once, the batch sizes and
-        the draft not measured lately too; otherwise this batch size's cost is refined."""
+        the draft not measured lately too; otherwise the level of the target's costs follows
+        slowly. Their shape (what k rows cost against one) stays as calibrated: it is the
+        hardware's and the model's, measured with repetitions, while one pass is noisy."""
         if not 1 <= batch <= len(self.target_batch_s) or seconds <= 0:
             return
         if not self.rescales:
@@ -102,7 +105,11 @@ class CostModel:
             self.load *= factor
             self._drift = []
         else:
-            self.update_target(batch, seconds)
+            # Small drifts move the whole table a little: refining one batch size from one pass
+            # lets a noisy machine bend the table's shape, and Auto's k follows the noise.
+            factor = math.exp(LEVEL_WEIGHT * self._drift[-1])
+            self.target_batch_s = [s * factor for s in self.target_batch_s]
+            self.load *= factor
 
     def load_note(self) -> str:
         """How far the costs moved from the calibration, when it shows ("" otherwise). Load is
@@ -121,13 +128,17 @@ def best_k(a: float, costs: CostModel, k_max: int | None = None) -> tuple[int, f
     return best_k_for(lambda k: expected_tokens(a, k), costs, k_max)
 
 
-def best_k_for(tokens: Callable[[int], float], costs: CostModel, k_max: int | None = None) -> tuple[int, float]:
-    """The same, for any expected tokens per pass ``tokens(k)``."""
+def best_k_for(tokens: Callable[[int], float] | Sequence[float], costs: CostModel,
+               k_max: int | None = None) -> tuple[int, float]:
+    """The same, for any expected tokens per pass: ``tokens(k)``, or ``tokens[k]`` for every k
+    up to the limit."""
     limit = costs.k_max if k_max is None else min(k_max, costs.k_max)
+    by_k = tokens if isinstance(tokens, Sequence) else [tokens(k) for k in range(limit + 1)]
+    limit = min(limit, len(by_k) - 1)
     base = 1.0 / costs.cycle_s(0)
     best, best_speed = 0, base
     for k in range(1, limit + 1):
-        speed = tokens(k) / costs.cycle_s(k)
+        speed = by_k[k] / costs.cycle_s(k)
         if speed > best_speed:
             best, best_speed = k, speed
     if best > 0 and best_speed < base * MIN_GAIN:
@@ -267,15 +278,18 @@ class RunTracker:
 
     def expected_tokens(self, streak: int, k: int) -> float:
         """Tokens per target pass drafting k after a streak of ``streak`` right tokens."""
-        if k <= 0:
-            return 1.0
+        return self.expected_by_k(streak, k)[max(k, 0)]
+
+    def expected_by_k(self, streak: int, k_max: int) -> list[float]:
+        """The same for every k from 0 to ``k_max``, in one pass (Auto asks every cycle)."""
         pooled = self.rest.rate
         reach = self.first_rate(streak)
-        total = 1.0 + reach
-        for j in range(1, k):
-            reach *= self._position_rate(j, pooled)
-            total += reach
-        return total
+        by_k = [1.0]
+        for j in range(k_max):
+            if j:
+                reach *= self._position_rate(j, pooled)
+            by_k.append(by_k[-1] + reach)
+        return by_k
 
     def rate(self, streak: int) -> float:
         return self.firsts[streak_bucket(streak)].rate
@@ -328,6 +342,7 @@ class AutoPolicy:
     _predicted_gain: float = 1.0
     probes: ProbeBackoff = field(default_factory=ProbeBackoff)
     _probing: bool = False
+    _stale: bool = False  # observed since the standing k was decided
     # Model-free drafters: their run tracker, which replaces ``acceptance`` and ``hot`` for
     # them, and the drafter's streak: committed tokens its proposals got right in a row.
     runs: RunTracker | None = None
@@ -347,11 +362,19 @@ class AutoPolicy:
     def _decide(self) -> None:
         run = self.runs
         if run is not None:
-            self._k, self._predicted_gain = best_k_for(self._run_tokens(run), self.costs, self.k_max)
+            self._k, self._predicted_gain = best_k_for(run.expected_by_k(self.streak, self.k_max), self.costs, self.k_max)
         else:
             self._k, self._predicted_gain = best_k(self.tracker.cautious_rate, self.costs, self.k_max)
+        self._stale = False
+
+    def _fresh(self) -> None:
+        """A model-free drafter's k is decided for each proposal (:meth:`offer`); its standing
+        k, for the reason shown, only when asked: every cycle would cost time for nothing."""
+        if self._stale:
+            self._decide()
 
     def choose_k(self) -> int:
+        self._fresh()
         self._probing = False
         if self._k == 0 and self.probe and self.probes.due():
             # Probe: a small draft tells whether acceptance has recovered (backing off while it
@@ -376,6 +399,9 @@ class AutoPolicy:
         self.costs.follow(batch, verify_s)
         if drafted > 0 and draft_s > 0:
             self.costs.update_draft(draft_s / drafted)
+        if self.runs is not None:
+            self._stale = True
+            return
         was_off = self._k == 0
         self._decide()
         if was_off and self._k > 0 and accepted == drafted > 0:
@@ -385,25 +411,27 @@ class AutoPolicy:
 
     def observe_shadow(self, drafted: int, accepted: int) -> None:
         self._record(drafted, accepted)
-        self._decide()
+        if self.runs is not None:
+            self._stale = True
+        else:
+            self._decide()
 
     def offer(self, available: int) -> tuple[int, float]:
         """For a proposal already made (a model-free drafter's, ``available`` tokens long): the
         k to verify of it and the predicted speed-up (0 and 1.0: not worth a pass)."""
         run = self.runs
+        limit = min(self.k_max, available)
         if run is not None:
-            return best_k_for(self._run_tokens(run), self.costs, min(self.k_max, available))
-        return best_k(self.tracker.cautious_rate, self.costs, min(self.k_max, available))
-
-    def _run_tokens(self, run: RunTracker) -> Callable[[int], float]:
-        streak = self.streak
-        return lambda k: run.expected_tokens(streak, k)
+            return best_k_for(run.expected_by_k(self.streak, limit), self.costs, limit)
+        return best_k(self.tracker.cautious_rate, self.costs, limit)
 
     @property
     def predicted_gain(self) -> float:
+        self._fresh()
         return self._predicted_gain
 
     def reason(self) -> str:
+        self._fresh()
         if self.runs is not None:
             a = self.runs.rate(self.streak)
             state = f"{self.streak} tokens into a copy" if self.streak else "after a miss"

@@ -52,7 +52,7 @@ def test_auto_switches_off_and_back_when_acceptance_recovers() -> None:
     assert policy.choose_k() > 0
     for _ in range(30):  # the draft keeps missing
         k = policy.choose_k()
-        policy.observe(k, 0, k * 0.0005, 0.010, k + 1)
+        policy.observe(k, 0, k * 0.0005, GPU_BATCH[k] * 0.010, k + 1)
     assert policy.choose_k() == 0 or policy._probing
     assert "off" in policy.reason()
     # while off it probes now and then; when the probes hit, it switches back on
@@ -60,10 +60,11 @@ def test_auto_switches_off_and_back_when_acceptance_recovers() -> None:
     for _ in range(200):
         k = policy.choose_k()
         ks.append(k)
-        policy.observe(k, k, k * 0.0005, 0.0101, k + 1)
+        policy.observe(k, k, k * 0.0005, GPU_BATCH[k] * 0.010, k + 1)
         if k and not policy._probing:
             break
-    assert ks.count(0) >= 4, "it should not probe every cycle"
+    # it probes now and then, not every cycle (the back-off's phase carries over from the misses)
+    assert ks[0] == 0 and ks.count(0) >= 2, "it should not probe every cycle"
     assert policy.choose_k() >= 2
     assert "predicted" in policy.reason()
 
@@ -214,6 +215,34 @@ def test_costs_follow_the_machine_when_passes_drift() -> None:
     for _ in range(20):  # the load leaves
         policy.observe(0, 0, 0.0, calibrated[0], 1)
     assert model.load == pytest.approx(1.0, rel=0.2) and "calibration" not in policy.reason()
+
+
+def test_a_noisy_machine_does_not_bend_the_costs_or_auto_s_choice() -> None:
+    """Passes on a shared machine scatter by 30% around what they cost. The level of the costs
+    follows, but not the shape (what k rows cost against one): so the k Auto drafts for a copy
+    run stays what the calibration says, pass after noisy pass. (Refining each batch size from
+    single passes let the noise bend the shape, and Auto's k followed the noise.)"""
+    import numpy as np
+
+    from desktop_app.engine.policy import RunTracker
+
+    measured = [1.0, 1.58, 2.08, 2.57, 3.23, 3.88, 4.39, 4.8, 5.38, 5.97, 6.49, 7.07, 7.6]
+    model = costs(measured, 0.0)
+    shape = [c / model.target_batch_s[0] for c in model.target_batch_s]
+    run = RunTracker()
+    for _ in range(20):
+        run.observe(8, 12, 10)
+    steady = AutoPolicy(costs(measured, 0.0), k_max=12, probe=False, runs=run, streak=8).offer(12)
+    noisy = AutoPolicy(model, k_max=12, probe=False, runs=run, streak=8)
+    rng = np.random.default_rng(7)
+    choices = set()
+    for i in range(400):
+        batch = 1 + (i * 5) % 13
+        noisy.observe(0, 0, 0.0, measured[batch - 1] * 0.010 * float(rng.lognormal(0.0, 0.3)), batch)
+        choices.add(noisy.offer(12)[0])
+    assert [c / model.target_batch_s[0] for c in model.target_batch_s] == pytest.approx(shape, rel=1e-9)
+    assert model.load == pytest.approx(1.0, abs=0.3)
+    assert choices == {steady[0]}
 
 
 def test_given_costs_keep_their_shape() -> None:
