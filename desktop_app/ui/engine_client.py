@@ -286,14 +286,19 @@ class EngineClient(QObject):
 
 def _read(conn: Connection, process: BaseProcess, relay: _ReaderRelay) -> None:
     """The reader thread: every message from the engine process, then its end, through ``relay``."""
-    while True:
-        try:
-            message = conn.recv()
-        except Exception:  # noqa: BLE001 - EOF, a closed pipe or a half-written message from a dying child
-            break
-        relay.received.emit((process, message))
-    relay.ended.emit(process)
-    relay.deleteLater()
+    try:
+        while True:
+            try:
+                message = conn.recv()
+            except Exception:  # noqa: BLE001 - EOF, a closed pipe or a half-written message from a dying child
+                break
+            relay.received.emit((process, message))
+        relay.ended.emit(process)
+        relay.deleteLater()
+    except RuntimeError:
+        # The interpreter is exiting with this thread still reading (the engine process was
+        # ending too): Qt's objects are already torn down, and there is nobody left to tell.
+        pass
 
 
 def _reap(process: BaseProcess, conn: Connection | None, reader: threading.Thread | None,
