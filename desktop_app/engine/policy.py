@@ -362,7 +362,8 @@ class AutoPolicy:
     def _decide(self) -> None:
         run = self.runs
         if run is not None:
-            self._k, self._predicted_gain = best_k_for(run.expected_by_k(self.streak, self.k_max), self.costs, self.k_max)
+            by_k = run.expected_by_k(self.streak, self.k_max)
+            self._k, self._predicted_gain = best_k_for(by_k, self.costs, self.k_max)
         else:
             self._k, self._predicted_gain = best_k(self.tracker.cautious_rate, self.costs, self.k_max)
         self._stale = False
