@@ -16,11 +16,13 @@ same one.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import re
 import statistics
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -61,19 +63,22 @@ def measure(args: argparse.Namespace, prompt: str) -> dict[str, Any]:
                          "and pass DIR/build/bin")
     model = args.target or default_model_path()
     threads = args.threads or 2
-    def run(name: str) -> float:
-        side, config = name.split(" ", 1)
-        if side == "ours":
-            return _ours(model, prompt, int(config.removeprefix("k=")), args.max_tokens, threads)
-        n, m = (int(part.split("=")[1]) for part in config.split())
-        return _peer(binary, model, prompt, n, m, args.max_tokens, threads)
+    tokens = args.max_tokens
+    configs: dict[str, Callable[[], float]] = {
+        **{f"ours k={k}": functools.partial(_ours, model, prompt, k, tokens, threads) for k in OUR_K},
+        **{f"peer n={n} m={m}": functools.partial(_peer, binary, model, prompt, n, m, tokens, threads)
+           for n, m in PEER_NM},
+    }
+    names = list(configs)
 
-    configs = [f"ours k={k}" for k in OUR_K] + [f"peer n={n} m={m}" for n, m in PEER_NM]
+    def run(name: str) -> float:
+        return configs[name]()
+
     runs: dict[str, list[float]] = {}
     rounds = max(args.repeats, 3)
     for r in range(rounds):
         wait_for_quiet(args.quiet_wait)
-        for name in configs[r % len(configs):] + configs[: r % len(configs)]:
+        for name in names[r % len(names):] + names[: r % len(names)]:
             runs.setdefault(name, []).append(speed := run(name))
             print(f"  round {r + 1} {name:16} {speed:7.1f} tok/s", file=sys.stderr, flush=True)
     medians = {name: statistics.median(v) for name, v in runs.items()}

@@ -75,7 +75,7 @@ class Engine:
         self._ngrams_vocab: str | None = None  # the vocabulary whose token ids it holds
         self._lock = threading.Lock()
         self._acceptance: dict[str, AcceptanceTracker] = {}
-        self._runs: dict[str, RunTracker] = {}  # model-free drafters' acceptance, per state
+        self._runs: dict[str, RunTracker] = {}  # model-free drafters' copy runs, per drafter
         self._probes: dict[str, ProbeBackoff] = {}  # when Auto next probes a drafter it left off
         self._history: tuple[str, list[int]] = ("", [])  # last chat prompt + answer, as text and tokens
         self._last_prompt_text = ""
