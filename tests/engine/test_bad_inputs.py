@@ -49,11 +49,14 @@ def test_missing_file(tmp_path: Path) -> None:
         Engine().load_target(tmp_path / "absent.gguf")
 
 
-def test_model_too_large_for_memory(models, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("gpu_layers", [0, -1])
+def test_model_too_large_for_memory(models, monkeypatch: pytest.MonkeyPatch, gpu_layers: int) -> None:
     # The real check, fed a machine with 1 MB free (no way to run out of 24 GB here honestly).
+    # With the default "every layer on the GPU" too: this machine has none (the build's RPC
+    # backend says it "supports offload", which once skipped the check on every CPU machine).
     monkeypatch.setattr(model_module, "available_memory", lambda: 1_000_000)
     with pytest.raises(ModelLoadError, match="needs about .* GiB of memory but only"):
-        Engine().load_target(models.target, model_module.ModelOptions(n_gpu_layers=0))
+        Engine().load_target(models.target, model_module.ModelOptions(n_gpu_layers=gpu_layers))
 
 
 HOSTILE = [
