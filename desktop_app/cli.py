@@ -127,13 +127,16 @@ def _build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--overhead", action="store_true",
                        help="measure the loop's own overhead (vs llama-cpp-python, vs the speed-up formula)")
     bench.add_argument("--quiet-wait", type=float, default=QUIET_WAIT_S, metavar="SECONDS",
-                       help="--load, --window, --unused-draft: wait at most this long before each round for "
-                            "other programs to leave the CPUs idle")
+                       help="wait at most this long before each round (each prompt's modes, each pair) "
+                            "for other programs to leave the CPUs idle")
     bench.add_argument("--load", action="store_true",
                        help="speed idle and with 1 and 2 busy background processes: the adaptive thread count vs "
                             "each fixed count, plain decoding and Auto")
     bench.add_argument("--window", action="store_true",
                        help="the real window vs `specchat generate`: streaming tokens/s of the same answer, interleaved")
+    bench.add_argument("--attention", action="store_true",
+                       help="flash attention off (SpecChat's choice on the CPU) vs on: a shallow and a deep prompt, "
+                            "speculation off and Auto, interleaved")
     bench.add_argument("--unused-draft", action="store_true",
                        help="target passes with a draft loaded that Auto does not use vs without it, and Auto vs off")
     bench.add_argument("--remote", action="store_true",
@@ -312,6 +315,10 @@ def _run_command(args: argparse.Namespace) -> int:
             from desktop_app.ui.window_bench import run as run_window  # it drives the real window
 
             return run_window(args, WINDOW_PROMPT)
+        if args.attention:
+            from desktop_app.bench.attention import run as run_attention
+
+            return run_attention(args)
         if args.unused_draft:
             from desktop_app.bench.runner import load_prompts, single_prompts
             from desktop_app.bench.unused_draft import run as run_unused

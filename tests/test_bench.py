@@ -109,3 +109,31 @@ def test_window_bench_streams_in_the_real_window_and_the_cli(tmp_path: Path) -> 
     assert report["window_tok_s"] > 0 and report["cli_tok_s"] > 0 and report["window_vs_cli"] > 0
     assert re.fullmatch(r"\d+ threads?(: .+)?", report["window_threads"])
     assert "window / CLI" in out.stdout
+
+
+def test_attention_bench_compares_flash_attention_off_and_on(models, tmp_path: Path) -> None:
+    out = _bench("--attention", "--target", str(models.target), "--max-tokens", "8", "--draft-max", "4",
+                 "--repeats", "2", "--out", str(tmp_path))
+    report = json.loads((tmp_path / "attention.json").read_text())
+    assert {(r["prompt"], r["mode"]) for r in report["rows"]} == {
+        (p, m) for p in ("shallow", "deep") for m in ("off", "auto")}
+    rows = {r["prompt"]: r for r in report["rows"]}
+    assert rows["deep"]["prompt_tokens"] > rows["shallow"]["prompt_tokens"]  # a conversation's last turn
+    for row in report["rows"]:
+        assert row["flash_off_tokens_per_s"] > 0 and row["flash_on_tokens_per_s"] > 0 and row["off_vs_on"] > 0
+    assert all(len(v) == 2 for v in report["runs"].values())
+    assert "| deep |" in out.stdout
+
+
+def test_each_round_runs_every_mode_once_with_off_and_auto_back_to_back() -> None:
+    from desktop_app.bench.runner import _round_order, modes_for
+    from desktop_app.engine.api import DrafterKind
+
+    modes = modes_for([4, 8, 12], [DrafterKind.NGRAM, DrafterKind.NGRAM_MAP], None)
+    firsts = set()
+    for turn in range(len(modes)):
+        order = [m.name for m in _round_order(modes, turn)]
+        assert sorted(order) == sorted(m.name for m in modes)
+        assert abs(order.index("off") - order.index("auto")) == 1  # the pair's ratio: adjacent runs
+        firsts.add(order[0])
+    assert len(firsts) > 2  # the fixed modes rotate too

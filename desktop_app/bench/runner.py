@@ -110,7 +110,7 @@ def _generate(engine: Engine, messages: list[Message], mode: Mode, args: argpars
     return final_result(engine.generate(request))
 
 
-def _turns(engine: Engine, prompt: Prompt, args: argparse.Namespace) -> list[list[Message]]:
+def timed_turns(engine: Engine, prompt: Prompt, args: argparse.Namespace) -> list[list[Message]]:
     """The messages of each timed turn: a single prompt's, or a conversation's later turns
     after its earlier turns were answered greedily (the same history for every mode)."""
     if isinstance(prompt, str):
@@ -129,17 +129,18 @@ def _turns(engine: Engine, prompt: Prompt, args: argparse.Namespace) -> list[lis
 
 def run_category(engine: Engine, category: str, prompts: list[Prompt], modes: list[Mode], args: argparse.Namespace,
                  repeat: int, progress: Callable[[str], None]) -> list[RunResult]:
-    """Every mode on every prompt of one category, interleaved (the order rotates). Every mode
-    starts from the same n-gram cache (what was learned before this prompt); the cache then
-    learns the answer once, as it would in use."""
+    """Every mode on every prompt of one category, interleaved (the order rotates). Off and Auto
+    run back to back (which goes first alternates), so the ratio the bench is most about is taken
+    between adjacent runs: on a shared machine two runs ten modes apart see different loads.
+    Every mode starts from the same n-gram cache (what was learned before this prompt); the
+    cache then learns the answer once, as it would in use."""
     results = []
     for index, prompt in enumerate(prompts):
-        for turn in _turns(engine, prompt, args):
+        for turn in timed_turns(engine, prompt, args):
             wait_for_quiet(args.quiet_wait)  # each prompt's modes run on an idle machine
             before = engine.ngrams.snapshot()
-            rotation = (repeat + index) % len(modes)
             answers = {}
-            for mode in modes[rotation:] + modes[:rotation]:
+            for mode in _round_order(modes, repeat + index):
                 engine.ngrams.restore(before)
                 engine.forget_last_answer()  # the same prompt tokens for every mode
                 out = _generate(engine, turn, mode, args)
@@ -155,6 +156,14 @@ def run_category(engine: Engine, category: str, prompts: list[Prompt], modes: li
             engine.ngrams.restore(before)
             engine.ngrams.learn(answers["off"].token_ids)
     return results
+
+
+def _round_order(modes: list[Mode], turn: int) -> list[Mode]:
+    """The modes in this round's order: the fixed ones rotating, off and Auto as one adjacent pair."""
+    pair = [m for m in modes if not is_fixed(m.name)]
+    units = [pair if turn % 2 == 0 else pair[::-1], *([m] for m in modes if is_fixed(m.name))]
+    rotation = turn % len(units)
+    return [m for unit in units[rotation:] + units[:rotation] for m in unit]
 
 
 def run_bench(engine: Engine, prompts: dict[str, list[Prompt]], args: argparse.Namespace,

@@ -160,7 +160,7 @@ class ModelOptions:
     n_ctx: int = N_CTX.default
     n_batch: int = 512
     n_threads: int | None = None  # None: chosen for this machine
-    flash_attn: bool | None = None  # None: off on the CPU (model.runs_on_cpu), llama.cpp's choice on a GPU
+    flash_attn: bool | None = None  # None: model.default_flash_attn (off on the CPU of our builds)
     # Other computers running `specchat worker` that hold part of the layers (the target only),
     # in the proportions of ``split``; ``n_gpu_layers`` then applies to this machine's own GPU.
     workers: tuple[WorkerAddress, ...] = ()

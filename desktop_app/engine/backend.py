@@ -141,3 +141,10 @@ def backend_info() -> BackendInfo:
     else:
         name = "CPU"
     return BackendInfo(name, bool(llama_cpp.llama_supports_gpu_offload()), devices, system)
+
+
+def cpu_has_llamafile() -> bool:
+    """Whether this llama.cpp build multiplies batches on the CPU with llamafile's kernels
+    (its system info says ``LLAMAFILE = 1``)."""
+    ensure_backend()
+    return "LLAMAFILE = 1" in llama_cpp.llama_print_system_info().decode(errors="replace")

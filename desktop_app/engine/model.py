@@ -18,7 +18,7 @@ import numpy as np
 
 from desktop_app.engine import llama_ext, rpc
 from desktop_app.engine.api import ModelOptions
-from desktop_app.engine.backend import clear_log, ensure_backend, load_failure_reason
+from desktop_app.engine.backend import clear_log, cpu_has_llamafile, ensure_backend, load_failure_reason
 from desktop_app.engine.drafting import has_mtp_layers
 from desktop_app.engine.errors import ContextOverflowError, DecodeError, ModelLoadError
 from desktop_app.engine.gguf_file import GGUFInfo, read_gguf
@@ -109,23 +109,31 @@ def context_params(model: Any, options: ModelOptions) -> Any:
     threads = options.n_threads or default_threads()
     cparams.n_threads = threads
     cparams.n_threads_batch = threads
-    flash = options.flash_attn
-    if flash is None and runs_on_cpu(options):
-        flash = False  # see runs_on_cpu
+    flash = options.flash_attn if options.flash_attn is not None else default_flash_attn(options)
     if flash is not None:
         cparams.flash_attn_type = 1 if flash else 0
     return cparams
 
 
 def runs_on_cpu(options: ModelOptions) -> bool:
-    """Whether the model computes on this machine's CPU (no GPU layers, no workers).
-
-    There, flash attention is left off unless asked for: llama.cpp's automatic choice turns it
-    on wherever the backend supports it, and its CPU kernel costs more the deeper the context.
-    Measured with SmolLM2-135M on 2 x86 cores: one token 354 tokens into a conversation decoded
-    at 60 tok/s with it and 92 without, and a 9-row verify pass 400 tokens in took 86-108 ms
-    with it and 45-61 ms without (at 20 tokens in the two are level)."""
+    """Whether the model computes on this machine's CPU (no GPU layers, no workers)."""
     return not options.workers and (options.n_gpu_layers == 0 or not rpc.local_gpus())
+
+
+def default_flash_attn(options: ModelOptions) -> bool | None:
+    """Flash attention when the user did not choose: off for a model on the CPU of a build
+    without llamafile's kernels, otherwise llama.cpp's choice (None).
+
+    llama.cpp's automatic choice turns it on wherever the backend supports it, and its CPU
+    kernel costs more the deeper the context: SmolLM2-135M on 2 x86 cores decoded at 60 tok/s
+    354 tokens into a conversation with it and at 92 without; a 9-row verify pass 400 tokens in
+    took 86-108 ms with it and 45-61 ms without. Without it, attention is two matrix products,
+    and llamafile's kernels compute a row inside a batch differently from the same row alone,
+    so answers with and without speculation parted at near-ties (24 of 34 greedy answers
+    identical with them, 34 of 34 without): off only where the build has no llamafile (ours)."""
+    if runs_on_cpu(options) and not cpu_has_llamafile():
+        return False
+    return None
 
 
 class LlamaModel(VocabProperties):
