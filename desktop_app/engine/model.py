@@ -116,8 +116,8 @@ def context_params(model: Any, options: ModelOptions) -> Any:
 
 
 def runs_on_cpu(options: ModelOptions) -> bool:
-    """Whether the model computes on this machine's CPU (no GPU layers, no workers)."""
-    return not options.workers and (options.n_gpu_layers == 0 or not rpc.local_gpus())
+    """Whether this machine computes its share of the model on its CPU (no GPU layers)."""
+    return options.n_gpu_layers == 0 or not rpc.local_gpus()
 
 
 def default_flash_attn(options: ModelOptions) -> bool | None:
@@ -130,7 +130,9 @@ def default_flash_attn(options: ModelOptions) -> bool | None:
     took 86-108 ms with it and 45-61 ms without. Without it, attention is two matrix products,
     and llamafile's kernels compute a row inside a batch differently from the same row alone,
     so answers with and without speculation parted at near-ties (24 of 34 greedy answers
-    identical with them, 34 of 34 without): off only where the build has no llamafile (ours)."""
+    identical with them, 34 of 34 without): off only where the build has no llamafile (ours).
+    Workers holding layers compute them the same way: a target spread over computers then
+    answers token for token as it does whole on this one."""
     if runs_on_cpu(options) and not cpu_has_llamafile():
         return False
     return None
@@ -163,7 +165,7 @@ class LlamaModel(VocabProperties):
 
     # ----------------------------------------------------------------- loading
     def _check_memory(self) -> None:
-        if not runs_on_cpu(self.options):
+        if self.options.workers or not runs_on_cpu(self.options):
             return  # the workers and the GPU backend report their own allocation failures
         free = available_memory()
         size = self.info.file_size

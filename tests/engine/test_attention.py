@@ -34,8 +34,7 @@ def test_a_model_on_the_cpu_computes_without_flash_attention(default_model, opti
         model.close()
 
 
-def test_a_model_with_gpu_layers_or_workers_leaves_it_to_llama_cpp(default_model,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_model_with_gpu_layers_leaves_it_to_llama_cpp(default_model, monkeypatch: pytest.MonkeyPatch) -> None:
     model = LlamaModel(default_model, ModelOptions(n_gpu_layers=0))
     try:
         monkeypatch.setattr(model_module.rpc, "local_gpus", lambda: [1])  # as on a machine with a GPU
@@ -43,7 +42,12 @@ def test_a_model_with_gpu_layers_or_workers_leaves_it_to_llama_cpp(default_model
         assert context_params(model.handle[0], ModelOptions(n_gpu_layers=0)).flash_attn_type == FLASH_OFF
     finally:
         model.close()
-    assert not runs_on_cpu(ModelOptions(workers=(WorkerAddress("127.0.0.1", 50052),)))
+
+
+def test_workers_compute_attention_as_this_machine_does() -> None:
+    """A target spread over workers answers as it does whole here (tests/remote check the tokens)."""
+    spread = ModelOptions(workers=(WorkerAddress("127.0.0.1", 50052),))
+    assert runs_on_cpu(spread) and model_module.default_flash_attn(spread) is False
 
 
 def test_our_build_has_no_llamafile_kernels() -> None:
