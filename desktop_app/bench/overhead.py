@@ -34,9 +34,12 @@ def vs_llama_cpp_python(engine: Engine, max_tokens: int, threads: int) -> dict[s
 
     import llama_cpp
 
+    from desktop_app.engine.model import default_flash_attn
+
     assert engine.target is not None
-    flash = engine.target.options.flash_attn
-    if flash is None:  # Llama has no "auto": compare both with flash attention off
+    options = engine.target.options
+    flash = options.flash_attn if options.flash_attn is not None else default_flash_attn(options)
+    if flash is None:  # llama.cpp's "auto" (a GPU), which Llama cannot ask for: compare both with it off
         flash = False
         engine.load_target(engine.target.path, dataclasses.replace(engine.target.options, flash_attn=False))
     assert engine.target is not None

@@ -31,7 +31,7 @@ from typing import Any
 from desktop_app.bench.quiet import wait_for_quiet
 
 OUR_K = (4, 8, 12)
-PAIRS_PER_REPEAT = 2  # back-to-back rounds of the bests, per --repeats
+FINAL_ROUNDS_PER_REPEAT = 2  # back-to-back rounds of the bests, per --repeats
 PEER_NM = tuple((n, m) for n in (2, 3, 4) for m in (4, 8, 12))
 PEER_FA = ("auto", "off")  # their default attention, and ours on the CPU
 _DECODED = re.compile(r"decoded\s+(\d+) tokens in\s+([\d.]+) seconds, speed:\s+([\d.]+) t/s")
@@ -95,7 +95,7 @@ def measure(args: argparse.Namespace, prompt: str) -> dict[str, Any]:
     peers = list(dict.fromkeys([best("peer"), best("peer", f"fa={PEER_FA[0]}")]))
     finalists = [ours, *peers]
     speeds: dict[str, list[float]] = {name: [] for name in finalists}
-    for p in range(PAIRS_PER_REPEAT * max(args.repeats, 1)):
+    for p in range(FINAL_ROUNDS_PER_REPEAT * max(args.repeats, 1)):
         wait_for_quiet(args.quiet_wait)
         for name in finalists[p % len(finalists):] + finalists[: p % len(finalists)]:  # back to back, the order rotating
             speeds[name].append(run(name))
@@ -104,4 +104,3 @@ def measure(args: argparse.Namespace, prompt: str) -> dict[str, Any]:
     return {"model": str(model), "threads": threads, "max_tokens": args.max_tokens, "rounds": rounds,
             "medians": medians, "best_ours": ours, "best_peer": peers[0], "ours_vs_peer": ratios[peers[0]],
             "ours_vs": ratios, "paired_runs": speeds, "runs": runs}
-
