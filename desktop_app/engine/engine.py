@@ -411,10 +411,10 @@ class Engine:
     def use_costs(self, drafter: DrafterKind, k_max: int, costs: CostModel) -> None:
         """Use these costs for auto with this drafter and maximum k instead of measuring them
         (costs measured elsewhere, or another machine's, as the tests use a GPU's): they stand
-        as given in shape (each batch size refined, never the whole table rescaled)."""
+        as given, whatever the passes here take, so Auto decides the same on any machine."""
         if costs.k_max != k_max:
             raise ValueError(f"costs for k up to {costs.k_max} given for k_max {k_max}")
-        self._costs[(drafter, k_max)] = dataclasses.replace(costs, rescales=False)
+        self._costs[(drafter, k_max)] = dataclasses.replace(costs, measured=False)
 
     def prepare_auto(
         self, drafter: DrafterKind | None = None, draft_max: int = DRAFT_K.default,

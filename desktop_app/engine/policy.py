@@ -29,11 +29,7 @@ MIN_GAIN = 1.15  # a k > 0 must promise 15% over plain decoding: smaller predict
 # accepted over 9 chat answers and ran 0.91x of plain decoding; at 15%, 31 for 19 and 0.98x)
 CARRY_WEIGHT = 6.0  # trials of evidence a new answer inherits from earlier ones
 PESSIMISM = 0.5  # pseudo-failures added when deciding: thin evidence drafts less
-REST_PRIOR = 0.9  # a copied proposal whose first token was right: the next ones usually are
 MISS_CAUTION = 1.0  # pseudo-failures of a copied proposal's first token after a miss
-HOT_CAUTION = 0.0  # ... and while a copy run holds
-POSITION_DECAY = 0.98  # per observation of a draft position (the shape of runs changes slowly)
-POSITION_SHRINK = 3.0  # pseudo-trials pulling a draft position's own rate towards the pooled one
 LOAD_DRIFT = 1.25  # target passes this much slower (or faster) than the costs say: rescale them all
 LOAD_PASSES = 4  # passes whose mean drift is compared (a step in load is followed after these)
 LOAD_SHOWN = 1.2  # costs this far from the calibration are named in the reason
@@ -56,7 +52,7 @@ class CostModel:
     target_batch_s: list[float]
     draft_token_s: float
     load: float = 1.0  # costs now over the calibrated ones: > 1 when the machine got busier
-    rescales: bool = True  # False: given costs (another machine's shape), refined per batch size, never rescaled
+    measured: bool = True  # False: given costs (another machine's), used as they stand
     by_threads: dict[int, list[float]] = field(default_factory=dict)  # target_batch_s per thread count
     threads: int = 0  # the count target_batch_s is for (0: not known)
     _drift: list[float] = field(default_factory=list)  # log(measured / cost) of the latest passes
@@ -93,10 +89,7 @@ class CostModel:
         the draft not measured lately too; otherwise the level of the target's costs follows
         slowly. Their shape (what k rows cost against one) stays as calibrated: it is the
         hardware's and the model's, measured with repetitions, while one pass is noisy."""
-        if not 1 <= batch <= len(self.target_batch_s) or seconds <= 0:
-            return
-        if not self.rescales:
-            self.update_target(batch, seconds)
+        if not self.measured or not 1 <= batch <= len(self.target_batch_s) or seconds <= 0:
             return
         self._drift = [*self._drift[-(LOAD_PASSES - 1):], math.log(seconds / self.target_batch_s[batch - 1])]
         drift = sum(self._drift) / len(self._drift)
@@ -227,56 +220,49 @@ class AcceptanceTracker:
             self.trials = CARRY_WEIGHT
 
 
-STREAKS = (1, 4, 12)  # a copy run's length so far, bucketed: 0, 1-3, 4-11, 12 and more
-STREAK_PRIORS = (PRIOR_ACCEPTANCE, 0.75, HOT_PRIOR, HOT_PRIOR)  # first-token prior per bucket
+RUN_EDGES = (1, 2, 3, 4, 8, 16)  # a copy run's length so far, bucketed: 0, 1, 2, 3, 4-7, 8-15, 16 and more
+RUN_PRIORS = (PRIOR_ACCEPTANCE, 0.75, 0.8, 0.85, HOT_PRIOR, HOT_PRIOR, HOT_PRIOR)  # next token's prior per bucket
 
 
-def streak_bucket(streak: int) -> int:
-    return sum(streak >= edge for edge in STREAKS)
+def run_bucket(length: int) -> int:
+    return sum(length >= edge for edge in RUN_EDGES)
 
 
 @dataclass
 class RunTracker:
-    """A model-free proposal is copied text: either its first token is right and the rest
-    mostly follow (a copy run), or it is wrong at once. Two things predict it:
+    """A model-free proposal is copied text: a copy that has held for 20 tokens usually holds
+    on, one that just started (a lucky 3-token match, a copy resumed after an edit) often
+    breaks at once. So what predicts the next token is the length of the copy run so far: the
+    drafter's *streak* (committed tokens its proposals got right in a row) plus the positions
+    of the proposal before it. The rate of the next token being right is tracked per run
+    length (:data:`RUN_EDGES`): a hazard that falls as runs grow (they are long-tailed, not
+    one geometric rate). A proposal of k reaches position j with the product of the rates at
+    run lengths streak .. streak + j - 1.
 
-    - how long the drafter has been right so far (its *streak*, in committed tokens): a copy
-      that has held for 12 tokens usually holds on, one that just missed often misses again;
-      so the first token's rate is tracked per streak bucket (:data:`STREAKS`);
-    - once the first token is right, the rate of each later position j given j - 1, tracked
-      per position (they are not one geometric rate: runs are long-tailed), each shrunk towards
-      the rate pooled over all positions, which is all a rarely reached position has to go on.
+    Every cycle's positions are evidence, whether the proposal was verified or scored in the
+    shadow (in chunks: a run told two tokens at a time is the same run). Thin evidence drafts
+    less: a pseudo-failure is added to the first token after a miss (:data:`MISS_CAUTION`),
+    where a wrong guess is likeliest."""
 
-    Thin evidence drafts less: pseudo-failures are added to the first token's rate after a
-    miss (:data:`MISS_CAUTION`), where a wrong guess is likeliest."""
-
-    firsts: list[AcceptanceTracker] = field(default_factory=lambda: [
-        AcceptanceTracker(p * PRIOR_WEIGHT, PRIOR_WEIGHT) for p in STREAK_PRIORS])
-    rest: AcceptanceTracker = field(default_factory=lambda: AcceptanceTracker(REST_PRIOR * PRIOR_WEIGHT, PRIOR_WEIGHT))
-    at: list[AcceptanceTracker] = field(default_factory=list)  # position j + 2, given j + 1 was right
+    by_run: list[AcceptanceTracker] = field(default_factory=lambda: [
+        AcceptanceTracker(p * PRIOR_WEIGHT, PRIOR_WEIGHT) for p in RUN_PRIORS])
 
     def observe(self, streak: int, drafted: int, accepted: int) -> None:
         if drafted <= 0:
             return
-        self.firsts[streak_bucket(streak)].observe(1, min(accepted, 1))
-        if accepted >= 1 and drafted > 1:
-            self.rest.observe(drafted - 1, accepted - 1)
-            while len(self.at) < drafted - 1:
-                self.at.append(AcceptanceTracker(0.0, 0.0, POSITION_DECAY))
-            for j in range(1, min(drafted, accepted + 1)):
-                self.at[j - 1].observe(1, 1 if j < accepted else 0)
+        reached: dict[int, list[int]] = {}
+        for j in range(min(drafted, accepted + 1)):
+            counts = reached.setdefault(run_bucket(streak + j), [0, 0])
+            counts[0] += 1
+            counts[1] += j < accepted
+        for bucket, (positions, right) in reached.items():
+            self.by_run[bucket].observe(positions, right)
 
-    def _position_rate(self, j: int, pooled: float) -> float:
-        """The rate of position j + 1 given position j was right (j >= 1)."""
-        if j - 1 >= len(self.at):
-            return pooled
-        own = self.at[j - 1]
-        return (own.successes + POSITION_SHRINK * pooled) / (own.trials + POSITION_SHRINK)
-
-    def first_rate(self, streak: int) -> float:
-        first = self.firsts[streak_bucket(streak)]
-        caution = MISS_CAUTION if streak == 0 else HOT_CAUTION
-        return first.successes / (first.trials + caution)
+    def next_rate(self, length: int) -> float:
+        """The chance the next token is right, ``length`` tokens into a copy (cautious after a miss)."""
+        tracker = self.by_run[run_bucket(length)]
+        caution = MISS_CAUTION if length == 0 else 0.0
+        return tracker.successes / (tracker.trials + caution)
 
     def expected_tokens(self, streak: int, k: int) -> float:
         """Tokens per target pass drafting k after a streak of ``streak`` right tokens."""
@@ -284,20 +270,18 @@ class RunTracker:
 
     def expected_by_k(self, streak: int, k_max: int) -> list[float]:
         """The same for every k from 0 to ``k_max``, in one pass (Auto asks every cycle)."""
-        pooled = self.rest.rate
-        reach = self.first_rate(streak)
+        reach = 1.0
         by_k = [1.0]
         for j in range(k_max):
-            if j:
-                reach *= self._position_rate(j, pooled)
+            reach *= self.next_rate(streak + j)
             by_k.append(by_k[-1] + reach)
         return by_k
 
     def rate(self, streak: int) -> float:
-        return self.firsts[streak_bucket(streak)].rate
+        return self.by_run[run_bucket(streak)].rate
 
     def start_answer(self) -> None:
-        for tracker in (*self.firsts, self.rest, *self.at):
+        for tracker in self.by_run:
             tracker.start_answer()
 
 

@@ -46,22 +46,27 @@ def test_the_ngram_cache_drafts_what_an_earlier_answer_said(engine: Engine) -> N
     assert cold.token_ids == first.token_ids and "ngram-cache" not in cold.stats.by_drafter
 
 
-TYPOS = ("Correct the typos in this paragraph and output the full corrected paragraph:\n\nThe old lighthose stood "
-         "on the rocky shore for more then a hundred years. Every nigth its keeper climbed the narow stairs, lit "
-         "the great lamp, and watched the ships pass safley through the dark and stormy water.")
+TREES = "Write a short paragraph about why cities should plant more trees."
+TOWNS = "Repeat that paragraph, but replace the word cities with towns everywhere."
 
 
 def test_auto_switches_drafters_within_an_answer_and_stays_lossless(engine: Engine) -> None:
-    """The answer copies the prompt, with departures where typos are corrected: prompt lookup
-    and the n-gram map both propose, each tracked on its own, and Auto takes drafts from both.
-    It plans with a GPU's costs, so what is tested is the switching, not whether this CPU pays."""
+    """The second turn repeats the first answer with a word replaced: prompt lookup copies from
+    the conversation, the n-gram map proposes the majority follower, and the n-gram cache what
+    the first turn taught it; each is tracked on its own and Auto takes drafts from all of them.
+    It plans with a GPU's costs, as given, so what is tested is the switching (the same on any
+    machine), not whether this CPU pays."""
     for kind in (DrafterKind.NGRAM, DrafterKind.NGRAM_MAP, DrafterKind.NGRAM_CACHE):
         engine.use_costs(kind, 8, dataclasses.replace(GPU_LIKE, target_batch_s=list(GPU_LIKE.target_batch_s)))
-    plain, _ = run(engine, messages=user(TYPOS), max_tokens=100, spec="off")
     engine.ngrams.clear()
-    auto, _ = run(engine, messages=user(TYPOS), max_tokens=100, spec="auto", draft_max=8)
+    first, _ = run(engine, messages=user(TREES), max_tokens=100, spec="off")
+    turns = [*user(TREES), {"role": "assistant", "content": first.text}, *user(TOWNS)]
+    learned = engine.ngrams.snapshot()
+    auto, _ = run(engine, messages=turns, max_tokens=100, spec="auto", draft_max=8)
+    engine.ngrams.restore(learned)  # plain decoding sees what Auto saw
+    plain, _ = run(engine, messages=turns, max_tokens=100, spec="off")
     assert auto.token_ids == plain.token_ids
-    drafting = {name for name, (drafted, _) in auto.stats.by_drafter.items() if drafted > 0}
-    assert len(drafting) >= 2, auto.stats.by_drafter  # it switched
+    drafting = {name for name, (_, accepted) in auto.stats.by_drafter.items() if accepted > 0}
+    assert len(drafting) >= 2, auto.stats.by_drafter  # it switched, and the target took drafts from each
     assert auto.stats.accepted >= 10 and auto.stats.by_drafter[auto.stats.drafter][1] > 0
     assert sum(a for _, a in auto.stats.by_drafter.values()) == auto.stats.accepted
