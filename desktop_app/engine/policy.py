@@ -28,6 +28,8 @@ MIN_GAIN = 1.15  # a k > 0 must promise 15% over plain decoding: smaller predict
 # cost model's error where passes are dear (on a 2-core CPU, Auto drafting at 2% drafted 57 tokens for 20
 # accepted over 9 chat answers and ran 0.91x of plain decoding; at 15%, 31 for 19 and 0.98x)
 CARRY_WEIGHT = 6.0  # trials of evidence a new answer inherits from earlier ones
+RUN_CARRY_WEIGHT = 2.0  # ... of a copy run's rate at each length: where copies break is the task's, and
+# the task changes with the question (2 against 6: +12% on multi-turn, +2% on chat in the bench's replay)
 PESSIMISM = 0.5  # pseudo-failures added when deciding: thin evidence drafts less
 MISS_CAUTION = 1.0  # pseudo-failures of a copied proposal's first token after a miss
 LOAD_DRIFT = 1.25  # target passes this much slower (or faster) than the costs say: rescale them all
@@ -212,12 +214,14 @@ class AcceptanceTracker:
         """The rate shrunk towards failure by a pseudo-failure: used to pick k."""
         return self.successes / (self.trials + PESSIMISM)
 
-    def start_answer(self) -> None:
-        """Keep what earlier answers taught, but weakly: a new question may be a new task."""
-        if self.trials > CARRY_WEIGHT:
-            scale = CARRY_WEIGHT / self.trials
+    def start_answer(self, carry: float | None = None) -> None:
+        """Keep what earlier answers taught, but weakly (``carry`` trials at most, by default
+        :data:`CARRY_WEIGHT`): a new question may be a new task."""
+        carry = CARRY_WEIGHT if carry is None else carry
+        if self.trials > carry:
+            scale = carry / self.trials
             self.successes *= scale
-            self.trials = CARRY_WEIGHT
+            self.trials = carry
 
 
 RUN_EDGES = (1, 2, 3, 4, 8, 16)  # a copy run's length so far, bucketed: 0, 1, 2, 3, 4-7, 8-15, 16 and more
@@ -282,7 +286,7 @@ class RunTracker:
 
     def start_answer(self) -> None:
         for tracker in self.by_run:
-            tracker.start_answer()
+            tracker.start_answer(RUN_CARRY_WEIGHT)
 
 
 PROBE_EVERY = 8  # cycles off before the first probe, doubling while probes keep missing

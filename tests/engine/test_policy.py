@@ -159,7 +159,7 @@ def test_copied_proposals_are_judged_by_their_first_token_then_the_run() -> None
         copying.observe(0, 8, 8)
     policy = AutoPolicy(costs(measured, 0.0), k_max=8, probe=False, runs=copying)
     k, gain = policy.offer(8)
-    assert k >= 7 and gain > 1.5
+    assert k >= 7 and gain > 1.4  # a new answer carries little evidence: the first token is judged with caution
     assert policy.offer(5)[0] == 5  # never more than the proposal holds
     guessing = RunTracker()
     for i in range(30):
