@@ -39,7 +39,7 @@ class NgramCounts:
         """Count the followers of every n-gram in ``tokens`` whose follower is at ``start`` or
         later (so a growing sequence is counted once: call again with the old length)."""
         table = self.table
-        seq = list(tokens)
+        seq = tokens  # indexed in place: the context grows by a token a cycle, copying it would cost O(length)
         for i in range(max(start, 1), len(seq)):
             follower = seq[i]
             for n in self.orders:
@@ -90,6 +90,32 @@ class NgramCounts:
             return
         ranked = sorted(self.table.items(), key=lambda item: sum(item[1].values()), reverse=True)
         self.table = dict(ranked[:max_entries])
+
+
+class ContextFollower:
+    """How much of a growing context a drafter has already indexed. The loop's context only
+    grows within an answer, so the same list seen again needs only its new tokens; another list
+    (the next answer) is compared with the record once: a continuation of the same conversation
+    keeps the index, anything else starts it over."""
+
+    def __init__(self) -> None:
+        self.tokens: list[int] = []  # what was indexed, in order
+        self._source: Sequence[int] | None = None
+
+    def new_from(self, context: Sequence[int]) -> int:
+        """The index of the first token not indexed yet (0: start over); records ``context``."""
+        seen = self.tokens
+        n = len(seen)
+        if context is self._source and len(context) >= n and (n == 0 or context[n - 1] == seen[-1]):
+            start = n  # the same list, grown
+        elif len(context) >= n and list(context[:n]) == seen:
+            start = n  # another list continuing what was indexed
+        else:
+            start = 0
+            seen.clear()
+        seen.extend(context[start:])
+        self._source = context
+        return start
 
 
 def chain(follower: Callable[[list[int]], int | None], context: Sequence[int], k: int, longest: int) -> list[int]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from desktop_app.engine.api import DrafterKind
 from desktop_app.engine.drafters import Hidden, LookupDrafter
-from desktop_app.engine.drafters.ngram_counts import Confidence, NgramCounts
+from desktop_app.engine.drafters.ngram_counts import Confidence, ContextFollower, NgramCounts
 
 MAP_ORDERS = (4, 3)  # 3 tokens at least: 2-token matches draft more and worse
 MAP_RULE = Confidence(min_count=1, min_share=0.5)
@@ -22,16 +22,14 @@ class NgramMapDrafter(LookupDrafter):
 
     def __init__(self) -> None:
         self.counts = NgramCounts(MAP_ORDERS)
-        self._seen: list[int] = []  # the tokens counted so far (a prefix of the context)
+        self._seen = ContextFollower()  # the tokens counted so far (a prefix of the context)
 
     def _follow(self, context: list[int]) -> None:
-        n = len(self._seen)
-        if len(context) < n or context[:n] != self._seen:
+        start = self._seen.new_from(context)
+        if start == 0:
             self.counts = NgramCounts(MAP_ORDERS)  # a different conversation: start over
-            n = 0
-        if len(context) > n:
-            self.counts.add(context, start=n)
-            self._seen = list(context)
+        if len(context) > start:
+            self.counts.add(context, start=start)
 
     def prepare(self, context: list[int], hidden: Hidden | None) -> None:
         self._follow(context)

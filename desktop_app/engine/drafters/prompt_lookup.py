@@ -9,10 +9,9 @@ next source tokens comes back, instead of waiting for 3 new tokens to match.
 
 from __future__ import annotations
 
-import numpy as np
-
 from desktop_app.engine.api import DrafterKind
 from desktop_app.engine.drafters import LookupDrafter
+from desktop_app.engine.drafters.ngram_counts import ContextFollower
 
 RESYNC_WINDOW = 4  # source tokens after the departure where the copy may resume
 RESYNC_AFTER = 6  # answer tokens after the departure within which it may
@@ -27,6 +26,11 @@ class PromptLookupDrafter(LookupDrafter):
         self.max_ngram = max_ngram
         self.min_ngram = min_ngram
         self._anchor: tuple[int, int] | None = None  # (context position, source position) aligned by the last copy
+        # Where each n-gram of the context last occurred with a token after it: the position of
+        # that token. Updated as the context grows (a few dictionary writes a token), so a look
+        # up costs the same at any context length; scanning the context cost O(length) a cycle.
+        self._latest: dict[tuple[int, ...], int] = {}
+        self._indexed = ContextFollower()
 
     def lookup(self, context: list[int], k: int) -> list[int]:
         if k <= 0 or len(context) < self.min_ngram + 1:
@@ -39,19 +43,26 @@ class PromptLookupDrafter(LookupDrafter):
         self._anchor = (len(context), begin)
         return context[begin : begin + k]
 
+    def _index(self, context: list[int]) -> None:
+        start = self._indexed.new_from(context)
+        latest = self._latest
+        if start == 0:
+            latest.clear()
+        orders = range(self.min_ngram, self.max_ngram + 1)
+        for position in range(max(start, 1), len(context)):  # the token at ``position`` follows ...
+            for n in orders:
+                if position >= n:
+                    latest[tuple(context[position - n : position])] = position  # ... these n tokens
+
     def _match(self, context: list[int]) -> int | None:
-        """Where the continuation of the context's last n tokens starts, latest match first."""
+        """Where the continuation of the context's last n tokens starts, latest match first
+        (the suffix itself has no continuation yet, so it is never its own match)."""
+        self._index(context)
         length = len(context)
-        ctx = np.asarray(context, dtype=np.int32)
         for n in range(min(self.max_ngram, length - 1), self.min_ngram - 1, -1):
-            pattern = ctx[length - n :]
-            candidates = length - n  # windows starting before the suffix itself
-            match = np.ones(candidates, dtype=bool)
-            for j in range(n):
-                match &= ctx[j : j + candidates] == pattern[j]
-            hits = np.flatnonzero(match)
-            if hits.size:
-                return int(hits[-1]) + n
+            found = self._latest.get(tuple(context[length - n :]))
+            if found is not None:
+                return found
         return None
 
     def _resume(self, context: list[int]) -> int | None:
