@@ -18,30 +18,55 @@ def time_decodes(
     model: LlamaModel, sizes: list[int], token: int, depth: int, reps: int,
     should_stop: Callable[[], bool] | None = None,
 ) -> list[float]:
-    """Median seconds for a decode of each batch size (all rows' logits), ``depth`` tokens in.
+    """Median seconds each batch size costs a speculative loop (all rows' logits), ``depth``
+    tokens in.
 
-    Sizes are timed round-robin, as a speculative loop mixes them: llama.cpp reuses its compute
-    graph only when the shape repeats, and a real generation pays for rebuilding it. The cache
-    is trimmed back afterwards, so a conversation's cached prefix survives.
+    Timed as the loop meets them. llama.cpp reuses its compute graph while the batch shape
+    repeats: plain decoding, one token after another, reuses it; a verify pass rebuilds it,
+    and so does the one-token pass after it. So one token is timed after one token (the steady
+    cost of plain decoding), and every other size after a one-token pass, followed by the
+    one-token pass it leaves behind, whose extra time is charged to it (on a 2-core CPU 1.4 ms,
+    12% of a token: timed round-robin alone, a one-token pass looked that much dearer and every
+    draft that much cheaper). Sizes go round-robin, so a size is never timed after itself. The
+    cache is trimmed back afterwards, so a conversation's cached prefix survives.
     """
     base = len(model.kv_tokens)
-    samples: dict[int, list[float]] = {b: [] for b in sizes}
+    steady: list[float] = []
+    passes: dict[int, list[float]] = {b: [] for b in sizes if b > 1}
+    after: dict[int, list[float]] = {b: [] for b in sizes if b > 1}
+    start_len = 0
+
+    def timed(b: int) -> float:
+        t = time.perf_counter()
+        model.decode_all_rows([token] * b)
+        elapsed = time.perf_counter() - t
+        # a recurrent cache gives back all but one row of a decode: it grows by one
+        model.truncate(len(model.kv_tokens) - b + 1 if model.is_recurrent else start_len)
+        return elapsed
+
     try:
         if base < depth:
             model.prefill(model.kv_tokens + [token] * (depth - base), need_logits=False)
         start_len = len(model.kv_tokens)
         for rep in range(reps + 1):  # the first round warms up
-            for b in sizes:
+            if should_stop is not None and should_stop():
+                raise CalibrationInterrupted
+            timed(1)
+            single = timed(1)
+            if rep:
+                steady.append(single)
+            for b in passes:
                 if should_stop is not None and should_stop():
                     raise CalibrationInterrupted
-                t = time.perf_counter()
-                model.decode_all_rows([token] * b)
-                elapsed = time.perf_counter() - t
-                # a recurrent cache gives back all but one row of a decode: it grows by one
-                model.truncate(len(model.kv_tokens) - b + 1 if model.is_recurrent else start_len)
+                pass_s, next_s = timed(b), timed(1)
                 if rep:
-                    samples[b].append(elapsed)
-        return [statistics.median(samples[b]) for b in sizes]
+                    passes[b].append(pass_s)
+                    after[b].append(next_s)
+        one = statistics.median(steady)
+        # what the one-token pass after a verify pass pays, pooled over the sizes (it rebuilds
+        # the same one-token graph whatever came before)
+        rebuild = max(0.0, statistics.median([s for samples in after.values() for s in samples]) - one) if after else 0.0
+        return [one if b == 1 else statistics.median(passes[b]) + rebuild for b in sizes]
     finally:
         model.truncate(base)
 

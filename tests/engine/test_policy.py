@@ -63,8 +63,8 @@ def test_auto_switches_off_and_back_when_acceptance_recovers() -> None:
         policy.observe(k, k, k * 0.0005, GPU_BATCH[k] * 0.010, k + 1)
         if k and not policy._probing:
             break
-    # it probes now and then, not every cycle (the back-off's phase carries over from the misses)
-    assert ks[0] == 0 and ks.count(0) >= 2, "it should not probe every cycle"
+    # it was off, probed (spacing: test_probe_back_off_*), and a probe taken whole turned it on
+    assert ks[0] == 0 and 2 <= len(ks) <= 8
     assert policy.choose_k() >= 2
     assert "predicted" in policy.reason()
 
@@ -137,9 +137,9 @@ def test_probes_back_off_while_they_keep_missing() -> None:
 
 
 def test_a_gain_within_the_cost_model_s_error_is_not_worth_drafting() -> None:
-    # k = 1 with acceptance 0.5 on a free verify: 1.5 tokens per cycle for a 1.4 x cycle: 1.07x,
-    # which short failed drafts on a CPU turned into a loss in practice (MIN_GAIN)
-    barely = CostModel([0.010, 0.010], 0.004)
+    # k = 1 with acceptance 0.5 on a free verify: 1.5 tokens per cycle for a 1.45 x cycle: 1.03x,
+    # within what the cost model can tell (MIN_GAIN)
+    barely = CostModel([0.010, 0.010], 0.0045)
     assert best_k(0.5, barely) == (0, 1.0)
     clearly = CostModel([0.010, 0.010], 0.002)  # 1.5 / 1.2 = 1.25x
     k, gain = best_k(0.5, clearly)
