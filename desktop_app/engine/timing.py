@@ -16,7 +16,7 @@ class CalibrationInterrupted(Exception):
 
 def time_decodes(
     model: LlamaModel, sizes: list[int], token: int, depth: int, reps: int,
-    should_stop: Callable[[], bool] | None = None,
+    should_stop: Callable[[], bool] | None = None, clock: Callable[[], float] = time.perf_counter,
 ) -> list[float]:
     """Median seconds each batch size costs a speculative loop (all rows' logits), ``depth``
     tokens in.
@@ -37,9 +37,9 @@ def time_decodes(
     start_len = 0
 
     def timed(b: int) -> float:
-        t = time.perf_counter()
+        t = clock()
         model.decode_all_rows([token] * b)
-        elapsed = time.perf_counter() - t
+        elapsed = clock() - t
         # a recurrent cache gives back all but one row of a decode: it grows by one
         model.truncate(len(model.kv_tokens) - b + 1 if model.is_recurrent else start_len)
         return elapsed
