@@ -148,18 +148,20 @@ class Engine:
             self._assistant = AssistantDrafter(target, NextnContext(draft.pointer, target))
         return verdict
 
-    def _set_threads(self, count: int) -> None:
-        """Every context decodes with ``count`` threads (the tuner's choice), and Auto plans with
-        the costs measured at that count."""
+    def _set_threads(self, count: int, batch_count: int | None = None) -> None:
+        """Every context decodes one token with ``count`` threads and more with ``batch_count``
+        (the tuner's choices: they differ only while a trial times one-token passes), and Auto
+        plans with the costs measured at the batch count (the count that stands)."""
+        batch_count = batch_count or count
         for costs in self._costs.values():
-            costs.use_threads(count)
+            costs.use_threads(batch_count)
         if self.target is not None:
-            self.target.set_threads(count)
+            self.target.set_threads(count, batch_count)
         if isinstance(self.draft, LlamaModel):
-            self.draft.set_threads(count)
+            self.draft.set_threads(count, batch_count)
         for drafter in (self._mtp, self._assistant):
             if drafter is not None:
-                drafter.ctx.set_threads(count)
+                drafter.ctx.set_threads(count, batch_count)
 
     def _close_drafting_contexts(self, keep_mtp: bool = False) -> None:
         if self._assistant is not None:

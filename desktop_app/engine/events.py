@@ -31,10 +31,18 @@ Event = TextChunk | StatsUpdate | Finished
 
 
 def final_result(events: Iterable[Event], on_text: Callable[[TextChunk], None] | None = None) -> Finished:
-    """Run a generation to its end and return its Finished event (``on_text`` sees each chunk)."""
-    for event in events:
-        if isinstance(event, Finished):
-            return event
-        if on_text is not None and isinstance(event, TextChunk):
-            on_text(event)
-    raise RuntimeError("the generation ended without a Finished event")
+    """Run a generation to its end and return its Finished event (``on_text`` sees each chunk).
+
+    The generation is closed before this returns: an engine's generation holds the engine until
+    it ends, and a caller that kept a reference to it would otherwise block the next one."""
+    try:
+        for event in events:
+            if isinstance(event, Finished):
+                return event
+            if on_text is not None and isinstance(event, TextChunk):
+                on_text(event)
+        raise RuntimeError("the generation ended without a Finished event")
+    finally:
+        close = getattr(events, "close", None)
+        if callable(close):
+            close()

@@ -152,7 +152,10 @@ class SpeculativeLoop:
         s.k_current = plan.k
         s.k_history.append(plan.k)
         s.cycles.append((len(draft.tokens), result.n_accepted))
-        self.choice.observe(plan, result.n_accepted, result.seconds, result.batch)
+        # a one-token pass a thread trial ran at another count says nothing of Auto's costs
+        # (they are the count's that stands)
+        standing = result.batch > 1 or self.threads.count == self.threads.batch_count
+        self.choice.observe(plan, result.n_accepted, result.seconds if standing else 0.0, result.batch)
         self.threads.observe(result.batch, result.seconds)
 
     def emit(self, result: Verified, plan: Plan) -> Iterator[TextChunk]:

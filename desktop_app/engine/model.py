@@ -210,9 +210,10 @@ class LlamaModel(VocabProperties):
         self._rollback_room = 0  # rows the last decode can still give back (recurrent caches)
         self.hidden_rows_on = False
 
-    def set_threads(self, count: int) -> None:
-        """Compute with ``count`` CPU threads from the next decode on (no reload)."""
-        llama_cpp.llama_set_n_threads(self._ctx, count, count)
+    def set_threads(self, count: int, batch_count: int | None = None) -> None:
+        """Compute one-token decodes with ``count`` CPU threads and larger ones with
+        ``batch_count`` (default: the same) from the next decode on (no reload)."""
+        llama_cpp.llama_set_n_threads(self._ctx, count, batch_count or count)
 
     def close(self) -> None:
         if self._batch is not None:

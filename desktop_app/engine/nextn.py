@@ -65,8 +65,8 @@ class NextnContext:
         self._batch = llama_cpp.llama_batch_init(self.n_batch, 0, 1)
         self._memory = llama_cpp.llama_get_memory(ctx)
 
-    def set_threads(self, count: int) -> None:
-        llama_cpp.llama_set_n_threads(self._ctx, count, count)
+    def set_threads(self, count: int, batch_count: int | None = None) -> None:
+        llama_cpp.llama_set_n_threads(self._ctx, count, batch_count or count)
 
     def decode(self, tokens: Sequence[int], start: int, hidden: np.ndarray, output_last: bool,
                same_position: bool = False) -> int:

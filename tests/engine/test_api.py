@@ -72,3 +72,25 @@ def test_the_calibration_after_a_load_is_what_the_next_answer_uses(models: objec
         assert len(measured) == 1 and engine._costs == {(DrafterKind.MODEL, 3): costs}  # no second calibration
     finally:
         engine.close()
+
+
+def test_a_finished_generation_frees_the_engine_even_while_its_caller_holds_it(models) -> None:
+    """The generator of an answer holds the engine's lock while it runs; once final_result has
+    its Finished event the next answer must start at once, even if the caller kept the generator."""
+    import threading
+
+    from desktop_app.engine.api import ModelOptions
+    from desktop_app.engine.events import final_result
+
+    engine = Engine()
+    engine.load_target(models.target, ModelOptions(n_threads=1))
+    first = engine.generate(GenerateRequest(prompt="Once upon a time", max_tokens=8, spec=SpecMode.OFF))
+    assert final_result(first).stats.generated_tokens == 8
+    second: list[int] = []
+    worker = threading.Thread(target=lambda: second.append(final_result(engine.generate(
+        GenerateRequest(prompt="Once upon a time", max_tokens=8, spec=SpecMode.OFF))).stats.generated_tokens))
+    worker.start()
+    worker.join(timeout=60)
+    assert second == [8], "the second answer waited for the first generator to be collected"
+    del first
+    engine.close()

@@ -57,7 +57,7 @@ def test_candidates_and_default_counts() -> None:
 def test_the_tuner_follows_load_as_it_comes_and_goes() -> None:
     applied: list[int] = []
     machine = Machine()
-    tuner = ThreadTuner(applied.append, candidates=(1, 2))
+    tuner = ThreadTuner(lambda n, batch: applied.append(n), candidates=(1, 2))
     tuner.calibrate(lambda: machine.seconds(tuner.count))
     assert tuner.count == 2 and tuner.in_use.describe() == "2 threads"
 
@@ -79,10 +79,28 @@ def test_the_tuner_follows_load_as_it_comes_and_goes() -> None:
     assert applied[-1] == 2
 
 
+def test_a_trial_times_one_token_passes_and_verify_passes_keep_the_count_in_use() -> None:
+    """While speculating, a trial's other counts run one-token passes only: a 9-row verify pass
+    at a slower count would lose several tokens' time."""
+    applied: list[tuple[int, int]] = []
+    tuner = ThreadTuner(lambda n, batch: applied.append((n, batch)), candidates=(1, 2))
+    tuner.calibrate(lambda: IDLE[tuner.count])
+    verify_counts = set()
+    for i in range(3000):  # a speculating loop: a verify pass after each one-token pass
+        batch = 9 if i % 2 else 1
+        count = tuner.count if batch == 1 else tuner.batch_count
+        if batch > 1:
+            verify_counts.add(count)
+        tuner.observe(batch, IDLE[count] * (5 if batch > 1 else 1))
+    assert tuner.trials >= 2 and tuner.in_use.count == 2
+    assert (1, 2) in applied  # one thread was tried, for one-token passes only
+    assert verify_counts == {2}
+
+
 def test_without_calibration_the_first_passes_measure() -> None:
     machine = Machine()
     machine.busy = True
-    tuner = ThreadTuner(lambda n: None, candidates=(1, 2))
+    tuner = ThreadTuner(lambda n, batch: None, candidates=(1, 2))
     drive(tuner, machine, 60)
     assert tuner.in_use.count == 1 and tuner.quiet_count == 1
 
@@ -90,7 +108,7 @@ def test_without_calibration_the_first_passes_measure() -> None:
 def test_a_count_the_user_set_never_changes() -> None:
     applied: list[int] = []
     machine = Machine()
-    tuner = ThreadTuner(applied.append, fixed=3)
+    tuner = ThreadTuner(lambda n, batch: applied.append(n), fixed=3)
     tuner.calibrate(lambda: machine.seconds(tuner.count))
     machine.busy = True
     for _ in range(500):
