@@ -30,6 +30,7 @@ CARRY_WEIGHT = 6.0  # trials of evidence a new answer inherits from earlier ones
 RUN_CARRY_WEIGHT = 2.0  # ... of a copy run's rate at each length: where copies break is the task's, and
 # the task changes with the question (2 against 6: +12% on multi-turn, +2% on chat in the bench's replay)
 PESSIMISM = 0.5  # pseudo-failures added when deciding: thin evidence drafts less
+RUN_PRIOR_WEIGHT = 2.0  # pseudo-trials behind each copy-run rate's prior, never forgotten
 MISS_CAUTION = 1.0  # pseudo-failures of a copied proposal's first token after a miss
 LOAD_DRIFT = 1.25  # target passes this much slower (or faster) than the costs say: rescale them all
 LOAD_PASSES = 4  # passes whose mean drift is compared (a step in load is followed after these)
@@ -223,6 +224,30 @@ class AcceptanceTracker:
             self.trials = carry
 
 
+@dataclass
+class RunRate:
+    """The rate at one copy-run length: a prior that stays, and evidence that is forgotten
+    (DECAY per observation) and carried weakly into a new answer. With the prior scaled away
+    along with old evidence, two carried successes read as a certainty: a rewrite's long copies
+    then drafted 7 tokens at once into a translation, and lost."""
+
+    prior: float
+    successes: float = 0.0
+    trials: float = 0.0
+
+    def observe(self, positions: int, right: int) -> None:
+        self.successes = self.successes * DECAY + right
+        self.trials = self.trials * DECAY + positions
+
+    def next_rate(self, caution: float = 0.0) -> float:
+        return (self.prior * RUN_PRIOR_WEIGHT + self.successes) / (RUN_PRIOR_WEIGHT + self.trials + caution)
+
+    def start_answer(self, carry: float) -> None:
+        if self.trials > carry:
+            self.successes *= carry / self.trials
+            self.trials = carry
+
+
 RUN_EDGES = (1, 2, 3, 4, 8, 16)  # a copy run's length so far, bucketed: 0, 1, 2, 3, 4-7, 8-15, 16 and more
 RUN_PRIORS = (PRIOR_ACCEPTANCE, 0.75, 0.8, 0.85, HOT_PRIOR, HOT_PRIOR, HOT_PRIOR)  # next token's prior per bucket
 
@@ -247,8 +272,7 @@ class RunTracker:
     less: a pseudo-failure is added to the first token after a miss (:data:`MISS_CAUTION`),
     where a wrong guess is likeliest."""
 
-    by_run: list[AcceptanceTracker] = field(default_factory=lambda: [
-        AcceptanceTracker(p * PRIOR_WEIGHT, PRIOR_WEIGHT) for p in RUN_PRIORS])
+    by_run: list[RunRate] = field(default_factory=lambda: [RunRate(p) for p in RUN_PRIORS])
 
     def observe(self, streak: int, drafted: int, accepted: int) -> None:
         if drafted <= 0:
@@ -263,9 +287,7 @@ class RunTracker:
 
     def next_rate(self, length: int) -> float:
         """The chance the next token is right, ``length`` tokens into a copy (cautious after a miss)."""
-        tracker = self.by_run[run_bucket(length)]
-        caution = MISS_CAUTION if length == 0 else 0.0
-        return tracker.successes / (tracker.trials + caution)
+        return self.by_run[run_bucket(length)].next_rate(MISS_CAUTION if length == 0 else 0.0)
 
     def expected_tokens(self, streak: int, k: int) -> float:
         """Tokens per target pass drafting k after a streak of ``streak`` right tokens."""
@@ -281,7 +303,7 @@ class RunTracker:
         return by_k
 
     def rate(self, streak: int) -> float:
-        return self.by_run[run_bucket(streak)].rate
+        return self.by_run[run_bucket(streak)].next_rate()
 
     def start_answer(self) -> None:
         for tracker in self.by_run:

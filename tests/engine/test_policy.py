@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from desktop_app.engine.policy import AcceptanceTracker, AutoPolicy, CostModel, ProbeBackoff, best_k, expected_tokens
+from desktop_app.engine.policy import MIN_GAIN, AcceptanceTracker, AutoPolicy, CostModel, ProbeBackoff, best_k, expected_tokens
 
 # This project's CPU: a decode of b tokens costs about these multiples of one token.
 CPU_BATCH = [1.0, 1.8, 2.4, 3.6, 4.9, 5.8, 6.6, 7.5, 8.0]
@@ -159,13 +159,35 @@ def test_copied_proposals_are_judged_by_their_first_token_then_the_run() -> None
         copying.observe(0, 8, 8)
     policy = AutoPolicy(costs(measured, 0.0), k_max=8, probe=False, runs=copying)
     k, gain = policy.offer(8)
-    assert k >= 7 and gain > 1.4  # a new answer carries little evidence: the first token is judged with caution
-    assert policy.offer(5)[0] == 5  # never more than the proposal holds
+    assert k >= 7 and gain > MIN_GAIN  # a new answer carries little evidence: drafted long, with caution
+    assert 1 <= policy.offer(5)[0] <= 5  # never more than the proposal holds
     guessing = RunTracker()
     for i in range(30):
         guessing.observe(0, 8, 8 if i % 4 == 0 else 0)
     policy = AutoPolicy(costs(measured, 0.0), k_max=8, probe=False, runs=guessing)
-    assert guessing.rate(1) > 0.9 and policy.offer(8) == (0, 1.0)
+    assert guessing.rate(1) > 0.85 and policy.offer(8) == (0, 1.0)
+
+
+def test_carried_evidence_never_reads_as_certainty() -> None:
+    """After a rewrite's long copies, a new answer (a translation, say) starts with their rates
+    carried weakly and each length's prior kept: not at 100% (two carried successes with the
+    prior scaled away read as a certainty, and a 7-token draft into a translation failed at its
+    first token). Evidence within the answer still moves the rates both ways, fast."""
+    from desktop_app.engine.policy import RunTracker
+
+    run = RunTracker()
+    for _ in range(50):
+        run.observe(0, 12, 12)
+        run.observe(20, 12, 12)
+    assert min(run.next_rate(length) for length in (1, 2, 5, 20)) > 0.95  # learned within the task
+    run.start_answer()
+    carried = [run.next_rate(length) for length in (0, 1, 2, 3, 5, 10, 20)]
+    assert max(carried) < 0.96 and carried[0] < 0.7
+    run.observe(2, 8, 0)  # the new task's first copy breaks at once
+    assert run.next_rate(2) < carried[2] - 0.15
+    for _ in range(8):
+        run.observe(5, 3, 3)
+    assert run.next_rate(5) > 0.98
 
 
 def test_a_copy_run_that_holds_drafts_more_than_one_that_just_missed() -> None:
@@ -176,11 +198,11 @@ def test_a_copy_run_that_holds_drafts_more_than_one_that_just_missed() -> None:
 
     measured = [1.0, 1.58, 2.08, 2.57, 3.23, 3.88, 4.39, 4.8, 5.38, 5.97, 6.49, 7.07, 7.6]
     run = RunTracker()
-    for i in range(40):
-        run.observe(0, 12, 12 if i % 2 else 0)  # after a miss: a coin toss
-        run.observe(20, 12, 12)  # deep in a copy: whole
     after_miss = AutoPolicy(costs(measured, 0.0), k_max=12, probe=False, runs=run)
     deep = AutoPolicy(costs(measured, 0.0), k_max=12, probe=False, runs=run, streak=20)
+    for i in range(40):  # this answer's copies
+        run.observe(0, 12, 12 if i % 2 else 0)  # after a miss: a coin toss
+        run.observe(20, 12, 12)  # deep in a copy: whole
     k_miss, gain_miss = after_miss.offer(12)
     k_deep, gain_deep = deep.offer(12)
     assert k_deep == 12 and gain_deep > 1.5
@@ -200,8 +222,9 @@ def test_the_next_token_is_judged_by_how_long_the_copy_has_held() -> None:
         run.observe(0, 12, 1)  # right once, then wrong
         run.observe(20, 12, 12)
     assert run.expected_tokens(20, 12) == pytest.approx(13.0, rel=0.05)
-    assert run.expected_tokens(0, 12) == pytest.approx(2.0, rel=0.1)
-    assert run.expected_tokens(0, 12) == pytest.approx(run.expected_tokens(0, 1), rel=0.05)
+    # the first token, then the priors of lengths never seen past a break: about 2 of 13
+    assert run.expected_tokens(0, 12) < 2.6
+    assert run.expected_tokens(0, 12) < 1.4 * run.expected_tokens(0, 1)
 
 
 def test_a_run_told_in_chunks_is_the_same_run() -> None:
