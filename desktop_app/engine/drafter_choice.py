@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from desktop_app.engine.api import SamplingParams
-from desktop_app.engine.drafters import Draft, Drafter
+from desktop_app.engine.drafters import CopySource, Draft, Drafter
 from desktop_app.engine.policy import AutoPolicy, Policy
 
 
@@ -37,10 +37,11 @@ class ShadowScore:
         self.proposal: list[int] = []
         self.hits = 0
         self.reported = 0  # hits already told to the policy
+        self.source = CopySource.OTHER
 
-    def offer(self, proposal: list[int]) -> None:
+    def offer(self, proposal: list[int], source: CopySource) -> None:
         if not self.proposal and proposal:
-            self.proposal, self.hits, self.reported = proposal, 0, 0
+            self.proposal, self.hits, self.reported, self.source = proposal, 0, 0, source
 
     def drop(self) -> None:
         self.proposal = []
@@ -52,9 +53,9 @@ class ShadowScore:
         self.hits += hit
         pending = self.hits - self.reported
         if not hit:
-            self.policy.observe_shadow(pending + 1, pending)
+            self.policy.observe_shadow(pending + 1, pending, self.source)
         elif pending >= HOT_AFTER or self.hits == len(self.proposal):
-            self.policy.observe_shadow(pending, pending)
+            self.policy.observe_shadow(pending, pending, self.source)
             self.reported = self.hits
         if not hit or self.hits == len(self.proposal):
             self.proposal = []
@@ -110,14 +111,14 @@ class DrafterChoice:
                 return Plan(only, k, only.drafter.draft(context, k, params, rng, p_min))
             return Plan(None, 0)
         best: tuple[float, Candidate, int] | None = None
-        proposals: dict[int, list[int]] = {}
+        proposals: dict[int, Draft] = {}
         for i, c in enumerate(self.candidates):
             if c.policy.k_max <= 0:
                 continue
             if c.drafter.free:
                 proposal = c.drafter.lookup(context, min(c.policy.k_max, limit))
-                proposals[i] = proposal
-                k, gain = _offer(c.policy, len(proposal))
+                proposals[i] = Draft(proposal, [None] * len(proposal), 0.0, c.drafter.source)
+                k, gain = _offer(c.policy, len(proposal), c.drafter.source)
             else:
                 k = min(c.policy.choose_k(), limit)
                 gain = _expected_gain(c.policy) if k > 0 else 1.0
@@ -130,18 +131,21 @@ class DrafterChoice:
         _, c, k = best
         index = self.candidates.index(c)
         if c.drafter.free:
-            tokens = proposals[index][:k]
-            return Plan(c, k, Draft(tokens, [None] * len(tokens), 0.0))
+            offered = proposals[index]
+            return Plan(c, k, Draft(offered.tokens[:k], offered.q[:k], 0.0, offered.source))
         return Plan(c, k, c.drafter.draft(context, k, params, rng, p_min))
 
-    def _shadow_offers(self, context: list[int], chosen: Candidate | None, proposals: dict[int, list[int]]) -> None:
+    def _shadow_offers(self, context: list[int], chosen: Candidate | None, proposals: dict[int, Draft]) -> None:
         for i, c in enumerate(self.candidates):
             if c.shadow is None:
                 continue
             if c is chosen:
                 c.shadow.drop()
             elif not c.shadow.proposal:
-                c.shadow.offer(proposals[i] if i in proposals else c.drafter.lookup(context, c.policy.k_max))
+                if i in proposals:
+                    c.shadow.offer(proposals[i].tokens, proposals[i].source)
+                else:
+                    c.shadow.offer(c.drafter.lookup(context, c.policy.k_max), c.drafter.source)
 
     def observe(self, plan: Plan, accepted: int, verify_s: float, batch: int) -> None:
         """The chosen candidate hears how its draft did; every policy learns what this target
@@ -149,7 +153,7 @@ class DrafterChoice:
         drafted = len(plan.draft.tokens)
         for c in self.candidates:
             if c is plan.candidate:
-                c.policy.observe(drafted, accepted, plan.draft.seconds, verify_s, batch)
+                c.policy.observe(drafted, accepted, plan.draft.seconds, verify_s, batch, plan.draft.source)
                 c.drafted += drafted
                 c.accepted += accepted
             else:
@@ -178,12 +182,12 @@ class DrafterChoice:
         return {c.name: (c.drafted, c.accepted) for c in self.candidates if c.drafted}
 
 
-def _offer(policy: Policy, available: int) -> tuple[int, float]:
+def _offer(policy: Policy, available: int, source: CopySource) -> tuple[int, float]:
     """The k a policy would draft from a proposal of ``available`` tokens, and its gain."""
     if available <= 0:
         return 0, 1.0
     if isinstance(policy, AutoPolicy):
-        return policy.offer(available)
+        return policy.offer(available, source)
     return min(policy.choose_k(), available), 1.0
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from desktop_app.engine.api import SamplingParams
 from desktop_app.engine.drafters.ngram_counts import ContextFollower, NgramCounts
 from desktop_app.engine.drafters.ngram_map import MAP_ORDERS, MAP_RULE, NgramMapDrafter
 from desktop_app.engine.drafters.prompt_lookup import PromptLookupDrafter
@@ -63,3 +64,19 @@ def test_a_context_rewritten_in_place_starts_the_index_over() -> None:
     assert follower.new_from(context) == 4
     context[-1] = 9  # the same list, its last indexed token changed
     assert follower.new_from(context) == 0 and follower.tokens == [1, 2, 3, 4, 9]
+
+
+def test_prompt_lookup_says_whether_it_copies_the_prompt_or_the_answer() -> None:
+    """Auto learns the two apart (a copied passage holds, a repeated phrase often breaks), so
+    each proposal is labelled with where its source lies: before the answer or inside it."""
+    from desktop_app.engine.drafters import CopySource
+
+    prompt = [1, 2, 3, 4, 5, 6, 7, 8, 9]
+    drafter = PromptLookupDrafter()
+    drafter.prepare(prompt, None)
+    assert drafter.lookup([*prompt, 2, 3, 4], 3) == [5, 6, 7]  # the answer quotes the prompt
+    assert drafter.source is CopySource.PROMPT
+    answer = [20, 21, 22, 23, 30, 20, 21, 22]  # ... then repeats a phrase of its own
+    assert drafter.lookup([*prompt, *answer], 2) == [23, 30]
+    assert drafter.source is CopySource.ANSWER
+    assert drafter.draft([*prompt, *answer], 2, SamplingParams(), np.random.default_rng(0), 0.0).source is CopySource.ANSWER

@@ -190,6 +190,27 @@ def test_carried_evidence_never_reads_as_certainty() -> None:
     assert run.next_rate(5) > 0.98
 
 
+def test_a_copy_of_the_prompt_is_drafted_from_its_start_sooner_than_a_repeat_of_the_answer() -> None:
+    """At this machine's costs (9 rows: 5.7 tokens), after two copies that held, Auto drafts at
+    the start of the next copy of the prompt (a rewrite's passage), not yet at the start of a
+    phrase the answer repeats of itself; and repeats that break do not hold prompt copies back."""
+    from desktop_app.engine.drafters import CopySource
+    from desktop_app.engine.policy import RunTracker
+
+    measured = [1.0, 1.73, 2.47, 3.08, 3.5, 4.1, 4.71, 5.34, 5.7, 5.93, 6.5, 6.98, 7.49]
+    run = RunTracker()
+    policy = AutoPolicy(costs(measured, 0.0), k_max=12, probe=False, runs=run)
+    for _ in range(2):
+        run.observe(0, 8, 8, CopySource.PROMPT)
+        run.observe(0, 8, 8, CopySource.ANSWER)
+    k_prompt, gain_prompt = policy.offer(12, CopySource.PROMPT)
+    assert k_prompt >= 8 and gain_prompt > MIN_GAIN
+    assert policy.offer(12, CopySource.ANSWER) == (0, 1.0)
+    for _ in range(6):
+        run.observe(0, 4, 0, CopySource.ANSWER)
+    assert policy.offer(12, CopySource.PROMPT) == (k_prompt, gain_prompt)
+
+
 def test_a_copy_run_that_holds_drafts_more_than_one_that_just_missed() -> None:
     """The same drafter, the same costs (SmolLM2 on the 2-core CPU: 13 rows cost 7.6 tokens):
     right after a miss its proposals are right half the time, 20 tokens into a copy nearly

@@ -10,7 +10,7 @@ next source tokens comes back, instead of waiting for 3 new tokens to match.
 from __future__ import annotations
 
 from desktop_app.engine.api import DrafterKind
-from desktop_app.engine.drafters import LookupDrafter
+from desktop_app.engine.drafters import CopySource, Hidden, LookupDrafter
 from desktop_app.engine.drafters.ngram_counts import ContextFollower
 
 RESYNC_WINDOW = 4  # source tokens after the departure where the copy may resume
@@ -31,6 +31,10 @@ class PromptLookupDrafter(LookupDrafter):
         # up costs the same at any context length; scanning the context cost O(length) a cycle.
         self._latest: dict[tuple[int, ...], int] = {}
         self._indexed = ContextFollower()
+        self._prompt_length = 0
+
+    def prepare(self, context: list[int], hidden: Hidden | None) -> None:
+        self._prompt_length = len(context)
 
     def lookup(self, context: list[int], k: int) -> list[int]:
         if k <= 0 or len(context) < self.min_ngram + 1:
@@ -41,6 +45,7 @@ class PromptLookupDrafter(LookupDrafter):
         if begin is None:
             return []
         self._anchor = (len(context), begin)
+        self.source = CopySource.PROMPT if begin < self._prompt_length else CopySource.ANSWER
         return context[begin : begin + k]
 
     def _index(self, context: list[int]) -> None:
