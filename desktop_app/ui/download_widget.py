@@ -18,6 +18,7 @@ queued connection and its pending calls go with the receiver).
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -34,11 +35,22 @@ BAR_STEPS = 1000  # QProgressBar holds an int: count in permille, not bytes (fil
 
 class _DownloadRelay(QObject):
     """What one download thread emits on (see the module docstring): never parented, kept alive
-    by the task's callbacks, deleted on the GUI thread after the thread's last callback."""
+    by the task's callbacks, deleted on the GUI thread after the thread's last callback. It also
+    stops the download when the widget goes (:meth:`stop`, on the GUI thread): a connection to
+    the task's own ``cancel`` raced the task being freed on its thread as the thread ended."""
 
     progressed = Signal(object)
     succeeded = Signal(object)
     errored = Signal(object)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cancel_event: threading.Event | None = None
+
+    @Slot()
+    def stop(self) -> None:
+        if self.cancel_event is not None:
+            self.cancel_event.set()
 
     # The DownloadTask callbacks; they run on the download thread.
     def progress(self, progress: DownloadProgress) -> None:
@@ -111,7 +123,8 @@ class DownloadWidget(QWidget):
             repo_id, filename, on_progress=relay.progress, on_finished=relay.finish, on_failed=relay.fail,
             **options,
         )
-        self.destroyed.connect(self._task.cancel)  # closing the widget stops its download
+        relay.cancel_event = self._task.cancel_event
+        self.destroyed.connect(relay.stop)  # closing the widget stops its download
         hold(relay, self._task.thread)  # let go in this thread, never in the download's (ui/thread_relay.py)
         self._task.start()
 
