@@ -20,7 +20,8 @@ class CopySource(str, Enum):
     """Where a model-free proposal was copied from. Text the answer starts reproducing from the
     prompt (a passage to rewrite, code to edit, an earlier answer) usually goes on being copied;
     a phrase the answer repeats of itself breaks off about half the time (the bench's copy
-    starts: 0.7-0.96 of the first tokens right against 0.3-0.55), so Auto learns each apart."""
+    starts: 25 of 26 first tokens right on rewrite and about 96 of 138 on multi-turn for copies of
+    the prompt, 0.29-0.56 for repeats of the answer), so Auto learns each apart."""
 
     PROMPT = "prompt"
     ANSWER = "answer"
