@@ -111,13 +111,13 @@ class DrafterChoice:
                 return Plan(only, k, only.drafter.draft(context, k, params, rng, p_min))
             return Plan(None, 0)
         best: tuple[float, Candidate, int] | None = None
-        proposals: dict[int, Draft] = {}
+        proposals: dict[int, tuple[list[int], CopySource]] = {}  # model-free candidates' lookups
         for i, c in enumerate(self.candidates):
             if c.policy.k_max <= 0:
                 continue
             if c.drafter.free:
                 proposal = c.drafter.lookup(context, min(c.policy.k_max, limit))
-                proposals[i] = Draft(proposal, [None] * len(proposal), 0.0, c.drafter.source)
+                proposals[i] = (proposal, c.drafter.source)
                 k, gain = _offer(c.policy, len(proposal), c.drafter.source)
             else:
                 k = min(c.policy.choose_k(), limit)
@@ -131,11 +131,12 @@ class DrafterChoice:
         _, c, k = best
         index = self.candidates.index(c)
         if c.drafter.free:
-            offered = proposals[index]
-            return Plan(c, k, Draft(offered.tokens[:k], offered.q[:k], 0.0, offered.source))
+            tokens, source = proposals[index]
+            return Plan(c, k, Draft(tokens[:k], [None] * k, 0.0, source))
         return Plan(c, k, c.drafter.draft(context, k, params, rng, p_min))
 
-    def _shadow_offers(self, context: list[int], chosen: Candidate | None, proposals: dict[int, Draft]) -> None:
+    def _shadow_offers(self, context: list[int], chosen: Candidate | None,
+                       proposals: dict[int, tuple[list[int], CopySource]]) -> None:
         for i, c in enumerate(self.candidates):
             if c.shadow is None:
                 continue
@@ -143,7 +144,7 @@ class DrafterChoice:
                 c.shadow.drop()
             elif not c.shadow.proposal:
                 if i in proposals:
-                    c.shadow.offer(proposals[i].tokens, proposals[i].source)
+                    c.shadow.offer(*proposals[i])
                 else:
                     c.shadow.offer(c.drafter.lookup(context, c.policy.k_max), c.drafter.source)
 
