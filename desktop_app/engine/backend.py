@@ -143,8 +143,19 @@ def backend_info() -> BackendInfo:
     return BackendInfo(name, bool(llama_cpp.llama_supports_gpu_offload()), devices, system)
 
 
+def _cpu_feature(name: str) -> bool:
+    ensure_backend()
+    return f"{name} = 1" in llama_cpp.llama_print_system_info().decode(errors="replace")
+
+
 def cpu_has_llamafile() -> bool:
     """Whether this llama.cpp build multiplies batches on the CPU with llamafile's kernels
     (its system info says ``LLAMAFILE = 1``)."""
-    ensure_backend()
-    return "LLAMAFILE = 1" in llama_cpp.llama_print_system_info().decode(errors="replace")
+    return _cpu_feature("LLAMAFILE")
+
+
+def cpu_has_batch_rows() -> bool:
+    """Whether this llama.cpp build has our batch kernels (``packaging/llama/batch-rows.patch``,
+    x86 CPUs with AVX2): a draft's rows share each Q4_1 or Q8_0 weight row, so verifying it costs
+    less, and every row comes out bit-identical to the same row decoded alone."""
+    return _cpu_feature("SPECCHAT_BATCH_ROWS")

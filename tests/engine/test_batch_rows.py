@@ -1,0 +1,70 @@
+"""Our llama.cpp patch (packaging/llama/batch-rows.patch): a batch multiplied by Q4_1 or Q8_0
+weights takes each weight row once for up to 4 of its rows. Verifying a draft is such a batch, and
+speculation is lossless only if every row of it comes out exactly as the same row decoded alone:
+these tests compare the logits bit for bit, at every batch size a draft of up to 12 tokens makes
+(groups of 4 and every remainder)."""
+
+from __future__ import annotations
+
+import platform
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from desktop_app.engine.api import ModelOptions
+from desktop_app.engine.backend import cpu_has_batch_rows
+from desktop_app.engine.model import LlamaModel
+
+X86 = platform.machine().lower() in ("x86_64", "amd64")
+
+
+def _has_avx2() -> bool:
+    try:
+        return " avx2" in Path("/proc/cpuinfo").read_text()
+    except OSError:  # not Linux: the build's own answer is all there is
+        return cpu_has_batch_rows()
+
+
+@pytest.mark.skipif(not X86, reason="the patch's kernels are for x86 CPUs (elsewhere llama.cpp's own run)")
+def test_our_build_has_the_batch_kernels() -> None:
+    """The Makefile builds llama.cpp with the patch: a build without it verifies drafts ~30% slower."""
+    assert cpu_has_batch_rows() == _has_avx2()
+
+
+def _rows_alone_and_batched(path: Path, prompt: str) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    model = LlamaModel(path, ModelOptions(n_gpu_layers=0, n_threads=2, n_ctx=512))
+    try:
+        prompt_tokens = model.tokenize(prompt)
+        model.prefill(prompt_tokens[:-1], need_logits=False)
+        draft = model.tokenize(" The quick brown fox jumps over the lazy dog again and again.", add_special=False)[:13]
+        batch = [prompt_tokens[-1], *draft]
+        alone = []
+        for token in batch:
+            model.decode_one(token)
+            alone.append(model.logits().copy())
+        batched = []
+        for size in range(2, len(batch) + 1):
+            model.truncate(len(prompt_tokens) - 1)
+            model.decode_all_rows(batch[:size])
+            batched.append(np.stack([model.logits(row).copy() for row in range(size)]))
+        return alone, batched
+    finally:
+        model.close()
+
+
+def _assert_rows_identical(alone: list[np.ndarray], batched: list[np.ndarray]) -> None:
+    for rows in batched:
+        for row, logits in enumerate(rows):
+            assert np.array_equal(logits, alone[row]), f"row {row} of a batch of {len(rows)} differs from it alone"
+
+
+def test_every_row_of_a_batch_equals_the_row_alone_on_the_embedded_q4_1_model(default_model: Path) -> None:
+    alone, batched = _rows_alone_and_batched(default_model, "Rewrite this sentence: the cat sat on the mat.")
+    assert len(batched) == 13
+    _assert_rows_identical(alone, batched)
+
+
+def test_every_row_of_a_batch_equals_the_row_alone_on_a_q8_0_model(models) -> None:
+    alone, batched = _rows_alone_and_batched(models.target, "Tell me a story about a robot.")
+    _assert_rows_identical(alone, batched)
