@@ -9,7 +9,7 @@ GPU    ?=
 LLAMA_VERSION := 0.3.36
 LLAMA_SPEC := llama-cpp-python==$(LLAMA_VERSION)
 # Our patch to its llama.cpp's CPU backend: a batch multiplied by Q4_1 or Q8_0 weights takes each
-# weight row once for up to 4 of its rows (x86, AVX2), and a batch of up to 16 rows against K-quant
+# weight row once for up to 4 of its rows (x86, AVX2), and a batch of up to 33 rows against K-quant
 # weights keeps to the kernels a single row takes. Every row of a verify pass is then bit-identical
 # to the row decoded alone, and verifying a 9-token draft costs about 30% less (README, "Batch rows").
 LLAMA_PATCH := packaging/llama/batch-rows.patch
@@ -28,7 +28,7 @@ else ifeq ($(GPU),)
 else
   $(error GPU must be cuda, metal or empty, not '$(GPU)')
 endif
-LLAMA_VARIANT := $(or $(GPU),cpu)-rpc-nollamafile-batchrows2
+LLAMA_VARIANT := $(or $(GPU),cpu)-rpc-nollamafile-batchrows3
 # pip's own wheel cache ignores CMAKE_ARGS, so the wheel built for each variant is kept here.
 WHEELS ?= $(HOME)/.cache/specchat/wheels/llama-$(LLAMA_VARIANT)
 

@@ -3,24 +3,27 @@ weights takes each weight row once for up to 4 of its rows, and a small batch ag
 weights keeps to the kernels a single row takes (llama.cpp's repacked gemm and tiled kernels compute
 a row differently inside a batch). Verifying a draft is such a batch, and speculation is lossless
 only if every row of it comes out exactly as the same row decoded alone: these tests compare the
-logits bit for bit, at every batch size a draft of up to 12 tokens makes (groups of 4 and every
-remainder)."""
+logits bit for bit, at every batch size a draft can make (groups of 4 and every remainder, up to
+the largest draft the app allows)."""
 
 from __future__ import annotations
 
 import ctypes
 import platform
+import re
 from pathlib import Path
 
 import llama_cpp
 import numpy as np
 import pytest
 
-from desktop_app.engine.api import ModelOptions
+from desktop_app.engine.api import DRAFT_K, ModelOptions
 from desktop_app.engine.backend import cpu_has_batch_rows
 from desktop_app.engine.model import LlamaModel
 
 X86 = platform.machine().lower() in ("x86_64", "amd64")
+PATCH = Path(__file__).resolve().parents[2] / "packaging" / "llama" / "batch-rows.patch"
+LARGEST_VERIFY_PASS = DRAFT_K.high + 1  # the last token and the largest draft
 
 
 def _has_avx2() -> bool:
@@ -36,12 +39,21 @@ def test_our_build_has_the_batch_kernels() -> None:
     assert cpu_has_batch_rows() == _has_avx2()
 
 
+def test_the_patch_keeps_the_largest_verify_pass_on_the_single_row_kernels() -> None:
+    """Its K-quant limit (a C constant) must cover every draft size the app lets a user choose."""
+    limit = re.search(r"^\+#define SPECCHAT_EXACT_ROWS (\d+)$", PATCH.read_text(), re.MULTILINE)
+    assert limit is not None
+    assert int(limit.group(1)) >= LARGEST_VERIFY_PASS
+
+
 def _rows_alone_and_batched(path: Path, prompt: str) -> tuple[list[np.ndarray], list[np.ndarray]]:
     model = LlamaModel(path, ModelOptions(n_gpu_layers=0, n_threads=2, n_ctx=512))
     try:
         prompt_tokens = model.tokenize(prompt)
         model.prefill(prompt_tokens[:-1], need_logits=False)
-        draft = model.tokenize(" The quick brown fox jumps over the lazy dog again and again.", add_special=False)[:13]
+        text = " The quick brown fox jumps over the lazy dog again and again, and then it sleeps." * 4
+        draft = model.tokenize(text, add_special=False)[: LARGEST_VERIFY_PASS - 1]
+        assert len(draft) == LARGEST_VERIFY_PASS - 1
         batch = [prompt_tokens[-1], *draft]
         alone = []
         for token in batch:
@@ -65,7 +77,7 @@ def _assert_rows_identical(alone: list[np.ndarray], batched: list[np.ndarray]) -
 
 def test_every_row_of_a_batch_equals_the_row_alone_on_the_embedded_q4_1_model(default_model: Path) -> None:
     alone, batched = _rows_alone_and_batched(default_model, "Rewrite this sentence: the cat sat on the mat.")
-    assert len(batched) == 13
+    assert len(batched) == LARGEST_VERIFY_PASS - 1  # sizes 2 .. the largest verify pass
     _assert_rows_identical(alone, batched)
 
 
