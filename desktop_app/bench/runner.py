@@ -65,6 +65,7 @@ class RunResult:
     token_ids: list[int] = field(repr=False, default_factory=list)
     k_mean: float = 0.0
     by_drafter: dict[str, tuple[int, int]] = field(default_factory=dict)
+    slot: int = 0  # the round's timed turn this run answered: runs of one slot are compared
 
 
 Prompt = str | list[str]  # one message, or a conversation's user turns
@@ -128,18 +129,21 @@ def timed_turns(engine: Engine, prompt: Prompt, args: argparse.Namespace) -> lis
 
 
 def run_category(engine: Engine, category: str, prompts: list[Prompt], modes: list[Mode], args: argparse.Namespace,
-                 repeat: int, progress: Callable[[str], None]) -> list[RunResult]:
+                 repeat: int, progress: Callable[[str], None], slots: list[int] | None = None) -> list[RunResult]:
     """Every mode on every prompt of one category, interleaved (the order rotates). Off and Auto
-    run back to back (which goes first alternates), so the ratio the bench is most about is taken
-    between adjacent runs: on a shared machine two runs ten modes apart see different loads.
-    Every mode starts from the same n-gram cache (what was learned before this prompt); the
-    cache then learns the answer once, as it would in use."""
+    run twice, as off-Auto-Auto-off (or Auto-off-off-Auto): the ratio the bench is most about is
+    taken between runs around the same moment, with a steady drift of the machine's speed
+    cancelled (two runs ten modes apart see different loads). Every mode starts from the same
+    n-gram cache (what was learned before this prompt); the cache then learns the answer once,
+    as it would in use. ``slots`` counts the timed turns run so far (one per turn and round)."""
+    slots = slots if slots is not None else [0]
     results = []
     for index, prompt in enumerate(prompts):
         for turn in timed_turns(engine, prompt, args):
             wait_for_quiet(args.quiet_wait)  # each prompt's modes run on an idle machine
             before = engine.ngrams.snapshot()
             answers = {}
+            slots[0] += 1
             for mode in _round_order(modes, repeat + index):
                 engine.ngrams.restore(before)
                 engine.forget_last_answer()  # the same prompt tokens for every mode
@@ -149,7 +153,7 @@ def run_category(engine: Engine, category: str, prompts: list[Prompt], modes: li
                 results.append(RunResult(
                     category, index, mode.name, s.decode_tokens_per_s, s.generated_tokens,
                     s.acceptance_rate, s.tokens_per_pass, out.token_ids,
-                    statistics.fmean(s.k_history) if s.k_history else 0.0, dict(s.by_drafter),
+                    statistics.fmean(s.k_history) if s.k_history else 0.0, dict(s.by_drafter), slots[0],
                 ))
                 progress(f"  {category:24} #{index} {mode.name:16} {s.decode_tokens_per_s:7.1f} tok/s "
                          f"acc {s.acceptance_rate:4.0%} tok/pass {s.tokens_per_pass:4.2f}")
@@ -159,9 +163,11 @@ def run_category(engine: Engine, category: str, prompts: list[Prompt], modes: li
 
 
 def _round_order(modes: list[Mode], turn: int) -> list[Mode]:
-    """The modes in this round's order: the fixed ones rotating, off and Auto as one adjacent pair."""
-    pair = [m for m in modes if not is_fixed(m.name)]
-    units = [pair if turn % 2 == 0 else pair[::-1], *([m] for m in modes if is_fixed(m.name))]
+    """The modes in this round's order: the fixed ones rotating, off and Auto as one unit of
+    four runs, off-Auto-Auto-off or Auto-off-off-Auto (alternating)."""
+    off, auto = (next(m for m in modes if m.name == name) for name in ("off", "auto"))
+    pair = [off, auto, auto, off] if turn % 2 == 0 else [auto, off, off, auto]
+    units = [pair, *([m] for m in modes if is_fixed(m.name))]
     rotation = turn % len(units)
     return [m for unit in units[rotation:] + units[:rotation] for m in unit]
 
@@ -175,16 +181,17 @@ def run_bench(engine: Engine, prompts: dict[str, list[Prompt]], args: argparse.N
     _generate(engine, [{"role": "user", "content": "Hello"}], modes[0], args)  # warm-up
     engine.ngrams.clear()
     results: list[RunResult] = []
+    slots = [0]
     for repeat in range(args.repeats):
         engine.ngrams.clear()
         if MULTI_TURN in prompts:
-            results += run_category(engine, MULTI_TURN + FRESH, prompts[MULTI_TURN], modes, args, repeat, progress)
+            results += run_category(engine, MULTI_TURN + FRESH, prompts[MULTI_TURN], modes, args, repeat, progress, slots)
             engine.ngrams.clear()
         for category, texts in prompts.items():
             if category != MULTI_TURN:
-                results += run_category(engine, category, texts, modes, args, repeat, progress)
+                results += run_category(engine, category, texts, modes, args, repeat, progress, slots)
         if MULTI_TURN in prompts:
-            results += run_category(engine, MULTI_TURN + WARM, prompts[MULTI_TURN], modes, args, repeat, progress)
+            results += run_category(engine, MULTI_TURN + WARM, prompts[MULTI_TURN], modes, args, repeat, progress, slots)
     return results
 
 
@@ -204,43 +211,44 @@ def summarise(results: list[RunResult]) -> dict[str, dict[str, Any]]:
             }
         fixed = [m for m in modes if is_fixed(m)]
         best = max(fixed, key=lambda m: entry[m]["median_tokens_per_s"])
-        # Speed-ups are medians of paired ratios: each run against the other mode's run of the
-        # same prompt in the same round (interleaved), which cancels the machine's slow drift.
+        # Speed-ups are medians of paired ratios: each turn's runs in a mode against the other
+        # mode's runs of the same turn in the same round (interleaved), which cancels the
+        # machine's slow drift.
         for mode in modes:
             entry[mode]["speedup_vs_off"] = _paired_ratio(rows, mode, "off")
         entry["best_fixed"] = best
         entry["auto"]["vs_best_fixed"] = _paired_ratio(rows, "auto", best)
-        entry["auto"]["accepted_by_drafter"] = _accepted_by_drafter([r for r in rows if r.mode == "auto"])
-        reference = [r.token_ids for r in rows if r.mode == "off"]
-        entry["identical_at_t0"] = all(
-            [r.token_ids for r in rows if r.mode == mode] == reference for mode in modes if mode != "off"
-        )
+        entry["auto"]["accepted_by_drafter"] = _accepted_by_drafter(
+            [r for r in rows if r.mode == "auto"], runs_per_slot=_runs_per_slot(rows, "auto"))
+        reference = {r.slot: r.token_ids for r in rows if r.mode == "off"}
+        entry["identical_at_t0"] = bool(reference) and all(r.token_ids == reference[r.slot] for r in rows)
         summary[category] = entry
     return summary
 
 
-def _accepted_by_drafter(rows: list[RunResult]) -> dict[str, int]:
+def _runs_per_slot(rows: list[RunResult], mode: str) -> int:
+    slots = {r.slot for r in rows if r.mode == mode}
+    return max(1, sum(r.mode == mode for r in rows) // max(len(slots), 1))
+
+
+def _accepted_by_drafter(rows: list[RunResult], runs_per_slot: int = 1) -> dict[str, int]:
+    """Tokens accepted per drafter, per answer set: a mode run twice in a slot counts once."""
     totals: dict[str, int] = {}
     for r in rows:
         for name, (_, accepted) in r.by_drafter.items():
             totals[name] = totals.get(name, 0) + accepted
-    return dict(sorted(totals.items(), key=lambda item: -item[1]))
+    return dict(sorted(((k, v // runs_per_slot) for k, v in totals.items()), key=lambda item: -item[1]))
 
 
 def _paired_ratio(rows: list[RunResult], mode: str, baseline: str) -> float:
-    base = {}
-    seen: dict[tuple[int, str], int] = {}
-    pairs = []
-    for r in rows:  # runs come in rounds; the n-th run of a prompt in each mode forms a pair
-        n = seen[(r.prompt, r.mode)] = seen.get((r.prompt, r.mode), -1) + 1
-        if r.mode == baseline:
-            base[(r.prompt, n)] = r.tokens_per_s
-    seen.clear()
+    """The median over slots (a turn in a round) of the mode's mean speed over the baseline's."""
+    speeds: dict[tuple[str, int], list[float]] = {}
     for r in rows:
-        n = seen[(r.prompt, r.mode)] = seen.get((r.prompt, r.mode), -1) + 1
-        if r.mode == mode and base.get((r.prompt, n)):
-            pairs.append(r.tokens_per_s / base[(r.prompt, n)])
-    return round(statistics.median(pairs), 3) if pairs else 0.0
+        speeds.setdefault((r.mode, r.slot), []).append(r.tokens_per_s)
+    ratios = [statistics.fmean(v) / statistics.fmean(speeds[(baseline, slot)])
+              for (m, slot), v in speeds.items()
+              if m == mode and speeds.get((baseline, slot)) and statistics.fmean(speeds[(baseline, slot)]) > 0]
+    return round(statistics.median(ratios), 3) if ratios else 0.0
 
 
 def markdown(summary: dict[str, dict[str, Any]], header: str) -> str:
