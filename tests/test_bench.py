@@ -32,6 +32,9 @@ def test_bench_writes_report_and_chart(models, tmp_path: Path) -> None:
         assert "vs_best_fixed" in entry["auto"] and entry["auto"]["accepted_by_drafter"]
     drafters = ("model", "ngram", "ngram-map", "ngram-cache")  # the default: every drafter, Auto among them
     assert {r["mode"] for r in report["runs"]} == {"off", "auto", *(f"{d}:k{k}" for d in drafters for k in (2, 4, 8))}
+    calibrated, learned = report["auto_pass_ms"]["calibrated"], report["auto_pass_ms"]["after the run"]
+    assert len(calibrated) == len(learned) == 9 and all(ms > 0 for ms in calibrated + learned)  # 1..k_max + 1 rows
+    assert "Auto's target pass of 1, 2, ... rows, ms (calibrated):" in out.stdout
     png = (tmp_path / "out" / "bench.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = struct.unpack(">II", png[16:24])

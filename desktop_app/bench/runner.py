@@ -297,13 +297,20 @@ def cmd_bench(args: argparse.Namespace, load_engine: Callable[[argparse.Namespac
               f"({platform.machine()}, {__import__('os').cpu_count()} cores), max {args.max_tokens} tokens, "
               f"{args.repeats} repeat(s), greedy")
     print(header, file=sys.stderr)
+    costs = engine.prepare_auto(None if args.auto_all else drafter, max(args.draft_max))  # run_bench's, measured now
+    calibrated = list(costs.target_batch_s) if costs is not None else []
     results = run_bench(engine, prompts, args, progress=lambda line: print(line, file=sys.stderr))
     summary = summarise(results)
     args.out.mkdir(parents=True, exist_ok=True)
-    report = {"header": header, "fixed_k": args.draft_max, "summary": summary,
+    pass_ms = {"calibrated": [round(c * 1e3, 2) for c in calibrated],
+               "after the run": [round(c * 1e3, 2) for c in costs.target_batch_s] if costs is not None else []}
+    report = {"header": header, "fixed_k": args.draft_max, "summary": summary, "auto_pass_ms": pass_ms,
               "runs": [{k: v for k, v in vars(r).items() if k != "token_ids"} for r in results]}
     (args.out / "bench.json").write_text(json.dumps(report, indent=2, ensure_ascii=False), encoding="utf-8")
     table = markdown(summary, header)
+    if calibrated:
+        table += "\n\n" + "\n".join(f"Auto's target pass of 1, 2, ... rows, ms ({when}): {', '.join(f'{c:g}' for c in ms)}"
+                                     for when, ms in pass_ms.items())
     (args.out / "bench.md").write_text(table + "\n", encoding="utf-8")
     draw_chart(summary, args.out / "bench.png", f"{engine.target.name} + {draft_name}")
     print(table)
