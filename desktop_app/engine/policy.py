@@ -36,6 +36,7 @@ MISS_CAUTION = 1.0  # pseudo-failures of a copied proposal's first token after a
 LOAD_DRIFT = 1.25  # target passes this much slower (or faster) than the costs say: rescale them all
 LOAD_PASSES = 4  # passes whose mean drift is compared (a step in load is followed after these)
 LOAD_SHOWN = 1.2  # costs this far from the calibration are named in the reason
+CHECK_WEIGHT = 2.0  # pseudo-tokens behind the run tracker's promise when Auto checks it against its drafts
 LEVEL_WEIGHT = 0.05  # each pass moves the level of all target costs this far towards what it measured
 SHAPE_WEIGHT = 0.02  # each verify pass moves its own size's cost this far (in log) towards what it cost
 # (with passes scattered by 30%, Auto then drafts at 99.6% of the speed steady costs give it)
@@ -415,6 +416,10 @@ class AutoPolicy:
     runs: RunTracker | None = None
     streak: int = 0
     source: CopySource = CopySource.OTHER  # where the latest proposal scored or drafted came from
+    # What the run tracker promised for the drafts verified lately in this answer (tokens beyond
+    # the target's own), and what they gave: their ratio corrects its promises (:meth:`_checked`).
+    promised: float = 0.0
+    delivered: float = 0.0
 
     def __post_init__(self) -> None:
         self.acceptance.start_answer()
@@ -423,6 +428,14 @@ class AutoPolicy:
             self.runs.start_answer()
         self._decide()
 
+    def _checked(self, by_k: list[float]) -> list[float]:
+        """The run tracker's expected tokens per pass, corrected by how its promises for the
+        drafts Auto verified lately turned out. Auto verifies the proposals rated best, and a
+        rating is an average over copies of every kind: in a task whose short copies break at
+        once (code, math), the drafts chosen kept delivering less than rated, and lost speed."""
+        factor = (self.delivered + CHECK_WEIGHT) / (self.promised + CHECK_WEIGHT)
+        return [1.0 + (e - 1.0) * factor for e in by_k]
+
     @property
     def tracker(self) -> AcceptanceTracker:
         return self.hot if self._state_hot else self.acceptance
@@ -430,7 +443,7 @@ class AutoPolicy:
     def _decide(self) -> None:
         run = self.runs
         if run is not None:
-            by_k = run.expected_by_k(self.streak, self.k_max, self.source)
+            by_k = self._checked(run.expected_by_k(self.streak, self.k_max, self.source))
             self._k, self._predicted_gain = best_k_for(by_k, self.costs, self.k_max)
         else:
             self._k, self._predicted_gain = best_k(self.tracker.cautious_rate, self.costs, self.k_max)
@@ -466,6 +479,10 @@ class AutoPolicy:
 
     def observe(self, drafted: int, accepted: int, draft_s: float, verify_s: float, batch: int,
                 source: CopySource = CopySource.OTHER) -> None:
+        if drafted > 0 and self.runs is not None:
+            promise = self.runs.expected_by_k(self.streak, drafted, source)[drafted] - 1.0
+            self.promised = self.promised * DECAY + promise
+            self.delivered = self.delivered * DECAY + accepted
         self._record(drafted, accepted, source)
         self.costs.follow(batch, verify_s)
         if drafted > 0 and draft_s > 0:
@@ -494,7 +511,7 @@ class AutoPolicy:
         run = self.runs
         limit = min(self.k_max, available)
         if run is not None:
-            return best_k_for(run.expected_by_k(self.streak, limit, source), self.costs, limit)
+            return best_k_for(self._checked(run.expected_by_k(self.streak, limit, source)), self.costs, limit)
         return best_k(self.tracker.cautious_rate, self.costs, limit)
 
     @property

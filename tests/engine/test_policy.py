@@ -370,3 +370,31 @@ def test_auto_plans_with_the_costs_of_the_thread_count_in_use() -> None:
     assert policy.choose_k() < k_two
     model.use_threads(2)
     assert model.target_batch_s == two
+
+
+def test_drafts_that_keep_delivering_less_than_rated_are_drafted_less(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Copies of every kind rate a proposal 2 tokens into a copy as likely to go on (long copies
+    elsewhere keep the rating up), but in this answer each such draft Auto verifies breaks at
+    once (code, math: short matches). Auto checks what its verified drafts delivered against
+    what they were rated, and stops drafting them after a few; without the check it went on."""
+    import desktop_app.engine.policy as policy_module
+    from desktop_app.engine.policy import RunTracker
+
+    def drafts_made(check_weight: float) -> int:
+        monkeypatch.setattr(policy_module, "CHECK_WEIGHT", check_weight)
+        run = RunTracker()
+        policy = AutoPolicy(costs(CPU_BATCH, 0.0), k_max=8, probe=False, runs=run)
+        made = 0
+        for _ in range(12):
+            for _ in range(3):  # long copies elsewhere, scored in the shadow
+                policy.streak = 0
+                policy.observe_shadow(8, 8)
+            policy.streak = 2
+            k = policy.offer(8)[0]
+            if k:
+                made += 1
+                policy.observe(k, 0, 0.0, CPU_BATCH[k] * 0.010, k + 1)  # broke at once
+        return made
+
+    assert drafts_made(1e9) >= 10  # rated worth it every time
+    assert drafts_made(2.0) <= 4
