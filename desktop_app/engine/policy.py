@@ -416,10 +416,10 @@ class AutoPolicy:
     runs: RunTracker | None = None
     streak: int = 0
     source: CopySource = CopySource.OTHER  # where the latest proposal scored or drafted came from
-    # What the run tracker promised for the drafts verified lately in this answer (tokens beyond
-    # the target's own), and what they gave: their ratio corrects its promises (:meth:`_checked`).
-    promised: float = 0.0
-    delivered: float = 0.0
+    # Per copy source, what the run tracker promised for the drafts verified lately in this answer
+    # (tokens beyond the target's own) and what they gave: the ratio corrects its promises
+    # (:meth:`_checked`); a prompt's copies are judged apart from the answer's repeats, as rated.
+    checks: dict[CopySource, list[float]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.acceptance.start_answer()
@@ -428,12 +428,13 @@ class AutoPolicy:
             self.runs.start_answer()
         self._decide()
 
-    def _checked(self, by_k: list[float]) -> list[float]:
+    def _checked(self, by_k: list[float], source: CopySource) -> list[float]:
         """The run tracker's expected tokens per pass, corrected by how its promises for the
         drafts Auto verified lately turned out. Auto verifies the proposals rated best, and a
         rating is an average over copies of every kind: in a task whose short copies break at
         once (code, math), the drafts chosen kept delivering less than rated, and lost speed."""
-        factor = (self.delivered + CHECK_WEIGHT) / (self.promised + CHECK_WEIGHT)
+        promised, delivered = self.checks.get(source, (0.0, 0.0))
+        factor = (delivered + CHECK_WEIGHT) / (promised + CHECK_WEIGHT)
         return [1.0 + (e - 1.0) * factor for e in by_k]
 
     @property
@@ -443,7 +444,7 @@ class AutoPolicy:
     def _decide(self) -> None:
         run = self.runs
         if run is not None:
-            by_k = self._checked(run.expected_by_k(self.streak, self.k_max, self.source))
+            by_k = self._checked(run.expected_by_k(self.streak, self.k_max, self.source), self.source)
             self._k, self._predicted_gain = best_k_for(by_k, self.costs, self.k_max)
         else:
             self._k, self._predicted_gain = best_k(self.tracker.cautious_rate, self.costs, self.k_max)
@@ -481,8 +482,9 @@ class AutoPolicy:
                 source: CopySource = CopySource.OTHER) -> None:
         if drafted > 0 and self.runs is not None:
             promise = self.runs.expected_by_k(self.streak, drafted, source)[drafted] - 1.0
-            self.promised = self.promised * DECAY + promise
-            self.delivered = self.delivered * DECAY + accepted
+            check = self.checks.setdefault(source, [0.0, 0.0])
+            check[0] = check[0] * DECAY + promise
+            check[1] = check[1] * DECAY + accepted
         self._record(drafted, accepted, source)
         self.costs.follow(batch, verify_s)
         if drafted > 0 and draft_s > 0:
@@ -511,7 +513,7 @@ class AutoPolicy:
         run = self.runs
         limit = min(self.k_max, available)
         if run is not None:
-            return best_k_for(self._checked(run.expected_by_k(self.streak, limit, source)), self.costs, limit)
+            return best_k_for(self._checked(run.expected_by_k(self.streak, limit, source), source), self.costs, limit)
         return best_k(self.tracker.cautious_rate, self.costs, limit)
 
     @property
