@@ -151,30 +151,37 @@ def test_copied_proposals_are_judged_by_their_first_token_then_the_run() -> None
     """Model-free proposals fail at their first token or run on. Verifying 9 rows costs 4.4
     tokens (SmolLM2-135M on the 2-core CPU, as calibrated): proposals that run on are drafted
     long; proposals whose first token is usually wrong are not drafted at all, however
-    well the rest of the rare good ones did."""
+    well the rest of the rare good ones did (copies of the prompt: trusted from an answer's start)."""
+    from desktop_app.engine.drafters import CopySource
     from desktop_app.engine.policy import RunTracker
+
+    prompt = CopySource.PROMPT
 
     measured = [1.0, 1.61, 1.99, 2.45, 2.9, 3.31, 3.7, 3.91, 4.4]
     copying = RunTracker()
     for _ in range(30):
-        copying.observe(0, 8, 8)
+        copying.observe(0, 8, 8, prompt)
     policy = AutoPolicy(costs(measured, 0.0), k_max=8, probe=False, runs=copying)
-    k, gain = policy.offer(8)
+    k, gain = policy.offer(8, prompt)
     assert k >= 7 and gain > MIN_GAIN  # a new answer carries little evidence: drafted long, with caution
-    assert 1 <= policy.offer(5)[0] <= 5  # never more than the proposal holds
+    assert 1 <= policy.offer(5, prompt)[0] <= 5  # never more than the proposal holds
     guessing = RunTracker()
     for i in range(30):
-        guessing.observe(0, 8, 8 if i % 4 == 0 else 0)
+        guessing.observe(0, 8, 8 if i % 4 == 0 else 0, prompt)
     policy = AutoPolicy(costs(measured, 0.0), k_max=8, probe=False, runs=guessing)
-    assert guessing.rate(1) > 0.85 and policy.offer(8) == (0, 1.0)
+    assert guessing.rate(1, prompt) > 0.85 and policy.offer(8, prompt) == (0, 1.0)
 
 
-def test_carried_evidence_never_reads_as_certainty() -> None:
+def test_carried_evidence_never_reads_as_certainty(monkeypatch: pytest.MonkeyPatch) -> None:
     """After a rewrite's long copies, a new answer (a translation, say) starts with their rates
     carried weakly and each length's prior kept: not at 100% (two carried successes with the
     prior scaled away read as a certainty, and a 7-token draft into a translation failed at its
-    first token). Evidence within the answer still moves the rates both ways, fast."""
+    first token). Evidence within the answer still moves the rates both ways, fast. (The carry
+    alone: the caution a new answer adds until it shows copies of its own is tested below.)"""
+    import desktop_app.engine.policy as policy_module
     from desktop_app.engine.policy import RunTracker
+
+    monkeypatch.setattr(policy_module, "START_CAUTION", 0.0)
 
     run = RunTracker()
     for _ in range(50):
@@ -290,26 +297,29 @@ def test_a_noisy_machine_does_not_bend_the_costs_or_auto_s_choice() -> None:
     followed the noise.)"""
     import numpy as np
 
+    from desktop_app.engine.drafters import CopySource
     from desktop_app.engine.policy import RunTracker
+
+    prompt = CopySource.PROMPT  # a copy the new answer trusts at once (see the test after next)
 
     measured = [1.0, 1.58, 2.08, 2.57, 3.23, 3.88, 4.39, 4.8, 5.38, 5.97, 6.49, 7.07, 7.6]
     model = costs(measured, 0.0)
     shape = [c / model.target_batch_s[0] for c in model.target_batch_s]
     run = RunTracker()
     for _ in range(20):
-        run.observe(8, 12, 10)
+        run.observe(8, 12, 10, prompt)
     steady_costs = costs(measured, 0.0)
-    steady = AutoPolicy(steady_costs, k_max=12, probe=False, runs=run, streak=8).offer(12)
+    steady = AutoPolicy(steady_costs, k_max=12, probe=False, runs=run, streak=8).offer(12, prompt)
     noisy = AutoPolicy(model, k_max=12, probe=False, runs=run, streak=8)
     rng = np.random.default_rng(7)
     choices: list[int] = []
     for i in range(400):
         for batch in (2 + (i * 5) % 12, 1):  # a verify pass, and the one-token pass after it
             noisy.observe(0, 0, 0.0, measured[batch - 1] * 0.010 * float(rng.lognormal(0.0, 0.3)), batch)
-            choices.append(noisy.offer(12)[0])
+            choices.append(noisy.offer(12, prompt)[0])
     assert [c / model.target_batch_s[0] for c in model.target_batch_s] == pytest.approx(shape, rel=0.08)
     assert model.load == pytest.approx(1.0, abs=0.3)
-    by_k = run.expected_by_k(8, 12)
+    by_k = run.expected_by_k(8, 12, prompt)
     speed = [by_k[k] / steady_costs.cycle_s(k) for k in [steady[0], *choices]]  # at the true costs
     assert statistics.fmean(speed[1:]) >= 0.99 * speed[0]
     assert choices.count(steady[0]) >= 0.8 * len(choices)
@@ -398,3 +408,45 @@ def test_drafts_that_keep_delivering_less_than_rated_are_drafted_less(monkeypatc
 
     assert drafts_made(1e9) >= 10  # rated worth it every time
     assert drafts_made(2.0) <= 4
+
+
+def test_a_new_answer_drafts_short_matches_of_its_own_text_only_on_its_own_evidence(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rewrite taught the drafter's ratings that copies go on (it copied its prompt, long).
+    The next question is a translation: a 2-token match of the answer's own text or of counts
+    over the context is rated by that rewrite, and drafting 8 tokens on it lost 8% of a short
+    answer in the bench. So for those sources each copy length's carried rating counts only
+    once this answer has shown copies of that length (verified or scored in the shadow); a
+    copy of the prompt is what this prompt holds and is drafted at once."""
+    import desktop_app.engine.policy as policy_module
+    from desktop_app.engine.drafters import CopySource
+    from desktop_app.engine.policy import RunTracker
+
+    def rewrite_then_new_answer() -> AutoPolicy:
+        run = RunTracker()
+        earlier = AutoPolicy(costs(CPU_BATCH, 0.0), k_max=8, probe=False, runs=run)
+        for source in CopySource:
+            for _ in range(20):  # long copies of every kind, drafted and taken whole
+                earlier.streak = 0
+                earlier.observe(8, 8, 0.0, CPU_BATCH[8] * 0.010, 9, source)
+        return AutoPolicy(costs(CPU_BATCH, 0.0), k_max=8, probe=False, runs=run)  # the next answer
+
+    def first_offer(source: CopySource) -> int:
+        policy = rewrite_then_new_answer()
+        policy.streak = 2
+        return policy.offer(8, source)[0]
+
+    for source in (CopySource.ANSWER, CopySource.OTHER):
+        assert first_offer(source) == 0, source  # a 2-token match on another task's ratings
+    assert first_offer(CopySource.PROMPT) > 0  # this prompt's copy: drafted at once
+
+    monkeypatch.setattr(policy_module, "START_CAUTION", 0.0)
+    assert first_offer(CopySource.OTHER) > 0  # without the rule it drafted
+    monkeypatch.undo()
+
+    policy = rewrite_then_new_answer()
+    for _ in range(3):  # this answer's own copies of the context hold (scored in the shadow)
+        policy.streak = 0
+        policy.observe_shadow(8, 8, CopySource.OTHER)
+    policy.streak = 2
+    assert policy.offer(8, CopySource.OTHER)[0] > 0
+    assert policy.offer(8, CopySource.ANSWER)[0] == 0  # each source shows it for itself
