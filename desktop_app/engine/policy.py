@@ -14,6 +14,7 @@ nothing, and probes now and then (cheaply) so it can switch back when acceptance
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -27,6 +28,12 @@ HOT_PRIOR = 0.9  # right after a fully accepted draft, the next one usually is t
 DECAY = 0.9  # per observed cycle: recent cycles count more
 MIN_GAIN = 1.05  # a k > 0 must promise 5% over plain decoding: smaller predicted gains are within the
 # cost model's error (it was 15% while calibration undercharged drafts: see timing.time_decodes)
+COPY_MIN_GAIN = 1.15  # ... and a model-free proposal 15%. Its promise is a rating averaged over copies of
+# every kind, and in a task whose copies break at once (code, math) the proposals that scrape past 5%
+# are gambles on a copy's first tokens: replayed over the bench's answers (three measured cost tables)
+# the drafts promising 5-15% gave nothing (code 0.988-1.000 of off -> 1.000, the other categories
+# within 1%), and on the machine, where every verify pass also pays Auto's bookkeeping and stalls the
+# table does not hold, they lost: code 0.95x of off, drafting 14-21 tokens an answer and 30% taken.
 CARRY_WEIGHT = 6.0  # trials of evidence a new answer inherits from earlier ones
 RUN_CARRY_WEIGHT = 2.0  # ... of a copy run's rate at each length: where copies break is the task's, and
 # the task changes with the question (2 against 6: +12% on multi-turn, +2% on chat in the bench's replay)
@@ -160,9 +167,9 @@ def best_k(a: float, costs: CostModel, k_max: int | None = None) -> tuple[int, f
 
 
 def best_k_for(tokens: Callable[[int], float] | Sequence[float], costs: CostModel,
-               k_max: int | None = None) -> tuple[int, float]:
+               k_max: int | None = None, min_gain: float = MIN_GAIN) -> tuple[int, float]:
     """The same, for any expected tokens per pass: ``tokens(k)``, or ``tokens[k]`` for every k
-    up to the limit."""
+    up to the limit; a k whose speed-up is under ``min_gain`` is not worth a pass."""
     limit = costs.k_max if k_max is None else min(k_max, costs.k_max)
     by_k = tokens if isinstance(tokens, Sequence) else [tokens(k) for k in range(limit + 1)]
     limit = min(limit, len(by_k) - 1)
@@ -172,7 +179,7 @@ def best_k_for(tokens: Callable[[int], float] | Sequence[float], costs: CostMode
         speed = by_k[k] / costs.cycle_s(k)
         if speed > best_speed:
             best, best_speed = k, speed
-    if best > 0 and best_speed < base * MIN_GAIN:
+    if best > 0 and best_speed < base * min_gain:
         return 0, 1.0
     return best, best_speed / base
 
@@ -311,7 +318,7 @@ START_CAUTION = 2.0
 
 
 def run_bucket(length: int) -> int:
-    return sum(length >= edge for edge in RUN_EDGES)
+    return bisect_right(RUN_EDGES, length)
 
 
 def run_rates(source: CopySource) -> list[RunRate]:
@@ -359,9 +366,12 @@ class RunTracker:
     def next_rate(self, length: int, source: CopySource = CopySource.OTHER) -> float:
         """The chance the next token is right, ``length`` tokens into a copy (cautious after a
         miss, and at lengths this answer has not shown yet for a source not trusted at start)."""
-        rate = self.rates(source)[run_bucket(length)]
-        caution = MISS_CAUTION if length == 0 else 0.0
-        if source not in TRUSTED_AT_START:
+        return self._rate(self.rates(source)[run_bucket(length)], length == 0, source not in TRUSTED_AT_START)
+
+    @staticmethod
+    def _rate(rate: RunRate, after_miss: bool, cautious: bool) -> float:
+        caution = MISS_CAUTION if after_miss else 0.0
+        if cautious:
             caution += START_CAUTION / (1.0 + rate.fresh)
         return rate.next_rate(caution)
 
@@ -370,12 +380,20 @@ class RunTracker:
         return self.expected_by_k(streak, k, source)[max(k, 0)]
 
     def expected_by_k(self, streak: int, k_max: int, source: CopySource = CopySource.OTHER) -> list[float]:
-        """The same for every k from 0 to ``k_max``, in one pass (Auto asks every cycle)."""
-        reach = 1.0
+        """The same for every k from 0 to ``k_max``, in one pass (Auto asks every cycle, for
+        each candidate: a rate is worked out once per length bucket, not per position)."""
+        rates = self.rates(source)
+        cautious = source not in TRUSTED_AT_START
+        reach = total = 1.0
         by_k = [1.0]
-        for j in range(k_max):
-            reach *= self.next_rate(streak + j, source)
-            by_k.append(by_k[-1] + reach)
+        bucket, rate = -1, 0.0
+        for length in range(streak, streak + k_max):
+            now = run_bucket(length)
+            if now != bucket:
+                bucket, rate = now, self._rate(rates[now], length == 0, cautious)
+            reach *= rate
+            total += reach
+            by_k.append(total)
         return by_k
 
     def rate(self, streak: int, source: CopySource = CopySource.OTHER) -> float:
@@ -465,7 +483,7 @@ class AutoPolicy:
         run = self.runs
         if run is not None:
             by_k = self._checked(run.expected_by_k(self.streak, self.k_max, self.source), self.source)
-            self._k, self._predicted_gain = best_k_for(by_k, self.costs, self.k_max)
+            self._k, self._predicted_gain = best_k_for(by_k, self.costs, self.k_max, COPY_MIN_GAIN)
         else:
             self._k, self._predicted_gain = best_k(self.tracker.cautious_rate, self.costs, self.k_max)
         self._stale = False
@@ -533,7 +551,8 @@ class AutoPolicy:
         run = self.runs
         limit = min(self.k_max, available)
         if run is not None:
-            return best_k_for(self._checked(run.expected_by_k(self.streak, limit, source), source), self.costs, limit)
+            by_k = self._checked(run.expected_by_k(self.streak, limit, source), source)
+            return best_k_for(by_k, self.costs, limit, COPY_MIN_GAIN)
         return best_k(self.tracker.cautious_rate, self.costs, limit)
 
     @property

@@ -8,10 +8,12 @@ import statistics
 
 import pytest
 
-from desktop_app.engine.policy import MIN_GAIN, AcceptanceTracker, AutoPolicy, CostModel, ProbeBackoff, best_k, expected_tokens
+from desktop_app.engine.policy import COPY_MIN_GAIN, MIN_GAIN, AcceptanceTracker, AutoPolicy, CostModel, ProbeBackoff, best_k, expected_tokens
 
 # This project's CPU: a decode of b tokens costs about these multiples of one token.
 CPU_BATCH = [1.0, 1.8, 2.4, 3.6, 4.9, 5.8, 6.6, 7.5, 8.0]
+# The same CPU and model with our batch-rows kernels, as the drafter bench calibrated them.
+CPU_BATCH_ROWS = [1.0, 1.59, 1.83, 2.08, 2.62, 2.98, 3.44, 3.71, 3.92]
 # A memory-bound GPU: verifying up to 9 tokens costs about one token.
 GPU_BATCH = [1.0, 1.02, 1.04, 1.06, 1.08, 1.1, 1.12, 1.14, 1.16]
 
@@ -163,7 +165,7 @@ def test_copied_proposals_are_judged_by_their_first_token_then_the_run() -> None
         copying.observe(0, 8, 8, prompt)
     policy = AutoPolicy(costs(measured, 0.0), k_max=8, probe=False, runs=copying)
     k, gain = policy.offer(8, prompt)
-    assert k >= 7 and gain > MIN_GAIN  # a new answer carries little evidence: drafted long, with caution
+    assert k >= 7 and gain > COPY_MIN_GAIN  # a new answer carries little evidence: drafted long, with caution
     assert 1 <= policy.offer(5, prompt)[0] <= 5  # never more than the proposal holds
     guessing = RunTracker()
     for i in range(30):
@@ -212,7 +214,7 @@ def test_a_copy_of_the_prompt_is_drafted_from_its_start_sooner_than_a_repeat_of_
         run.observe(0, 8, 8, CopySource.PROMPT)
         run.observe(0, 8, 8, CopySource.ANSWER)
     k_prompt, gain_prompt = policy.offer(12, CopySource.PROMPT)
-    assert k_prompt >= 8 and gain_prompt > MIN_GAIN
+    assert k_prompt >= 8 and gain_prompt > COPY_MIN_GAIN
     assert policy.offer(12, CopySource.ANSWER) == (0, 1.0)
     for _ in range(6):
         run.observe(0, 4, 0, CopySource.ANSWER)
@@ -383,7 +385,7 @@ def test_auto_plans_with_the_costs_of_the_thread_count_in_use() -> None:
 
 
 def test_drafts_that_keep_delivering_less_than_rated_are_drafted_less(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Copies of every kind rate a proposal 2 tokens into a copy as likely to go on (long copies
+    """Copies of every kind rate a proposal 3 tokens into a copy as likely to go on (long copies
     elsewhere keep the rating up), but in this answer each such draft Auto verifies breaks at
     once (code, math: short matches). Auto checks what its verified drafts delivered against
     what they were rated, and stops drafting them after a few; without the check it went on."""
@@ -399,7 +401,7 @@ def test_drafts_that_keep_delivering_less_than_rated_are_drafted_less(monkeypatc
             for _ in range(3):  # long copies elsewhere, scored in the shadow
                 policy.streak = 0
                 policy.observe_shadow(8, 8)
-            policy.streak = 2
+            policy.streak = 3
             k = policy.offer(8)[0]
             if k:
                 made += 1
@@ -423,12 +425,12 @@ def test_a_new_answer_drafts_short_matches_of_its_own_text_only_on_its_own_evide
 
     def rewrite_then_new_answer() -> AutoPolicy:
         run = RunTracker()
-        earlier = AutoPolicy(costs(CPU_BATCH, 0.0), k_max=8, probe=False, runs=run)
+        earlier = AutoPolicy(costs(CPU_BATCH_ROWS, 0.0), k_max=8, probe=False, runs=run)
         for source in CopySource:
             for _ in range(20):  # long copies of every kind, drafted and taken whole
                 earlier.streak = 0
-                earlier.observe(8, 8, 0.0, CPU_BATCH[8] * 0.010, 9, source)
-        return AutoPolicy(costs(CPU_BATCH, 0.0), k_max=8, probe=False, runs=run)  # the next answer
+                earlier.observe(8, 8, 0.0, CPU_BATCH_ROWS[8] * 0.010, 9, source)
+        return AutoPolicy(costs(CPU_BATCH_ROWS, 0.0), k_max=8, probe=False, runs=run)  # the next answer
 
     def first_offer(source: CopySource) -> int:
         policy = rewrite_then_new_answer()
@@ -450,3 +452,52 @@ def test_a_new_answer_drafts_short_matches_of_its_own_text_only_on_its_own_evide
     policy.streak = 2
     assert policy.offer(8, CopySource.OTHER)[0] > 0
     assert policy.offer(8, CopySource.ANSWER)[0] == 0  # each source shows it for itself
+
+
+def test_a_copy_must_promise_more_than_a_model_draft_to_be_drafted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """At this machine's costs, copies of the prompt that held 5 times in 8 from their start
+    make a 3-token draft promise about 1.09x. A draft model's proposal promising that much is
+    drafted (its acceptance is the pair's own, measured token by token); a model-free copy's is
+    a gamble on a copy's first tokens, the kind that lost in the bench's code answers, so it
+    must promise COPY_MIN_GAIN. Without that bar the copy is drafted."""
+    import desktop_app.engine.policy as policy_module
+    from desktop_app.engine.drafters import CopySource
+    from desktop_app.engine.policy import RunTracker
+
+    def copy_offer() -> tuple[int, float]:
+        run = RunTracker()
+        policy = AutoPolicy(costs(CPU_BATCH_ROWS, 0.0), k_max=8, probe=False, runs=run)
+        for i in range(8):
+            policy.streak = 0
+            policy.observe(3, 3 if i < 5 else 0, 0.0, CPU_BATCH_ROWS[3] * 0.010, 4, CopySource.PROMPT)
+        policy.streak = 0
+        return policy.offer(8, CopySource.PROMPT)
+
+    assert copy_offer() == (0, 1.0)
+    monkeypatch.setattr(policy_module, "COPY_MIN_GAIN", MIN_GAIN)
+    k, gain = copy_offer()
+    assert k == 3 and MIN_GAIN < gain < COPY_MIN_GAIN
+    monkeypatch.undo()
+
+    model = AutoPolicy(costs(CPU_BATCH_ROWS, 0.0), k_max=8, acceptance=AcceptanceTracker(0.66 * 20, 20))
+    assert model.choose_k() > 0 and MIN_GAIN < model.predicted_gain < COPY_MIN_GAIN
+
+
+def test_expected_tokens_of_a_copy_multiply_the_rate_at_each_position() -> None:
+    """Auto's expected tokens for a copy proposal (worked out once per length bucket, as Auto
+    asks for every candidate every cycle) are the products of the rate at each position's copy
+    length, whatever the streak, source and evidence."""
+    from desktop_app.engine.drafters import CopySource
+    from desktop_app.engine.policy import RunTracker
+
+    run = RunTracker()
+    for i in range(40):
+        run.observe(i % 19, 6, i % 7, list(CopySource)[i % 3])
+    for source in CopySource:
+        for streak in (0, 1, 2, 3, 4, 7, 8, 15, 16, 30):
+            by_k = run.expected_by_k(streak, 12, source)
+            reach, expected = 1.0, [1.0]
+            for j in range(12):
+                reach *= run.next_rate(streak + j, source)
+                expected.append(expected[-1] + reach)
+            assert by_k == pytest.approx(expected, rel=1e-12), (source, streak)

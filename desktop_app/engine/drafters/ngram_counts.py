@@ -61,7 +61,11 @@ class NgramCounts:
             counts = self.table.get(tuple(context[-n:]))
             if not counts:
                 continue
-            token, count = max(counts.items(), key=lambda item: item[1])
+            if len(counts) == 1:  # most n-grams had one follower: no vote to count (drafting asks every cycle)
+                [(token, count)] = counts.items()
+                return token if count >= rule.min_count else None
+            token = max(counts, key=counts.__getitem__)
+            count = counts[token]
             if count >= rule.min_count and count >= rule.min_share * sum(counts.values()):
                 return token
             return None  # the longest n-gram seen is unsure: a shorter one knows less
