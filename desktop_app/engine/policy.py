@@ -480,10 +480,8 @@ class AutoPolicy:
         return self.hot if self._state_hot else self.acceptance
 
     def _decide(self) -> None:
-        run = self.runs
-        if run is not None:
-            by_k = self._checked(run.expected_by_k(self.streak, self.k_max, self.source), self.source)
-            self._k, self._predicted_gain = best_k_for(by_k, self.costs, self.k_max, COPY_MIN_GAIN)
+        if self.runs is not None:
+            self._k, self._predicted_gain = self._copy_k(self.runs, self.k_max, self.source)
         else:
             self._k, self._predicted_gain = best_k(self.tracker.cautious_rate, self.costs, self.k_max)
         self._stale = False
@@ -548,12 +546,16 @@ class AutoPolicy:
         """For a proposal already made (a model-free drafter's, ``available`` tokens long, copied
         from ``source``): the k to verify of it and the predicted speed-up (0 and 1.0: not worth
         a pass)."""
-        run = self.runs
         limit = min(self.k_max, available)
-        if run is not None:
-            by_k = self._checked(run.expected_by_k(self.streak, limit, source), source)
-            return best_k_for(by_k, self.costs, limit, COPY_MIN_GAIN)
+        if self.runs is not None:
+            return self._copy_k(self.runs, limit, source)
         return best_k(self.tracker.cautious_rate, self.costs, limit)
+
+    def _copy_k(self, run: RunTracker, limit: int, source: CopySource) -> tuple[int, float]:
+        """A copy's k and gain: the run tracker's expected tokens, checked against what this
+        answer's drafts delivered, held to the copy's bar (:data:`COPY_MIN_GAIN`)."""
+        return best_k_for(self._checked(run.expected_by_k(self.streak, limit, source), source), self.costs, limit,
+                          COPY_MIN_GAIN)
 
     @property
     def predicted_gain(self) -> float:
