@@ -81,6 +81,7 @@ class Plan:
     candidate: Candidate | None
     k: int
     draft: Draft = field(default_factory=Draft)
+    following: int | None = None  # a model-free proposal's token after the k drafted (None: it had no more)
 
 
 class DrafterChoice:
@@ -132,7 +133,7 @@ class DrafterChoice:
         index = self.candidates.index(c)
         if c.drafter.free:
             tokens, source = proposals[index]
-            return Plan(c, k, Draft(tokens[:k], [None] * k, 0.0, source))
+            return Plan(c, k, Draft(tokens[:k], [None] * k, 0.0, source), tokens[k] if len(tokens) > k else None)
         return Plan(c, k, c.drafter.draft(context, k, params, rng, p_min))
 
     def _shadow_offers(self, context: list[int], chosen: Candidate | None,
@@ -148,13 +149,20 @@ class DrafterChoice:
                 else:
                     c.shadow.offer(c.drafter.lookup(context, c.policy.k_max), c.drafter.source)
 
-    def observe(self, plan: Plan, accepted: int, verify_s: float, batch: int) -> None:
+    def observe(self, plan: Plan, accepted: int, verify_s: float, batch: int, bonus: int | None = None) -> None:
         """The chosen candidate hears how its draft did; every policy learns what this target
-        pass of ``batch`` rows cost (a cost each of them plans with)."""
+        pass of ``batch`` rows cost (a cost each of them plans with).
+
+        ``bonus`` is the target's token after a draft it accepted whole: when the copy drafted
+        from had a token there too, that token is scored as well. The copy's run is then as
+        long as it really was (not counting it, every fully accepted draft cut the run one
+        short, and Auto learned that copies break a token earlier than they do)."""
         drafted = len(plan.draft.tokens)
         for c in self.candidates:
             if c is plan.candidate:
                 c.policy.observe(drafted, accepted, plan.draft.seconds, verify_s, batch, plan.draft.source)
+                if accepted == drafted and bonus is not None and plan.following is not None:
+                    c.policy.observe_shadow(1, int(bonus == plan.following), plan.draft.source)
                 c.drafted += drafted
                 c.accepted += accepted
             else:

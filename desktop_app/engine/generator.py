@@ -155,7 +155,8 @@ class SpeculativeLoop:
         # a one-token pass a thread trial ran at another count says nothing of Auto's costs
         # (they are the count's that stands)
         standing = result.batch > 1 or self.threads.count == self.threads.batch_count
-        self.choice.observe(plan, result.n_accepted, result.seconds if standing else 0.0, result.batch)
+        bonus = result.tokens[-1] if result.n_accepted == len(draft.tokens) else None
+        self.choice.observe(plan, result.n_accepted, result.seconds if standing else 0.0, result.batch, bonus)
         self.threads.observe(result.batch, result.seconds)
 
     def emit(self, result: Verified, plan: Plan) -> Iterator[TextChunk]:

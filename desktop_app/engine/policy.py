@@ -466,6 +466,17 @@ class AutoPolicy:
             self.runs.start_answer()
         self._decide()
 
+    def _check(self, run: RunTracker, drafted: int, accepted: int, source: CopySource) -> None:
+        """Hold what the run tracker promised for ``drafted`` positions of a copy against what
+        they gave. Verified drafts count, and so do proposals scored in the shadow that their
+        rating alone would have drafted: once the check had held a source back, only verified
+        drafts could lift it, and none came (a rewrite's copies held 26 tokens in the shadow
+        while two early misses kept the check at 0.3 and Auto decoded one token at a time)."""
+        promise = run.expected_by_k(self.streak, drafted, source)[drafted] - 1.0
+        check = self.checks.setdefault(source, [0.0, 0.0])
+        check[0] = check[0] * DECAY + promise
+        check[1] = check[1] * DECAY + accepted
+
     def _checked(self, by_k: list[float], source: CopySource) -> list[float]:
         """The run tracker's expected tokens per pass, corrected by how its promises for the
         drafts Auto verified lately turned out. Auto verifies the proposals rated best, and a
@@ -517,10 +528,7 @@ class AutoPolicy:
     def observe(self, drafted: int, accepted: int, draft_s: float, verify_s: float, batch: int,
                 source: CopySource = CopySource.OTHER) -> None:
         if drafted > 0 and self.runs is not None:
-            promise = self.runs.expected_by_k(self.streak, drafted, source)[drafted] - 1.0
-            check = self.checks.setdefault(source, [0.0, 0.0])
-            check[0] = check[0] * DECAY + promise
-            check[1] = check[1] * DECAY + accepted
+            self._check(self.runs, drafted, accepted, source)
         self._record(drafted, accepted, source)
         self.costs.follow(batch, verify_s)
         if drafted > 0 and draft_s > 0:
@@ -536,6 +544,10 @@ class AutoPolicy:
             self.probes.reset()
 
     def observe_shadow(self, drafted: int, accepted: int, source: CopySource = CopySource.OTHER) -> None:
+        run = self.runs
+        if drafted > 0 and run is not None and best_k_for(
+                run.expected_by_k(self.streak, self.k_max, source), self.costs, self.k_max, COPY_MIN_GAIN)[0] > 0:
+            self._check(run, drafted, accepted, source)  # a copy its rating alone would have drafted
         self._record(drafted, accepted, source)
         if self.runs is not None:
             self._stale = True

@@ -26,7 +26,9 @@ def answer_with(choice: DrafterChoice, prompt: list[int], answer: list[int]) -> 
         right = 0
         while right < len(drafted) and done + right < len(answer) and drafted[right] == answer[done + right]:
             right += 1
-        choice.observe(plan, right, 0.01 * CPU_BATCH[len(drafted)], 1 + len(drafted))
+        whole = right == len(drafted) and done + right < len(answer)
+        choice.observe(plan, right, 0.01 * CPU_BATCH[len(drafted)], 1 + len(drafted),
+                       answer[done + right] if whole else None)  # the target's token after a whole draft
         for token in answer[done : done + right + 1]:
             context.append(token)
             choice.see(token)
@@ -59,3 +61,30 @@ def test_auto_learns_copies_of_the_prompt_apart_from_repeats_of_the_answer() -> 
     assert sum(rate.trials for rate in run.rates(CopySource.ANSWER)) >= 4  # the repeats, scored apart
     drafted, accepted = choice.per_drafter()["ngram"]
     assert accepted >= 30 and accepted >= 0.75 * drafted
+
+
+def test_the_target_s_token_after_a_whole_draft_is_scored_as_part_of_the_copy() -> None:
+    """Auto verified 4 tokens of an 8-token copy and the target took them all, then gave its own
+    next token: where that is the copy's fifth token, the copy ran 5 tokens, not 4 (counting 4,
+    every whole draft cut the copy short and Auto learned that copies break a token before they
+    do); where the target departs there, the copy broke at its fifth token."""
+    from desktop_app.engine.drafter_choice import Plan
+    from desktop_app.engine.drafters import Draft
+
+    prompt = list(range(100, 200))
+    context = [*prompt, 110, 111, 112]  # the answer so far repeats prompt[10:13]: a copy of the prompt
+
+    def streak_after(bonus: int) -> tuple[int, float]:
+        drafter = PromptLookupDrafter()
+        drafter.prepare(prompt, None)
+        run = RunTracker()
+        policy = AutoPolicy(CostModel([0.01 * b for b in CPU_BATCH], 2e-5), k_max=8, probe=False, runs=run)
+        choice = DrafterChoice([(drafter, policy)])
+        proposal = drafter.lookup(context, 8)
+        assert proposal == list(range(113, 121)) and drafter.source is CopySource.PROMPT
+        plan = Plan(choice.candidates[0], 4, Draft(proposal[:4], [None] * 4, 0.0, CopySource.PROMPT), proposal[4])
+        choice.observe(plan, 4, 0.01 * CPU_BATCH[4], 5, bonus)
+        return policy.streak, sum(rate.trials for rate in run.rates(CopySource.PROMPT))
+
+    assert streak_after(117) == (5, 5.0)  # the copy's fifth token: the run goes on
+    assert streak_after(999) == (0, 5.0)  # the target departed there: a miss at length 4

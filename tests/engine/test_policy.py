@@ -501,3 +501,25 @@ def test_expected_tokens_of_a_copy_multiply_the_rate_at_each_position() -> None:
                 reach *= run.next_rate(streak + j, source)
                 expected.append(expected[-1] + reach)
             assert by_k == pytest.approx(expected, rel=1e-12), (source, streak)
+
+
+def test_a_source_its_check_held_back_drafts_again_once_its_copies_hold_in_the_shadow() -> None:
+    """Two drafts into copies of the prompt broke at once, and the check held the prompt's
+    copies back. The answer then copies its prompt again, token after token, scored in the
+    shadow: Auto drafts again within a few tokens. The check learned only from verified
+    drafts, so none came to lift it; in the bench's typo-fix rewrite Auto decoded 26 tokens one
+    at a time while the copy held."""
+    from desktop_app.engine.drafters import CopySource
+    from desktop_app.engine.policy import RunTracker
+
+    policy = AutoPolicy(costs(CPU_BATCH_ROWS, 0.0), k_max=8, probe=False, runs=RunTracker())
+    for _ in range(2):
+        policy.streak = 6
+        policy.observe(8, 0, 0.0, CPU_BATCH_ROWS[8] * 0.010, 9, CopySource.PROMPT)  # broke at once
+    policy.streak = 0
+    assert policy.offer(8, CopySource.PROMPT)[0] == 0  # held back
+    held = 0
+    while policy.offer(8, CopySource.PROMPT)[0] == 0 and held < 40:
+        policy.observe_shadow(2, 2, CopySource.PROMPT)  # the copy holds, two tokens at a time
+        held += 2
+    assert held <= 8
