@@ -523,3 +523,24 @@ def test_a_source_its_check_held_back_drafts_again_once_its_copies_hold_in_the_s
         policy.observe_shadow(2, 2, CopySource.PROMPT)  # the copy holds, two tokens at a time
         held += 2
     assert held <= 8
+
+
+def test_copies_that_held_better_than_rated_do_not_lift_a_draft_where_copies_break() -> None:
+    """A rewrite copies its prompt 8 tokens at a time between edits (once 16): each draft of 7
+    and the target's next token are taken whole, more than rated, and each copy breaks at its
+    9th token. 8 tokens into a copy Auto does not draft into the edit: what copies delivered
+    where they held brakes a promise, never lifts it (lifted, a 3-token draft went into it)."""
+    from desktop_app.engine.drafters import CopySource
+    from desktop_app.engine.policy import RunTracker
+
+    policy = AutoPolicy(costs(CPU_BATCH_ROWS, 0.0), k_max=8, probe=False, runs=RunTracker())
+    for length in (16, 8, 8, 8, 8):
+        policy.streak = 0
+        while policy.streak + 8 <= length:
+            policy.observe(7, 7, 0.0, CPU_BATCH_ROWS[7] * 0.010, 8, CopySource.PROMPT)
+            policy.observe_shadow(1, 1, CopySource.PROMPT)  # the target's next token: still the copy
+        policy.observe_shadow(1, 0, CopySource.PROMPT)  # the edit
+    promised, delivered = policy.checks[CopySource.PROMPT]
+    assert delivered > promised  # the drafts gave more than rated
+    policy.streak = 8
+    assert policy.offer(8, CopySource.PROMPT)[0] == 0
