@@ -61,6 +61,17 @@ def _parsed(parse: Callable[[str], Any]) -> Callable[[str], Any]:
     return convert
 
 
+def _cost_table(text: str) -> list[float]:
+    """``--replay 10.8,14.9,...``: milliseconds per target pass of 1, 2, ... rows."""
+    try:
+        ms = [float(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise ValueError(f"a cost table is comma-separated milliseconds per pass of 1, 2, ... rows, not {text!r}") from None
+    if not ms or not all(m > 0 for m in ms):
+        raise ValueError(f"pass costs must be positive milliseconds: {text!r}")
+    return ms
+
+
 def _add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--target", type=Path, help="target GGUF (default: the embedded SmolLM2-135M)")
     p.add_argument("--draft", type=Path, help="draft GGUF sharing the target's vocabulary")
@@ -145,6 +156,9 @@ def _build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--peer", metavar="DIR",
                        help="our prompt lookup against llama.cpp's llama-speculative-simple ngram-simple in DIR "
                             "(built by shared/tools/build-llama-peer.sh), on the first rewrite prompt")
+    bench.add_argument("--replay", type=_parsed(_cost_table), action="append", metavar="MS,MS,...",
+                       help="replay the drafter bench at this cost table (ms per target pass of 1, 2, ... rows; "
+                            "repeatable): every mode drafts as in the bench, each pass timed by the table, no noise")
     bench.add_argument("--api-overhead", action="store_true",
                        help="measure streamed tokens/s over the local API against the same engine in-process")
 
@@ -301,6 +315,11 @@ def _run_command(args: argparse.Namespace) -> int:
             args.out.mkdir(parents=True, exist_ok=True)
             (args.out / "api-overhead.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
             print(json.dumps(report, indent=2))
+            return 0
+        if args.replay:
+            from desktop_app.bench.replay import run as run_replay
+
+            run_replay(load_engine(args), args)
             return 0
         if args.peer:
             from desktop_app.bench.peer import measure as measure_peer

@@ -156,3 +156,40 @@ def test_a_steady_drift_of_the_machine_does_not_tilt_auto_against_off() -> None:
             speed = 100.0 * (1 - 0.05 * (4 * slot + i))
             rows.append(RunResult("chat", 0, mode, speed, 64, 0.0, 1.0, slot=slot))
     assert _paired_ratio(rows, "auto", "off") == 1.0
+
+
+def test_a_replay_times_every_mode_s_passes_by_the_cost_table(default_model: Path, tmp_path: Path) -> None:
+    """The bench replayed at a cost table: the same greedy answers in every mode, off's answer
+    costs 10 ms a pass, one pass a token, and Auto, drafting copies of a rewrite's prompt, answers
+    in fewer passes, faster; a cost table that a drafting pass makes dearer loses it."""
+    prompts = tmp_path / "prompts.json"
+    text = "The old lighthouse stood on the rocky shore for more than a hundred years, and every night its keeper lit the lamp."
+    prompts.write_text(json.dumps({"rewrite": [f"Repeat this sentence exactly: {text}"]}))
+
+    def replay(*tables: str) -> dict:
+        out = subprocess.run(
+            [sys.executable, "-m", "desktop_app", "bench", "--target", str(default_model), "--prompts", str(prompts),
+             "--max-tokens", "32", "--draft-max", "4", "8", "--out", str(tmp_path / "out"),
+             *(arg for table in tables for arg in ("--replay", table))],
+            capture_output=True, text=True, timeout=300,
+        )
+        assert out.returncode == 0, out.stderr
+        assert "In total time over all answers" in out.stdout
+        return json.loads((tmp_path / "out" / "replay.json").read_text())
+
+    cheap = ",".join(str(10 + 2 * b) for b in range(9))  # a pass of b + 1 rows: 10 + 2b ms
+    dear = ",".join(str(10 + 40 * b) for b in range(9))  # each drafted row costs 4 tokens
+    report = replay(cheap, dear)
+    cheap_table, dear_table = report["tables"]
+    summary = cheap_table["summary"]["rewrite"]
+    assert summary["identical_at_t0"] is True
+    off = summary["off"]  # every pass one row at 10 ms (the last one gives the end of the answer), no noise
+    assert off["median_tokens_per_s"] == pytest.approx(100.0 * off["tokens_per_pass"], rel=1e-3)
+    assert summary["auto"]["tokens_per_pass"] > 2 and summary["auto"]["speedup_vs_off"] > 1.5
+    assert cheap_table["time_weighted"]["rewrite"]["auto_vs_off"] > 1.5
+    assert dear_table["summary"]["rewrite"]["auto"]["mean_k"] == 0  # nothing pays: Auto drafts nothing
+    assert dear_table["summary"]["rewrite"]["auto"]["speedup_vs_off"] == pytest.approx(1.0)
+
+    bad = subprocess.run([sys.executable, "-m", "desktop_app", "bench", "--replay", "10,abc"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode != 0 and "comma-separated milliseconds" in bad.stderr

@@ -140,7 +140,8 @@ def run_category(engine: Engine, category: str, prompts: list[Prompt], modes: li
     results = []
     for index, prompt in enumerate(prompts):
         for turn in timed_turns(engine, prompt, args):
-            wait_for_quiet(args.quiet_wait)  # each prompt's modes run on an idle machine
+            if args.quiet_wait > 0:
+                wait_for_quiet(args.quiet_wait)  # each prompt's modes run on an idle machine
             before = engine.ngrams.snapshot()
             answers = {}
             slots[0] += 1

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -80,6 +81,7 @@ class Engine:
         self._history: tuple[str, list[int]] = ("", [])  # last chat prompt + answer, as text and tokens
         self._last_prompt_text = ""
         self.threads = ThreadTuner(self._set_threads)  # replaced with each target (its options)
+        self.clock: Callable[[], float] = time.perf_counter  # what answers are timed by (a replay's is virtual)
 
     # ------------------------------------------------------------------ loading
     def load_target(
@@ -103,11 +105,8 @@ class Engine:
             if self._ngrams_vocab not in (None, model.vocab_fingerprint):
                 self.ngrams.clear()  # token ids of another vocabulary (the history sync refills it)
             self._ngrams_vocab = model.vocab_fingerprint
-            self._costs.clear()
             self._target_costs.clear()
-            self._acceptance.clear()
-            self._runs.clear()
-            self._probes.clear()
+            self.forget_learning()
             self._history = ("", [])
             self.template = ChatTemplate(
                 model.info.chat_template, _special_text(model, model.bos_id), _special_text(model, model.eos_id),
@@ -195,12 +194,17 @@ class Engine:
                 self.draft.close()
             self.draft = model
             self._set_threads(self.threads.count)
-            self._costs.clear()
             self._target_costs.clear()
-            self._acceptance.clear()
-            self._runs.clear()
-            self._probes.clear()
+            self.forget_learning()
             return verdict
+
+    def forget_learning(self) -> None:
+        """Drop what Auto learned of this pair: its costs (measured again on first use), the
+        acceptance and copy runs it tracked, and when it next probes."""
+        self._costs.clear()
+        self._acceptance.clear()
+        self._runs.clear()
+        self._probes.clear()
 
     def unload_draft(self) -> None:
         with self._lock:
@@ -478,7 +482,7 @@ class Engine:
                 draft_p_min=AUTO_DRAFT_P_MIN if request.spec is SpecMode.AUTO else 0.0,
             )
             prompt_text = self._last_prompt_text if request.messages is not None else ""
-            loop = SpeculativeLoop(target, config, choice, stats, cancel, self.threads)
+            loop = SpeculativeLoop(target, config, choice, stats, cancel, self.threads, self.clock)
             for event in loop.run(prompt):
                 if isinstance(event, Finished):
                     if prompt_text and target.detokenize(event.token_ids) == event.text:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -75,6 +75,7 @@ class SpeculativeLoop:
     def __init__(
         self, target: LlamaModel, config: LoopConfig, choice: DrafterChoice,
         stats: GenerationStats, cancel: threading.Event | None = None, threads: ThreadTuner | None = None,
+        clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         self.target = target
         self.config = config
@@ -83,6 +84,7 @@ class SpeculativeLoop:
         self.stats = stats
         self.cancel = cancel
         self.threads = threads or ThreadTuner(target.set_threads, fixed=target.options.n_threads)
+        self.clock = clock  # what passes and answers are timed by (a replay's is virtual)
         self.rng = np.random.default_rng(config.sampling.seed)
         self.stream = TextStream(config.stop)
         self.window = SpeedWindow()
@@ -128,7 +130,7 @@ class SpeculativeLoop:
 
     def verify(self, draft: Draft) -> Verified:
         """One target decode of [last, drafts...]; the rejected rows leave the cache."""
-        start = time.perf_counter()
+        start = self.clock()
         kept = len(self.target.kv_tokens)
         batch = [self.context[-1], *draft.tokens]
         if len(batch) == 1:
@@ -140,7 +142,7 @@ class SpeculativeLoop:
         self.target.truncate(kept + 1 + n_accepted)
         for drafter in self.drafters:
             drafter.accepted(tokens, rows)
-        return Verified(tokens, n_accepted, len(batch), time.perf_counter() - start)
+        return Verified(tokens, n_accepted, len(batch), self.clock() - start)
 
     def record(self, plan: Plan, result: Verified) -> None:
         s, draft = self.stats, plan.draft
@@ -196,9 +198,9 @@ class SpeculativeLoop:
     # ------------------------------------------------------------------ the loop
     def run(self, prompt: list[int]) -> Iterator[Event]:
         """Generate after ``prompt``; yields TextChunk / StatsUpdate events, then one Finished."""
-        start = time.perf_counter()
+        start = self.clock()
         self.prefill(prompt)
-        decode_start = last_stats = time.perf_counter()
+        decode_start = last_stats = self.clock()
         self.stats.prefill_s = decode_start - start
         self.window.add(0, decode_start)
         while (limit := self.room()) is not None:
@@ -207,7 +209,7 @@ class SpeculativeLoop:
             self.record(plan, result)
             before = len(self.tokens_out)
             yield from self.emit(result, plan)
-            now = time.perf_counter()
+            now = self.clock()
             self.count(len(self.tokens_out) - before, now, start)
             if self.done:
                 break
@@ -219,7 +221,7 @@ class SpeculativeLoop:
         tail = self.stream.flush()
         if tail:
             yield TextChunk(tail, from_draft=False)
-        end = time.perf_counter()
+        end = self.clock()
         self.stats.decode_s = end - decode_start
         self.stats.window_tokens_per_s = self.window.rate(end) or self.stats.decode_tokens_per_s
         self.stats.finish_reason = self.finish

@@ -143,9 +143,13 @@ class CostModel:
             self._drift = []
             return True
         # Small drifts move the whole table a little: refining one batch size from one pass
-        # lets a noisy machine bend the table's shape, and Auto's k follows the noise.
+        # lets a noisy machine bend the table's shape, and Auto's k follows the noise. The
+        # draft's cost moves with it, as in a rescale: moved only by rescales, a stall that
+        # faded slowly left it raised, and after 50,000 passes on a noisy machine a lookup
+        # cost a second a token and Auto never drafted again (the bench, from its 4th round).
         factor = math.exp(LEVEL_WEIGHT * drift_now)
         self.target_batch_s = [s * factor for s in self.target_batch_s]
+        self.draft_token_s *= factor
         self.load *= factor
         return False
 

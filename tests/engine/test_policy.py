@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 import statistics
 
 import pytest
 
-from desktop_app.engine.policy import COPY_MIN_GAIN, MIN_GAIN, AcceptanceTracker, AutoPolicy, CostModel, ProbeBackoff, best_k, expected_tokens
+from desktop_app.engine.policy import (
+    COPY_MIN_GAIN, MIN_GAIN, AcceptanceTracker, AutoPolicy, CostModel, ProbeBackoff, best_k, best_k_for, expected_tokens,
+)
 
 # This project's CPU: a decode of b tokens costs about these multiples of one token.
 CPU_BATCH = [1.0, 1.8, 2.4, 3.6, 4.9, 5.8, 6.6, 7.5, 8.0]
@@ -544,3 +547,27 @@ def test_copies_that_held_better_than_rated_do_not_lift_a_draft_where_copies_bre
     assert delivered > promised  # the drafts gave more than rated
     policy.streak = 8
     assert policy.offer(8, CopySource.PROMPT)[0] == 0
+
+
+def test_a_noisy_machine_s_stalls_do_not_ratchet_the_draft_cost_until_auto_stops_drafting() -> None:
+    """Hours of use on a machine whose passes scatter by 12% and that stalls now and then
+    (a pass 60% slower, fading over a few dozen passes): 60,000 target passes later a drafted
+    token costs what it did against a one-token pass, and a copy that holds 90% of the time is
+    still drafted. A rescale moved the draft's cost with the table while the slow follow of
+    the level did not, so each stall that faded left it raised: it reached a second a token
+    and in the bench Auto stopped drafting for good in its 4th round."""
+    import random
+
+    rng = random.Random(1)
+    calibrated = [6.48, 12.58, 14.41, 15.91, 18.51, 21.04, 21.7, 23.99, 26.64, 28.14, 29.21, 31.08, 34.48]  # ms
+    model = CostModel([ms / 1e3 for ms in calibrated], 2e-5)
+    stall = 1.0
+    for _ in range(60_000):
+        if rng.random() < 0.002:
+            stall = 1.6
+        stall = 1 + (stall - 1) * 0.93
+        rows = 1 if rng.random() < 0.7 else rng.randint(2, 13)
+        model.follow(rows, calibrated[rows - 1] / 1e3 * stall * math.exp(rng.gauss(0, 0.12)))
+    ratio = (model.draft_token_s / model.target_batch_s[0]) / (2e-5 / (calibrated[0] / 1e3))
+    assert 0.9 < ratio < 1.1
+    assert best_k_for([1 + 0.9 * k for k in range(13)], model, 12)[0] >= 8
