@@ -193,3 +193,9 @@ def test_a_replay_times_every_mode_s_passes_by_the_cost_table(default_model: Pat
     bad = subprocess.run([sys.executable, "-m", "desktop_app", "bench", "--replay", "10,abc"],
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode != 0 and "comma-separated milliseconds" in bad.stderr
+    short = subprocess.run(
+        [sys.executable, "-m", "desktop_app", "bench", "--target", str(default_model), "--prompts", str(prompts),
+         "--draft-max", "8", "--replay", "10,12,14", "--out", str(tmp_path / "short")],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert short.returncode != 0 and "needs 9 pass costs" in short.stderr

@@ -176,7 +176,10 @@ def run(engine: Engine, args: argparse.Namespace) -> dict[str, Any]:
     """The bench replayed at each table of ``args.replay``; returns (and writes) the report."""
     prompts = load_prompts(args.prompts)
     if args.categories:
-        prompts = {c: prompts[c] for c in args.categories if c in prompts}
+        unknown = set(args.categories) - set(prompts)
+        if unknown:
+            raise ValueError(f"unknown categories: {', '.join(sorted(unknown))}; have {', '.join(prompts)}")
+        prompts = {c: prompts[c] for c in args.categories}
     k_max = max(args.draft_max)
     answers: Answers = {}
     args.quiet_wait = 0.0
