@@ -106,7 +106,10 @@ def test_chat_completions_match_specchat_generate_streamed_and_not(client: opena
         if part.choices and part.choices[0].delta.content:
             pieces.append(part.choices[0].delta.content)
         last = part
-    assert "".join(pieces) == expected and len(pieces) > 1
+    # Streamed text goes out at most ~30 times a second (app.FLUSH_S), so how many pieces a
+    # toy model's 24 tokens (a few ms) arrive in is timing: asserting more than one failed on a
+    # fast machine. The pieces make up the same answer.
+    assert "".join(pieces) == expected and pieces
     assert last is not None and last.usage is not None and last.usage.completion_tokens == 24
     assert last.model_extra["timings"]["speculation"]["mode"] == "auto"  # type: ignore[index]
 
