@@ -22,7 +22,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from desktop_app.bench.runner import RunResult, is_fixed, load_prompts, markdown, run_bench, summarise
+from desktop_app.bench.runner import RunResult, chosen_prompts, is_fixed, markdown, run_bench, summarise
 from desktop_app.engine import Engine
 from desktop_app.engine.model import LlamaModel
 from desktop_app.engine.policy import CostModel
@@ -174,12 +174,7 @@ def time_weighted(results: list[RunResult]) -> dict[str, dict[str, Any]]:
 
 def run(engine: Engine, args: argparse.Namespace) -> dict[str, Any]:
     """The bench replayed at each table of ``args.replay``; returns (and writes) the report."""
-    prompts = load_prompts(args.prompts)
-    if args.categories:
-        unknown = set(args.categories) - set(prompts)
-        if unknown:
-            raise ValueError(f"unknown categories: {', '.join(sorted(unknown))}; have {', '.join(prompts)}")
-        prompts = {c: prompts[c] for c in args.categories}
+    prompts = chosen_prompts(args)
     k_max = max(args.draft_max)
     answers: Answers = {}
     args.quiet_wait = 0.0

@@ -91,6 +91,17 @@ def load_prompts(path: Path | None) -> dict[str, list[Prompt]]:
     return data
 
 
+def chosen_prompts(args: argparse.Namespace) -> dict[str, list[Prompt]]:
+    """The prompt set of ``--prompts``, only the ``--categories`` asked for (unknown ones named)."""
+    prompts = load_prompts(args.prompts)
+    if args.categories:
+        unknown = set(args.categories) - set(prompts)
+        if unknown:
+            raise ValueError(f"unknown categories: {', '.join(sorted(unknown))}; have {', '.join(prompts)}")
+        prompts = {c: prompts[c] for c in args.categories}
+    return prompts
+
+
 def _is_prompt(p: object) -> bool:
     return isinstance(p, str) or (isinstance(p, list) and len(p) >= 2 and all(isinstance(t, str) for t in p))
 
@@ -274,12 +285,7 @@ ChartFn = Callable[[dict[str, dict[str, Any]], Path, str], None]
 
 def cmd_bench(args: argparse.Namespace, load_engine: Callable[[argparse.Namespace], Engine], draw_chart: ChartFn) -> int:
     """Run the bench; ``draw_chart`` (from the GUI layer: it paints with Qt) writes the PNG."""
-    prompts = load_prompts(args.prompts)
-    if args.categories:
-        unknown = set(args.categories) - set(prompts)
-        if unknown:
-            raise ValueError(f"unknown categories: {', '.join(sorted(unknown))}; have {', '.join(prompts)}")
-        prompts = {c: prompts[c] for c in args.categories}
+    prompts = chosen_prompts(args)
     engine = load_engine(args)
     assert engine.target is not None
     if args.overhead:
