@@ -324,9 +324,9 @@ START_CAUTION = 2.0
 # or the context to the pace of its buckets: a conversation's earlier answer, copied by the
 # n-gram cache token for token, was drafted 2, 3, 3, 3, 3, 6, 10 while fixed k = 12 took 12 a
 # pass, and Auto lost 7-13% to the fixed cache on the turns that repeat an earlier answer.
-# Replayed at five measured cost tables, multi-turn of the best fixed went 0.93-0.96 -> 0.95-1.03
-# (median per turn) and 0.99-1.03 -> 1.00-1.06 (in total time); the 44 replay prompts the same
-# or better, every other category within 1%, but rewrite at the two cheapest tables (0.95/0.92).
+# Replayed at five measured cost tables, multi-turn of the best fixed went 0.92-1.01 -> 0.94-1.03
+# (median per turn) and 0.99-1.03 -> 1.00-1.06 (in total time); rewrite 0.95-0.97 -> 0.96-0.99 at
+# this machine's tables but 0.95-1.08 -> 0.92-0.96 at older machines' (README, Drafting methods).
 PROVEN_RUN = RUN_EDGES[1]
 
 
