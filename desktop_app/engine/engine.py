@@ -34,8 +34,9 @@ from desktop_app.engine.gguf_file import read_gguf
 from desktop_app.engine.model import LlamaModel, ProgressFn
 from desktop_app.engine.drafting import drafting_support, is_assistant, rollback_refusal
 from desktop_app.engine.nextn import AssistantWeights, NextnContext, require_assistant_fits
+from desktop_app.engine.cost_model import CostModel
 from desktop_app.engine.policy import (
-    HOT_PRIOR, PRIOR_WEIGHT, AcceptanceTracker, AutoPolicy, CostModel, FixedPolicy, OffPolicy, Policy, ProbeBackoff,
+    HOT_PRIOR, PRIOR_WEIGHT, AcceptanceTracker, AutoPolicy, FixedPolicy, OffPolicy, Policy, ProbeBackoff,
     RunTracker,
 )
 from desktop_app.engine.stats import GenerationStats

@@ -11,7 +11,7 @@ from desktop_app.engine.api import (
     DRAFT_K, DRAFTER_PREFERENCE, TEMPERATURE, TOP_P, DrafterKind, GenerateRequest, SamplingParams, SpecMode,
     choose_drafter,
 )
-from desktop_app.engine.policy import CostModel
+from desktop_app.engine.cost_model import CostModel
 from tests.helpers import run, user
 
 

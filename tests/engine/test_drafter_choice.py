@@ -9,7 +9,8 @@ from desktop_app.engine.api import SamplingParams
 from desktop_app.engine.drafter_choice import DrafterChoice
 from desktop_app.engine.drafters import CopySource
 from desktop_app.engine.drafters.prompt_lookup import PromptLookupDrafter
-from desktop_app.engine.policy import AutoPolicy, CostModel, RunTracker
+from desktop_app.engine.cost_model import CostModel
+from desktop_app.engine.policy import AutoPolicy, RunTracker
 
 CPU_BATCH = [1.0, 1.73, 2.47, 3.08, 3.5, 4.1, 4.71, 5.34, 5.7]  # this machine: b rows over one
 
