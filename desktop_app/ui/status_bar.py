@@ -48,6 +48,7 @@ class EngineStatusBar(QStatusBar):
         self.api.setObjectName("apiLabel")
         self.api.hide()
         self._api_url = ""
+        self._build_warned = False
         self._api_requests: Callable[[], int] = lambda: 0
         for label in (self.api, self.backend, self.models, self.threads, self.memory):
             self.addPermanentWidget(label)
@@ -60,8 +61,15 @@ class EngineStatusBar(QStatusBar):
 
     def set_backend(self, info: Ready) -> None:
         name, device = info.backend_name, info.device
-        self.backend.setText(f"{name} · {device}" if device and device != name else name)
-        self.backend.setToolTip(info.backend)
+        text = f"{name} · {device}" if device and device != name else name
+        if info.build_warning:
+            # Said once a run (an engine restart sends Ready again); the label keeps a mark.
+            text = f"⚠ {text}"
+            if not self._build_warned:
+                self._build_warned = True
+                self.showMessage(info.build_warning[:1].upper() + info.build_warning[1:], 60_000)
+        self.backend.setText(text)
+        self.backend.setToolTip(info.backend + (f"\n\n{info.build_warning}" if info.build_warning else ""))
 
     def set_threads(self, text: str) -> None:
         """The thread count in use and why ("1 thread: machine busy"); "" keeps the last one."""
