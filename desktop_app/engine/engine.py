@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from desktop_app.engine.api import (
@@ -32,6 +32,7 @@ from desktop_app.engine.generator import LoopConfig, SpeculativeLoop
 from desktop_app.engine.history_vocab import HistoryVocab
 from desktop_app.engine.gguf_file import read_gguf
 from desktop_app.engine.model import LlamaModel, ProgressFn
+from desktop_app.engine.prompt_fit import FitCancelled, PromptFitter, TokenCounts
 from desktop_app.engine.drafting import drafting_support, is_assistant, rollback_refusal
 from desktop_app.engine.nextn import AssistantWeights, NextnContext, require_assistant_fits
 from desktop_app.engine.cost_model import CostModel
@@ -81,6 +82,7 @@ class Engine:
         self._probes: dict[str, ProbeBackoff] = {}  # when Auto next probes a drafter it left off
         self._history: tuple[str, list[int]] = ("", [])  # last chat prompt + answer, as text and tokens
         self._last_prompt_text = ""
+        self._token_counts = TokenCounts(self._tokenize_text)  # per message text, for fitting prompts
         self.threads = ThreadTuner(self._set_threads)  # replaced with each target (its options)
         self.clock: Callable[[], float] = time.perf_counter  # what answers are timed by (a replay's is virtual)
 
@@ -109,6 +111,7 @@ class Engine:
             self._target_costs.clear()
             self.forget_learning()
             self._history = ("", [])
+            self._token_counts = TokenCounts(self._tokenize_text)  # counts in the old vocabulary are wrong now
             self.template = ChatTemplate(
                 model.info.chat_template, _special_text(model, model.bos_id), _special_text(model, model.eos_id),
                 origin=model.path.name,
@@ -267,41 +270,39 @@ class Engine:
         return self.target
 
     # ------------------------------------------------------------------ prompts
-    def build_prompt(self, request: GenerateRequest) -> tuple[list[int], int]:
-        """Token ids for the request and how many oldest turns were dropped to fit."""
+    def build_prompt(self, request: GenerateRequest, cancel: threading.Event | None = None) -> tuple[list[int], int]:
+        """Token ids for the request and how many oldest turns were dropped to fit (see
+        prompt_fit). Raises FitCancelled when ``cancel`` is set meanwhile."""
         target = self._require_target()
         if request.prompt is not None:
             tokens = target.tokenize(request.prompt, add_special=True, parse_special=request.parse_special)
             self._check_fits(tokens, request)
             return tokens, 0
         messages = validate_messages(list(request.messages or []))
-        assert self.template is not None
-        dropped = 0
-        while True:
-            tokens = self._render(messages)
-            if len(tokens) + min(request.max_tokens, MIN_ANSWER_ROOM) <= target.n_ctx:
-                return tokens, dropped
-            # Drop the oldest turn after any system message; never the last user message.
-            first = 1 if messages[0]["role"] == "system" else 0
-            if len(messages) - first <= 1:
-                self._check_fits(tokens, request)
-                return tokens, dropped
-            del messages[first]
-            dropped += 1
+        limit = target.n_ctx - min(request.max_tokens, MIN_ANSWER_ROOM)
+        fitter = PromptFitter(self._render, self._token_counts, limit, cancel, clock=self.clock)
+        kept_from, text, tokens = fitter.fit(messages)
+        self._last_prompt_text = text
+        if len(tokens) > limit:  # even the last message alone leaves too little room
+            self._check_fits(tokens, request)
+        return tokens, kept_from - (1 if messages[0]["role"] == "system" else 0)
 
-    def _render(self, messages: list[Message]) -> list[int]:
+    def _render(self, messages: Sequence[Message]) -> tuple[str, list[int]]:
+        """The prompt text for these messages and its tokens."""
         target = self._require_target()
         assert self.template is not None
         text = self.template.render(messages, add_generation_prompt=True)
-        self._last_prompt_text = text
         # Re-tokenizing our own earlier answer need not give the tokens we generated (BPE is
         # not canonical), which would spoil the KV cache. Reuse them when the text matches.
         hist_text, hist_tokens = self._history
         if hist_tokens and len(text) > len(hist_text) and text.startswith(hist_text):
-            return hist_tokens + target.tokenize(text[len(hist_text) :], add_special=False, parse_special=True)
+            return text, hist_tokens + target.tokenize(text[len(hist_text) :], add_special=False, parse_special=True)
         bos_text = self.template.bos_token
         add_special = target.add_bos and not (bos_text and text.startswith(bos_text))
-        return target.tokenize(text, add_special=add_special, parse_special=True)
+        return text, target.tokenize(text, add_special=add_special, parse_special=True)
+
+    def _tokenize_text(self, text: str) -> list[int]:
+        return self._require_target().tokenize(text, add_special=False, parse_special=True)
 
     def _check_fits(self, tokens: list[int], request: GenerateRequest) -> None:
         target = self._require_target()
@@ -468,7 +469,11 @@ class Engine:
         """Yield TextChunk and StatsUpdate events, then one Finished event."""
         target = self._require_target()
         with self._lock:
-            prompt, dropped = self.build_prompt(request)
+            try:
+                prompt, dropped = self.build_prompt(request, cancel)
+            except FitCancelled:
+                yield Finished("", [], GenerationStats(mode=request.spec.value, finish_reason="cancelled"))
+                return
             choice = self._choice(request)
             stats = GenerationStats(
                 mode=request.spec.value,

@@ -37,3 +37,7 @@ class DecodeError(EngineError):
 
 class WorkerError(EngineError):
     """A remote worker cannot be reached, is not a specchat worker, or was lost."""
+
+
+class PromptFitTimeoutError(EngineError):
+    """Dropping old turns to fit the context ran past its time budget (a pathological request)."""
