@@ -11,12 +11,14 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from desktop_app.engine.api import (
-    API_HOST, API_PORT, DEFAULT_SPEC_MODE, DRAFT_K, MAX_TOKENS, MIN_P, N_CTX, N_THREADS, NGPU_LAYERS, TEMPERATURE, TOP_K,
-    TOP_P, WORKER_HOST, WORKER_PORT, DrafterKind, LayerSplit, NumberRange, SpecMode, parse_workers,
+    API_HOST, API_PORT, DEFAULT_SPEC_MODE, DRAFT_K, MAX_TOKENS, MIN_P, N_CTX, N_THREADS, NGPU_LAYERS, SEED, TEMPERATURE,
+    TOP_K, TOP_P, WORKER_HOST, WORKER_PORT, DrafterKind, LayerSplit, NumberRange, SpecMode, parse_workers,
 )
 
 EXIT_ERROR = 1
-QUIET_WAIT_S = 60.0  # bench: the most it waits for an idle machine before a round (desktop_app/bench/quiet.py)
+QUIET_WAIT = NumberRange("quiet_wait", float, 0.0, 24 * 3600.0, 60.0,
+                         "bench: the most seconds it waits for an idle machine before a round (desktop_app/bench/quiet.py)")
+BENCH_REPEATS = NumberRange("repeats", int, 1, 1000, 1, "bench: rounds of each measurement")
 WINDOW_PROMPT = "Write a long poem about the sea and the wind."  # bench --window: a long answer
 
 
@@ -33,19 +35,9 @@ class _Parser(argparse.ArgumentParser):
 
 def _checked(number: NumberRange[int] | NumberRange[float]) -> Callable[[str], int | float]:
     """An argparse ``type`` that parses and range-checks one declared parameter."""
-
-    def parse(text: str) -> int | float:
-        try:
-            value: int | float = int(text) if number.kind is int else float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{number.name} must be a number, not {text!r}") from None
-        try:
-            return number.check(value)
-        except ValueError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-
-    parse.__name__ = number.name
-    return parse
+    convert = _parsed(number.parse)
+    convert.__name__ = number.name
+    return convert
 
 
 def _parsed(parse: Callable[[str], Any]) -> Callable[[str], Any]:
@@ -82,7 +74,7 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--draft-n-gpu-layers", type=_checked(NGPU_LAYERS), default=NGPU_LAYERS.default,
                    help="draft layers on the GPU")
     p.add_argument("--ctx", type=_checked(N_CTX), default=N_CTX.default, help=N_CTX.description)
-    p.add_argument("--threads", type=int, default=None, help="CPU threads, fixed (default: the fastest count, measured as the machine's load changes)")
+    p.add_argument("--threads", type=_checked(N_THREADS), default=None, help="CPU threads, fixed (default: the fastest count, measured as the machine's load changes)")
     p.add_argument("--workers", type=_parsed(parse_workers), default=(),
                    help="spread the target over these computers running `specchat worker` (host:port,...); "
                         "the draft stays here")
@@ -117,7 +109,7 @@ def _build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--top-k", type=_checked(TOP_K), default=TOP_K.default, help=TOP_K.description)
     gen.add_argument("--top-p", type=_checked(TOP_P), default=TOP_P.default, help=TOP_P.description)
     gen.add_argument("--min-p", type=_checked(MIN_P), default=MIN_P.default, help=MIN_P.description)
-    gen.add_argument("--seed", type=int, default=None)
+    gen.add_argument("--seed", type=_checked(SEED), default=None, help=SEED.description)
     gen.add_argument("--stop", action="append", default=[], help="stop string (repeatable)")
     gen.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -132,12 +124,13 @@ def _build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--draft-max", type=_checked(DRAFT_K), nargs="+", default=[2, 4, 8],
                        help="fixed k values to compare (auto drafts up to the largest)")
     bench.add_argument("--max-tokens", type=_checked(MAX_TOKENS), default=128)
-    bench.add_argument("--repeats", type=int, default=1)
+    bench.add_argument("--repeats", type=_checked(BENCH_REPEATS), default=BENCH_REPEATS.default,
+                       help=BENCH_REPEATS.description)
     bench.add_argument("--categories", nargs="*", help="only these categories")
     bench.add_argument("--out", type=Path, default=Path("bench-out"))
     bench.add_argument("--overhead", action="store_true",
                        help="measure the loop's own overhead (vs llama-cpp-python, vs the speed-up formula)")
-    bench.add_argument("--quiet-wait", type=float, default=QUIET_WAIT_S, metavar="SECONDS",
+    bench.add_argument("--quiet-wait", type=_checked(QUIET_WAIT), default=QUIET_WAIT.default, metavar="SECONDS",
                        help="wait at most this long before each round (each prompt's modes, each pair) "
                             "for other programs to leave the CPUs idle")
     bench.add_argument("--load", action="store_true",

@@ -193,3 +193,38 @@ def test_missing_qt_libraries_are_one_line_not_a_traceback(tmp_path: Path) -> No
     assert out.returncode == 1 and "Traceback" not in out.stderr
     assert out.stderr.strip().splitlines() == [out.stderr.strip()]
     assert "the window cannot start: libEGL.so.1" in out.stderr and "ensure-qt-libs.sh" in out.stderr
+
+
+HUGE = "9" * 400
+
+
+@pytest.mark.parametrize("args,parameter", [
+    (["generate", "--prompt", "Hi", "--max-tokens", HUGE], "max_tokens"),
+    (["generate", "--prompt", "Hi", "--seed", HUGE], "seed"),
+    (["generate", "--prompt", "Hi", "--threads", HUGE], "n_threads"),
+    (["generate", "--prompt", "Hi", "--ctx", HUGE], "n_ctx"),
+    (["generate", "--prompt", "Hi", "--top-k", HUGE], "top_k"),
+    (["generate", "--prompt", "Hi", "--draft-max", HUGE], "draft_max"),
+    (["generate", "--prompt", "Hi", "--n-gpu-layers", HUGE], "n_gpu_layers"),
+    (["generate", "--prompt", "Hi", "--temperature", HUGE], "temperature"),
+    (["generate", "--prompt", "Hi", "--workers", f"127.0.0.1:{HUGE}"], "worker_port"),
+    (["serve", "--port", HUGE], "api_port"),
+    (["worker", "--port", HUGE], "worker_port"),
+    (["worker", "--threads", HUGE], "n_threads"),
+    (["bench", "--repeats", HUGE], "repeats"),
+    (["bench", "--quiet-wait", HUGE], "quiet_wait"),
+], ids=lambda v: v if isinstance(v, str) else " ".join(a for a in v if a != HUGE and not a.endswith(HUGE)))
+def test_a_400_digit_number_is_one_line_naming_the_flag(args: list[str], parameter: str) -> None:
+    out = specchat(*args, timeout=60)
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, out.stderr
+    assert f"argument {args[-2]}: " in lines[0] and f"{parameter} must be between " in lines[0]
+
+
+@pytest.mark.parametrize("value", ["abc", "1e999", "nan", "9" * 5000], ids=["abc", "1e999", "nan", "5000 digits"])
+def test_a_bad_seed_names_the_seed_and_its_range(value: str) -> None:
+    out = specchat("generate", "--prompt", "Hi", "--seed", value, timeout=60)
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
+    assert "argument --seed: seed must be " in out.stderr and " 0 and 9223372036854775807, not " in out.stderr

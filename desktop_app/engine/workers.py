@@ -11,7 +11,7 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass
 
-from desktop_app.engine.ranges import NumberRange
+from desktop_app.engine.ranges import NumberRange, shown
 
 WORKER_PORT = NumberRange("worker_port", int, 1, 65535, 50052, "TCP port of a specchat worker")
 WORKER_HOST = "127.0.0.1"  # a worker serves this machine only unless told otherwise
@@ -40,10 +40,10 @@ class WorkerAddress:
         if spec.startswith("["):
             end = spec.find("]")
             if end < 0:
-                raise ValueError(f"worker address {text!r} opens '[' without closing it")
+                raise ValueError(f"worker address {shown(text)} opens '[' without closing it")
             host, rest = spec[1:end], spec[end + 1:]
             if rest and not rest.startswith(":"):
-                raise ValueError(f"worker address {text!r}: expected ':port' after ']'")
+                raise ValueError(f"worker address {shown(text)}: expected ':port' after ']'")
             port_text = rest[1:]
         elif spec.count(":") == 1:
             host, port_text = spec.split(":")
@@ -51,19 +51,13 @@ class WorkerAddress:
             try:
                 ipaddress.IPv6Address(spec)
             except ValueError:
-                raise ValueError(f"worker address {text!r}: write an IPv6 address as [addr]:port") from None
+                raise ValueError(f"worker address {shown(text)}: write an IPv6 address as [addr]:port") from None
         if port_text == "" and spec.endswith(":"):
-            raise ValueError(f"worker address {text!r} has an empty port")
-        port = WORKER_PORT.default
-        if port_text:
-            try:
-                port = int(port_text)
-            except ValueError:
-                raise ValueError(f"worker address {text!r}: the port must be a number, not {port_text!r}") from None
+            raise ValueError(f"worker address {shown(text)} has an empty port")
         try:
-            return cls(host, port)
+            return cls(host, WORKER_PORT.parse(port_text) if port_text else WORKER_PORT.default)
         except ValueError as exc:
-            raise ValueError(f"worker address {text!r}: {exc}") from None
+            raise ValueError(f"worker address {shown(text)}: {exc}") from None
 
     @property
     def endpoint(self) -> str:

@@ -59,7 +59,8 @@ def test_the_workers_dialog_names_what_is_wrong_and_allows_only_valid_lists(qtbo
     assert ok.isEnabled() and not dialog.problem.isVisibleTo(dialog)  # empty: this computer only
     dialog.workers.setText("192.168.1.20:abc")
     assert not ok.isEnabled()
-    assert dialog.problem.text() == "worker address '192.168.1.20:abc': the port must be a number, not 'abc'"
+    assert dialog.problem.text() == ("worker address '192.168.1.20:abc': worker_port must be a whole number "
+                                     "between 1 and 65535, not 'abc'")
     dialog.workers.setText("192.168.1.20, 192.168.1.21:50060")
     dialog.split.setText("1,2")
     assert not ok.isEnabled() and "split has 2 weights but there are 2 workers" in dialog.problem.text()
