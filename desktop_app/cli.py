@@ -159,7 +159,15 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_model_args(serve)
     serve.add_argument("--host", default=API_HOST, help="address to listen on (default: this machine only)")
     serve.add_argument("--port", type=_checked(API_PORT), default=API_PORT.default, help=API_PORT.description)
-    serve.add_argument("--api-key", default=None, help="require 'Authorization: Bearer KEY' on every request")
+    # Where the key comes from is decided in one place: desktop_app/server/api_key.py.
+    keys = serve.add_mutually_exclusive_group()
+    keys.add_argument("--api-key-file", type=Path, metavar="PATH",
+                      help="require 'Authorization: Bearer KEY' on every request, KEY being the one line in PATH. "
+                           "The key comes from --api-key-file or --api-key (one of them), else from the "
+                           "SPECCHAT_API_KEY environment variable; none of the three: no key")
+    keys.add_argument("--api-key", default=None, metavar="KEY",
+                      help="the same with KEY on the command line, where other users of this computer can read "
+                           "it (ps, /proc); prefer --api-key-file or SPECCHAT_API_KEY")
     serve.add_argument("--spec", choices=[m.value for m in SpecMode], default=DEFAULT_SPEC_MODE.value,
                        help="the default speculation mode (a request's 'speculation' field overrides it)")
 
@@ -355,9 +363,11 @@ def _run_command(args: argparse.Namespace) -> int:
 
         return cmd_bench(args, load_engine, draw_chart)
     if args.command == "serve":
+        from desktop_app.server.api_key import resolve_api_key
         from desktop_app.server.run import serve
 
-        return serve(load_engine(args), args.host, args.port, args.api_key, SpecMode(args.spec))
+        api_key = resolve_api_key(args.api_key, args.api_key_file)  # before loading: a bad key file fails at once
+        return serve(load_engine(args), args.host, args.port, api_key, SpecMode(args.spec), args.api_key_file)
     if args.command == "worker":
         from desktop_app.worker import run_worker
 

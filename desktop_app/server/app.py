@@ -9,10 +9,11 @@ the ones the server (or the window) loaded.
 from __future__ import annotations
 
 import asyncio
-from collections import deque
 import hmac
 import json
+import queue
 import time
+from collections import deque
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -23,21 +24,17 @@ from starlette.routing import Route
 
 from desktop_app.engine.api import Finished, SpecMode, TextChunk
 from desktop_app.server.backend import Busy, Counter, Failed, GenerationBackend, Job
+from desktop_app.server.errors import CLIENT_GONE, EXCEPTION_HANDLERS, error
+from desktop_app.server.limits import DEFAULT_LIMITS, ServerLimits
 from desktop_app.server.openai_schema import BadRequest, chunk, complete_response, new_id, parse_request, usage
+from desktop_app.server.request_body import ClientGone, read_json
 
-MAX_BODY_BYTES = 4 * 2**20
 POLL_S = 0.05  # how often a waiting handler looks for the client going away
 FLUSH_S = 0.03  # streamed text goes out at most ~30 times a second, whatever the model's speed
 
 
-def error(status: int, message: str, kind: str = "invalid_request_error", param: str | None = None,
-          code: str | None = None, headers: dict[str, str] | None = None) -> JSONResponse:
-    body = {"error": {"message": message, "type": kind, "param": param, "code": code}}
-    return JSONResponse(body, status_code=status, headers=headers)
-
-
 def create_app(backend: GenerationBackend, api_key: str | None = None, counter: Counter | None = None,
-               default_spec: SpecMode = SpecMode.AUTO) -> Starlette:
+               default_spec: SpecMode = SpecMode.AUTO, limits: ServerLimits = DEFAULT_LIMITS) -> Starlette:
     counter = counter or Counter()
 
     def authorized(request: Request) -> bool:
@@ -60,13 +57,10 @@ def create_app(backend: GenerationBackend, api_key: str | None = None, counter: 
     async def generate(request: Request, chat: bool) -> Response:
         if not authorized(request):
             return unauthorized()
-        raw = await request.body()
-        if len(raw) > MAX_BODY_BYTES:
-            return error(413, f"the request body is larger than {MAX_BODY_BYTES // 2**20} MiB")
         try:
-            body = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            return error(400, f"the request body is not valid JSON: {exc}")
+            body = await read_json(request, limits)
+        except ClientGone:
+            return error(CLIENT_GONE, "the client went away during its upload", code="cancelled")
         try:
             engine_request, stream, include_usage = parse_request(body, chat, default_spec)
         except BadRequest as exc:
@@ -86,7 +80,7 @@ def create_app(backend: GenerationBackend, api_key: str | None = None, counter: 
             except Failed as exc:
                 return _failed(exc)
             if event is None:
-                return error(499, "the client went away", code="cancelled")
+                return error(CLIENT_GONE, "the client went away", code="cancelled")
             if stream or isinstance(event, Finished):
                 break
         if stream:
@@ -104,13 +98,15 @@ def create_app(backend: GenerationBackend, api_key: str | None = None, counter: 
         Route("/v1/models", models, methods=["GET"]),
         Route("/v1/chat/completions", chat_completions, methods=["POST"]),
         Route("/v1/completions", completions, methods=["POST"]),
-    ])
+    ], exception_handlers=EXCEPTION_HANDLERS)
     app.state.counter = counter
     return app
 
 
 def _failed(exc: Failed) -> JSONResponse:
     overflow = "context" in str(exc) and "holds" in str(exc)
+    if exc.status is not None:
+        return error(exc.status, str(exc), "server_error", code="unavailable")
     if exc.user_error:
         return error(400, str(exc), code="context_length_exceeded" if overflow else None)
     return error(500, str(exc), "server_error")
@@ -123,9 +119,8 @@ async def _next(job: Job, request: Request) -> Any:
     while True:
         try:
             return await loop.run_in_executor(None, job.next, POLL_S)
-        except Exception as exc:  # queue.Empty: nothing yet
-            if isinstance(exc, Failed):
-                raise
+        except queue.Empty:
+            pass  # nothing yet: see whether the client is still there, then wait again
         if await request.is_disconnected():
             job.cancel.set()
             return None

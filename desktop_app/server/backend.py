@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from desktop_app.engine.errors import EngineError
 from desktop_app.engine.api import Event, GenerateRequest
+from desktop_app.engine.errors import EngineError
 
 if TYPE_CHECKING:
     from desktop_app.engine import Engine
@@ -43,10 +43,12 @@ class Counter:
 
 
 class Failed(Exception):
-    """The generation failed; the message is for the client (bad input or an engine error)."""
+    """The generation failed; the message is for the client (bad input or an engine error).
+    ``status`` overrides the HTTP status (503 when the server is being switched off)."""
 
-    def __init__(self, message: str, user_error: bool = True) -> None:
+    def __init__(self, message: str, user_error: bool = True, status: int | None = None) -> None:
         self.user_error = user_error
+        self.status = status
         super().__init__(message)
 
 

@@ -12,9 +12,8 @@ import time
 import uuid
 from typing import Any
 
-from desktop_app.engine.api import (
-    DrafterKind, GenerateRequest, GenerationStats, Message, SamplingParams, SpecMode,
-)
+from desktop_app.engine.api import DrafterKind, GenerateRequest, GenerationStats, Message, SamplingParams, SpecMode
+from desktop_app.server.request_body import BadNumber
 
 CHAT_FIELDS = {"model", "messages", "temperature", "top_p", "max_tokens", "max_completion_tokens", "stop", "seed",
                "n", "stream", "stream_options", "speculation", "drafter", "user", "frequency_penalty",
@@ -36,6 +35,8 @@ def _field(body: dict[str, Any], name: str, kinds: tuple[type, ...], default: An
     value = body.get(name, default)
     if value is None:
         return default
+    if isinstance(value, BadNumber):  # too long or not finite: refused before any arithmetic on it
+        raise BadRequest(value.message(name), name)
     if isinstance(value, bool) and bool not in kinds:
         raise BadRequest(f"'{name}' must be {' or '.join(k.__name__ for k in kinds)}, not a boolean", name)
     if not isinstance(value, kinds):
@@ -65,6 +66,7 @@ def parse_request(body: object, chat: bool, default_spec: SpecMode = SpecMode.AU
     if len(stop) > MAX_STOP_STRINGS or not all(isinstance(s, str) and s for s in stop):
         raise BadRequest(f"'stop' must be a string or up to {MAX_STOP_STRINGS} non-empty strings", "stop")
     options = _field(body, "stream_options", (dict,), {})
+    include_usage = _field(options, "include_usage", (bool,), False)
     try:
         sampling = SamplingParams(
             temperature=_field(body, "temperature", (int, float), 1.0),
@@ -87,7 +89,7 @@ def parse_request(body: object, chat: bool, default_spec: SpecMode = SpecMode.AU
     except ValueError as exc:
         param = str(exc).split(" ", 1)[0].strip("'")
         raise BadRequest(str(exc), param if param in allowed | {"temperature", "top_p"} else None) from None
-    return request, bool(_field(body, "stream", (bool,), False)), bool(options.get("include_usage", False))
+    return request, bool(_field(body, "stream", (bool,), False)), include_usage
 
 
 def _messages(value: object) -> list[Message]:
@@ -102,7 +104,10 @@ def _messages(value: object) -> list[Message]:
             if not all(isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str) for p in content):
                 raise BadRequest(f"message {i}: only text content parts are supported", "messages")
             content = "".join(p["text"] for p in content)
-        out.append(Message(role=message.get("role"), content=content))  # type: ignore[typeddict-item]
+        role = message.get("role")
+        if not isinstance(content, str) or not isinstance(role, str):
+            raise BadRequest(f"message {i}: 'role' and 'content' must be strings", "messages")
+        out.append(Message(role=role, content=content))
     return out
 
 

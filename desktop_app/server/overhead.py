@@ -8,15 +8,15 @@ ratios (API / in-process).
 from __future__ import annotations
 
 import socket
+import statistics
 import subprocess
 import sys
-import statistics
 import threading
 import time
 from typing import Any
 
 from desktop_app.engine import Engine
-from desktop_app.engine.api import GenerateRequest, Message, SamplingParams, SpecMode, TextChunk, final_result
+from desktop_app.engine.api import GenerateRequest, Message, SamplingParams, SpecMode, final_result
 from desktop_app.server.backend import EngineBackend
 
 PROMPT = "Write a short story about a lighthouse keeper and a storm."
@@ -61,15 +61,14 @@ def _over_api(url: str, max_tokens: int, spec: SpecMode) -> tuple[float, int]:
 
 
 def measure(engine: Engine, rounds: int = 7, max_tokens: int = 128, spec: SpecMode = SpecMode.OFF) -> dict[str, Any]:
-    import uvicorn
-
     from desktop_app.server.app import create_app
+    from desktop_app.server.http_server import make_server
 
     backend = EngineBackend(engine)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = int(s.getsockname()[1])
-    server = uvicorn.Server(uvicorn.Config(create_app(backend), host="127.0.0.1", port=port, log_level="warning"))
+    server = make_server(create_app(backend), "127.0.0.1", port)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     while not server.started:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import ipaddress
 import sys
-
-import uvicorn
+from pathlib import Path
 
 from desktop_app.engine.api import API_HOST, API_PORT, SpecMode
+from desktop_app.server.api_key import readable_by_others
 from desktop_app.server.app import create_app
 from desktop_app.server.backend import EngineBackend
-
+from desktop_app.server.http_server import make_server
 
 
 def is_loopback(host: str) -> bool:
@@ -27,19 +27,22 @@ def exposure_warning(host: str, api_key: str | None) -> str | None:
     if is_loopback(host):
         return None
     return (f"serving on {host}: other machines on the network can use this model"
-            + ("" if api_key else " without a key (set --api-key)"))
+            + ("" if api_key else " without a key (set --api-key-file or SPECCHAT_API_KEY)"))
 
 
 def serve(engine: object, host: str = API_HOST, port: int = API_PORT.default, api_key: str | None = None,
-          default_spec: SpecMode = SpecMode.AUTO) -> int:
+          default_spec: SpecMode = SpecMode.AUTO, key_file: Path | None = None) -> int:
     warning = exposure_warning(host, api_key)
     if warning:
         print(f"specchat: warning: {warning}", file=sys.stderr)
+    if key_file is not None and readable_by_others(key_file):
+        print(f"specchat: warning: other users of this computer can read the API key file {key_file} "
+              f"(chmod 600 it)", file=sys.stderr)
     backend = EngineBackend(engine)  # type: ignore[arg-type]
     print(f"specchat: serving {', '.join(backend.model_names())} at http://{host}:{port}/v1"
           + (" (API key required)" if api_key else ""), file=sys.stderr)
     try:
-        uvicorn.run(create_app(backend, api_key, default_spec=default_spec), host=host, port=port, log_level="warning")
+        make_server(create_app(backend, api_key, default_spec=default_spec), host, port).run()
     finally:
         backend.close()
     return 0

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import socket
 import threading
-
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
@@ -19,6 +18,7 @@ from PySide6.QtCore import QObject, QTimer, Signal, Slot
 from desktop_app.engine.api import API_HOST, Finished, GenerateRequest, GenerationStats, StatsUpdate, TextChunk
 from desktop_app.server import backend as server_backend
 from desktop_app.server.backend import Busy, Counter, Failed, Job
+from desktop_app.server.limits import DEFAULT_LIMITS
 from desktop_app.ui.engine_client import EngineClient, GenerationHandle
 from desktop_app.ui.engine_protocol import Done
 
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     import uvicorn
 
 CANCEL_POLL_MS = 50  # how often a request whose client went away is looked for
+SHUTDOWN_WAIT_S = DEFAULT_LIMITS.shutdown_grace_s + 1  # uvicorn's grace, then its own cancelling
 
 
 class WindowBackend(QObject):
@@ -63,6 +64,9 @@ class WindowBackend(QObject):
 
     @Slot(object)
     def _start(self, job: Job) -> None:
+        if job.cancel.is_set():  # its client left, or the server was switched off, before it started
+            self._end(job, None)
+            return
         if not self.client.running or self.client.models is None:
             self._end(job, Failed("no model is loaded in the window", user_error=False))
             return
@@ -87,11 +91,15 @@ class WindowBackend(QObject):
             self._active.pop(job.id, None)
 
     def cancel_all(self) -> None:
-        """Stop every API request (the server is being switched off)."""
+        """Stop every API request (the server is being switched off): each handler is answered
+        now, 503, so uvicorn's graceful shutdown finds none left to cancel; the engine's jobs are
+        cancelled and their late events go to queues nobody reads."""
         with self._lock:
             jobs = [job for job, _ in self._active.values()]
         for job in jobs:
             job.cancel.set()
+            job.put(Failed("the API server was switched off", user_error=False, status=503))
+            job.finish()
         self._forward_cancels()
 
     @Slot()
@@ -140,12 +148,18 @@ class ApiServer(QObject):
         except OSError as exc:
             self.failed.emit(f"The API cannot listen on {host}:{port}: {exc.strerror or exc}")
             return False
-        import uvicorn  # here, not at start-up: the window opens without the HTTP stack
-
+        # Here, not at start-up: the window opens without the HTTP stack.
+        from desktop_app.server.api_key import ApiKeyError, resolve_api_key
         from desktop_app.server.app import create_app
+        from desktop_app.server.http_server import make_server
 
-        app = create_app(self.backend, api_key or None, self.counter)
-        self._server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
+        try:  # the setting, else SPECCHAT_API_KEY, as for `specchat serve`
+            key = resolve_api_key(api_key or None)
+        except ApiKeyError as exc:
+            self.failed.emit(f"The API was not started: {exc}")
+            return False
+        app = create_app(self.backend, key, self.counter)
+        self._server = make_server(app, host, port)
         self._thread = threading.Thread(target=self._server.run, name="api-server", daemon=True)
         self._thread.start()
         self.url = f"http://{host}:{port}/v1"
@@ -156,8 +170,11 @@ class ApiServer(QObject):
         server, thread = self._server, self._thread
         self._server = self._thread = None
         if server is not None:
-            self.backend.cancel_all()  # streaming answers end now, not when their engine job would
-            server.should_exit = server.force_exit = True  # do not wait for open connections
+            self.backend.cancel_all()  # every handler is answered now, not when its engine job would end
+            # A graceful exit: uvicorn closes idle connections and waits for the handlers, which
+            # end at once. force_exit would cancel them mid-await instead, each cancellation
+            # printed as a CancelledError traceback.
+            server.should_exit = True
             if thread is not None:
-                thread.join(timeout=2)
+                thread.join(timeout=SHUTDOWN_WAIT_S)
             self.stopped.emit()

@@ -4,7 +4,6 @@ against a real uvicorn server and the real engine on the factory target."""
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 import threading
@@ -15,57 +14,16 @@ from typing import Any
 import httpx2 as httpx
 import openai
 import pytest
-import uvicorn
 
 from desktop_app.engine import Engine
 from desktop_app.server import backend as backend_module
-from desktop_app.server.app import create_app
 from desktop_app.server.backend import EngineBackend
 from desktop_app.server.run import exposure_warning
+from tests.server.live_server import Server
 
 KEY = "test-key-123"
 PROMPTS = ["Tell me a story about a robot.", "What is the capital of France?", "List three colours.",
            "Write a haiku about rain.", "Explain gravity briefly.", "Name a fruit.", "Count to five.", "Say hello."]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class Server:
-    def __init__(self, backend: EngineBackend, api_key: str | None) -> None:
-        self.port = _free_port()
-        self.app = create_app(backend, api_key)
-        config = uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="warning")
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-        self.thread.start()
-        deadline = time.time() + 20
-        while not self.server.started and time.time() < deadline:
-            time.sleep(0.05)
-        assert self.server.started
-        self.url = f"http://127.0.0.1:{self.port}/v1"
-
-    def stop(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=10)
-
-
-@pytest.fixture(scope="module")
-def engine(models: Any) -> Iterator[Engine]:
-    engine = Engine()
-    engine.load_target(models.target)
-    yield engine
-    engine.close()
-
-
-@pytest.fixture(scope="module")
-def backend(engine: Engine) -> Iterator[EngineBackend]:
-    backend = EngineBackend(engine)
-    yield backend
-    backend.close()
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,68 @@
+"""OpenAI's error object for every error the server answers, whoever raises it.
+
+Handlers raise :class:`ApiError`; Starlette's own 404/405 (:class:`HTTPException`) and anything
+unexpected are turned into the same ``{"error": {"message", "type", "param", "code"}}`` by the
+handlers in :data:`EXCEPTION_HANDLERS`, so a client never has to parse plain text.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+log = logging.getLogger("specchat.server")
+
+CLIENT_GONE = 499  # nginx's "client closed request": nobody reads it, the access log shows it
+
+
+def error(status: int, message: str, kind: str = "invalid_request_error", param: str | None = None,
+          code: str | None = None, headers: Mapping[str, str] | None = None) -> JSONResponse:
+    body = {"error": {"message": message, "type": kind, "param": param, "code": code}}
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+class ApiError(Exception):
+    """An answer other than success, raised wherever it is found and answered by :func:`_api_error`."""
+
+    def __init__(self, status: int, message: str, kind: str = "invalid_request_error", param: str | None = None,
+                 code: str | None = None, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status, self.kind, self.param, self.code = status, kind, param, code
+        self.headers = headers
+
+    def response(self) -> JSONResponse:
+        return error(self.status, str(self), self.kind, self.param, self.code, self.headers)
+
+
+async def _api_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ApiError)
+    return exc.response()
+
+
+async def _http_exception(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    messages = {404: f"no such endpoint: {request.url.path} (this server has /v1/models, /v1/chat/completions "
+                     "and /v1/completions)",
+                405: f"{request.method} is not allowed on {request.url.path}"}
+    message = messages.get(exc.status_code, str(exc.detail))
+    return error(exc.status_code, message, "invalid_request_error" if exc.status_code < 500 else "server_error",
+                 code={404: "not_found", 405: "method_not_allowed"}.get(exc.status_code), headers=exc.headers)
+
+
+async def _unexpected(request: Request, exc: Exception) -> Response:
+    # A bug, not the client's fault: the client gets a generic message (no internals), our log one
+    # line. Starlette then re-raises it so that uvicorn logs the traceback, for whoever fixes it.
+    log.error("specchat: %s %s failed: %s: %s", request.method, request.url.path, type(exc).__name__, exc)
+    return error(500, "the server failed to answer this request", "server_error", code="internal_error")
+
+
+EXCEPTION_HANDLERS: dict[Any, Any] = {
+    ApiError: _api_error,
+    HTTPException: _http_exception,
+    Exception: _unexpected,
+}
