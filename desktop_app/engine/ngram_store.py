@@ -10,19 +10,24 @@ the messages and the tokenizer.
 Bounds: a (re)build reads the newest messages up to MAX_TOKENS tokens (older ones are left out
 for good: later syncs only add messages newer than the newest learned); the table keeps the
 MAX_ENTRIES n-grams seen most often (pruned to PRUNED_ENTRIES when it grows past that, so a
-full cache is not re-ranked at every sync), which bounds the file to about 10 MB.
+full cache is not re-ranked at every sync), which bounds the file to about 10 MB. Loading checks
+each array's zip entry and .npy header against ARRAY_LIMITS before reading it.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
+import struct
+import zipfile
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from numpy.lib import format as npy_format
 
 from desktop_app.engine.drafters.ngram_counts import NgramCounts
 
@@ -31,6 +36,24 @@ HISTORY_ORDERS = (4, 3, 2)
 MAX_ENTRIES = 200_000  # n-grams kept (about 10 MB on disk at most)
 PRUNED_ENTRIES = 180_000  # what a table past MAX_ENTRIES is cut back to
 MAX_TOKENS = 400_000  # of the newest messages, when the history is larger
+# What a file may hold, checked before reading it: followers of a build are at most one per
+# order per token (3 x MAX_TOKENS), twice that leaves room for the syncs after it (a file past
+# it is rebuilt); two million messages is far past any real history.
+MAX_FOLLOWERS = 2 * len(HISTORY_ORDERS) * MAX_TOKENS
+MAX_MESSAGES = 2_000_000
+MAX_META_BYTES = 65_536  # a short JSON object
+MAX_NPY_HEADER = 10_000  # numpy's own default bound on a .npy header
+# name: (dtype, columns (0: one-dimensional), most rows)
+ARRAY_LIMITS: dict[str, tuple[np.dtype, int, int]] = {
+    "meta": (np.dtype(np.uint8), 0, MAX_META_BYTES),
+    "keys": (np.dtype(np.int32), max(HISTORY_ORDERS), MAX_ENTRIES),
+    "offsets": (np.dtype(np.int64), 0, MAX_ENTRIES + 1),
+    "followers": (np.dtype(np.int32), 0, MAX_FOLLOWERS),
+    "counts": (np.dtype(np.int32), 0, MAX_FOLLOWERS),
+    "ids": (np.dtype(np.int64), 0, MAX_MESSAGES),
+    "digests": (np.dtype(np.int64), 0, MAX_MESSAGES),
+}
+MAX_FILE_BYTES = sum(d.itemsize * max(c, 1) * r + MAX_NPY_HEADER + 1024 for d, c, r in ARRAY_LIMITS.values())
 
 Stamp = tuple[int, int]  # a file's (mtime_ns, size)
 
@@ -101,19 +124,58 @@ def save(path: Path, counts: NgramCounts, manifest: Mapping[int, int], vocab: st
         tmp.unlink(missing_ok=True)  # only left when writing failed (a full disk)
 
 
+def _read_arrays(path: Path) -> dict[str, np.ndarray]:
+    """The arrays of ``path``, each read only after its zip entry and .npy header are found
+    within :data:`ARRAY_LIMITS` (shape, dtype, size): a small file that inflates to gigabytes
+    (a zip bomb) is refused before any of it is inflated. Raises what a damaged file raises."""
+    if path.stat().st_size > MAX_FILE_BYTES:
+        raise ValueError(f"{path.stat().st_size} bytes, more than a cache can hold")
+    arrays: dict[str, np.ndarray] = {}
+    with zipfile.ZipFile(path) as archive:
+        for name, (dtype, columns, max_rows) in ARRAY_LIMITS.items():
+            entry = archive.getinfo(name + ".npy")  # KeyError when missing
+            max_bytes = max_rows * max(columns, 1) * dtype.itemsize
+            if entry.file_size > max_bytes + MAX_NPY_HEADER:
+                raise ValueError(f"{name} inflates to {entry.file_size} bytes, more than {max_bytes}")
+            with archive.open(entry) as member:
+                version = npy_format.read_magic(member)
+                if version == (1, 0):
+                    shape, fortran, found = npy_format.read_array_header_1_0(member, MAX_NPY_HEADER)
+                elif version == (2, 0):
+                    shape, fortran, found = npy_format.read_array_header_2_0(member, MAX_NPY_HEADER)
+                else:
+                    raise ValueError(f"{name} has .npy format version {version}")
+                if found.kind != dtype.kind or found.itemsize != dtype.itemsize or fortran:
+                    raise ValueError(f"{name} holds {found}, not {dtype}")
+                if len(shape) != (2 if columns else 1) or (columns and shape[1] != columns) or shape[0] > max_rows:
+                    raise ValueError(f"{name} has shape {shape}")
+                size = math.prod(shape) * found.itemsize
+                data = member.read(size)
+                if len(data) != size:
+                    raise ValueError(f"{name} is cut short")
+                arrays[name] = np.frombuffer(data, dtype=found).reshape(shape)
+    return arrays
+
+
 def load(path: Path, vocab: str, n_vocab: int | None = None) -> tuple[NgramCounts, dict[int, int]]:
     """The counts and manifest in ``path``; CacheFileError when it cannot be trusted (tokens
     are checked to be below ``n_vocab`` when given: a draft of a token the model lacks fails)."""
     try:
-        with np.load(path, allow_pickle=False) as data:
-            meta = json.loads(data["meta"].tobytes().decode())
-            keys, offsets = data["keys"], data["offsets"]
-            followers, weights = data["followers"], data["counts"]
-            ids, digests = data["ids"], data["digests"]
+        arrays = _read_arrays(path)
+        meta = json.loads(arrays["meta"].tobytes().decode())
     except FileNotFoundError:
         raise CacheFileError("there is none yet") from None
-    except Exception as exc:  # noqa: BLE001 - a damaged file may fail in any way numpy/zip/json has
+    # What reading a damaged file raises: zipfile (BadZipFile, EOFError for a cut deflate
+    # stream, NotImplementedError for another compression, RuntimeError when encrypted,
+    # struct.error in odd headers), zlib.error while inflating, the .npy header parser
+    # (ValueError; TypeError from a header such as {[]: 1}), json (ValueError, RecursionError:
+    # a RuntimeError) and the disk (OSError).
+    except (zipfile.BadZipFile, KeyError, EOFError, NotImplementedError, RuntimeError, struct.error, zlib.error,
+            ValueError, TypeError, OSError) as exc:
         raise CacheFileError(f"it is damaged ({type(exc).__name__}: {exc})") from None
+    keys, offsets = arrays["keys"], arrays["offsets"]
+    followers, weights = arrays["followers"], arrays["counts"]
+    ids, digests = arrays["ids"], arrays["digests"]
     if not isinstance(meta, dict) or meta.get("version") != CACHE_VERSION:
         raise CacheFileError("it was written by another version")
     if meta.get("vocab") != vocab:

@@ -98,3 +98,123 @@ def test_a_cache_that_cannot_be_saved_is_still_used(tmp_path: Path) -> None:
     lines: list[str] = []
     state = sync(blocker / "c.npz", "v", [SourceMessage(1, "a b c a b c")], Tokenizer(), lines.append)
     assert len(state.counts) > 0 and any("cannot be saved" in line for line in lines)
+
+
+def _valid_arrays(tmp_path: Path) -> dict[str, object]:
+    import numpy as np
+
+    path = tmp_path / "valid.npz"
+    sync(path, "v", [SourceMessage(1, "a b c a b c d e")], Tokenizer(), _quiet)
+    with np.load(path) as data:
+        return {name: data[name] for name in data.files}
+
+
+def _write_bomb(path: Path, arrays: dict[str, object], name: str, items: int) -> None:
+    """A cache whose ``name`` array is ``items`` int32 zeros, deflated: 400 MB in 400 KB."""
+    import zipfile
+
+    import numpy as np
+
+    chunk = bytes(1 << 20)
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+        for key, value in arrays.items():
+            if key != name:
+                with archive.open(key + ".npy", "w") as member:
+                    np.lib.format.write_array(member, np.asarray(value))
+        with archive.open(name + ".npy", "w", force_zip64=True) as member:
+            header = {"descr": "<i4", "fortran_order": False, "shape": (items,)}
+            np.lib.format.write_array_header_1_0(member, header)
+            left = items * 4
+            while left > 0:
+                member.write(chunk[: min(left, len(chunk))])
+                left -= len(chunk)
+
+
+def test_a_zip_bomb_is_refused_before_it_is_inflated(tmp_path: Path) -> None:
+    """Issue 33: a 1 MB file inflating to gigabytes took the engine to 1.3 GB before the rebuild."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "c.npz"
+    _write_bomb(path, _valid_arrays(tmp_path), "followers", 100_000_000)
+    assert path.stat().st_size < 1_000_000
+    # The peak resident size (ru_maxrss, kB) of a fresh process, before and after loading: a
+    # freed array would no longer show in the current size.
+    probe = (
+        "import resource, sys\n"
+        "from pathlib import Path\n"
+        "from desktop_app.engine.ngram_store import CacheFileError, load\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "try:\n"
+        "    load(Path(sys.argv[1]), 'v')\n"
+        "except CacheFileError as exc:\n"
+        "    print(exc)\n"
+        "print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) // 1024)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[2]).stdout.splitlines()
+    assert out[0] == "it is damaged (ValueError: followers inflates to 400000128 bytes, more than 9600000)"
+    assert int(out[1]) < 100, f"peak memory grew by {out[1]} MB"
+    lines: list[str] = []
+    state = sync(path, "v", [SourceMessage(1, "a b c a b c")], Tokenizer(), lines.append)
+    assert len(state.counts) > 0 and any("damaged" in line and "rebuilding" in line for line in lines)
+    load(path, "v")  # the rebuilt file
+
+
+def test_an_array_header_beyond_the_limits_is_refused_before_reading(tmp_path: Path) -> None:
+    import zipfile
+
+    import numpy as np
+
+    arrays = _valid_arrays(tmp_path)
+    path = tmp_path / "c.npz"
+    with zipfile.ZipFile(path, "w") as archive:
+        for key, value in arrays.items():
+            with archive.open(key + ".npy", "w") as member:
+                if key == "ids":  # a header claiming more messages than any history, then little data
+                    np.lib.format.write_array_header_1_0(
+                        member, {"descr": "<i8", "fortran_order": False, "shape": (ngram_store.MAX_MESSAGES + 1,)})
+                    member.write(bytes(64))
+                elif key == "keys":  # floats where token ids belong
+                    np.lib.format.write_array(member, np.asarray(value, dtype=np.float32))
+                else:
+                    np.lib.format.write_array(member, np.asarray(value))
+    with pytest.raises(CacheFileError, match=r"keys holds float32, not int32"):
+        load(path, "v")
+    arrays["keys"] = np.asarray(arrays["keys"], dtype=np.int32)
+    with zipfile.ZipFile(path, "w") as archive:
+        for key, value in arrays.items():
+            with archive.open(key + ".npy", "w") as member:
+                if key == "ids":
+                    np.lib.format.write_array_header_1_0(
+                        member, {"descr": "<i8", "fortran_order": False, "shape": (ngram_store.MAX_MESSAGES + 1,)})
+                    member.write(bytes(64))
+                else:
+                    np.lib.format.write_array(member, np.asarray(value))
+    with pytest.raises(CacheFileError, match=r"ids has shape \(2000001,\)"):
+        load(path, "v")
+
+
+def test_any_damage_to_the_file_is_a_cache_file_error(tmp_path: Path) -> None:
+    """The loader names the exceptions a damaged file raises instead of catching every one:
+    flipped bytes and cut files anywhere in a real cache raise CacheFileError and nothing else."""
+    import random
+
+    path = tmp_path / "c.npz"
+    sync(path, "v", [SourceMessage(i, f"m{i} a b c a b c d e") for i in range(20)], Tokenizer(), _quiet)
+    good = path.read_bytes()
+    rng = random.Random(33)
+    refused = 0
+    for trial in range(400):
+        data = bytearray(good)
+        if trial % 4 == 0:
+            data = data[: rng.randrange(len(data))]
+        else:
+            for _ in range(rng.randint(1, 8)):
+                data[rng.randrange(len(data))] = rng.randrange(256)
+        path.write_bytes(bytes(data))
+        try:
+            load(path, "v", n_vocab=64)
+        except CacheFileError:
+            refused += 1
+    assert refused > 300
