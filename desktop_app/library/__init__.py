@@ -16,6 +16,7 @@ from desktop_app.library.errors import (
     GatedRepoError,
     HubHTTPError,
     HubUnreachableError,
+    InvalidNameError,
     LibraryError,
     OfflineError,
     RemoteNotFoundError,
@@ -25,7 +26,7 @@ from desktop_app.library.local import LocalModel, compatibility_matrix, delete_m
 __all__ = [
     "CatalogError", "CatalogFile", "CatalogPair", "ChecksumMismatchError", "DiskSpaceError",
     "DownloadCancelled", "DownloadError", "DownloadProgress", "DownloadResult", "DownloadTask",
-    "GatedRepoError", "HubHTTPError", "HubUnreachableError", "LibraryError", "LocalModel",
+    "GatedRepoError", "HubHTTPError", "HubUnreachableError", "InvalidNameError", "LibraryError", "LocalModel",
     "OfflineError", "RemoteNotFoundError", "compatibility_matrix", "delete_model", "download_file",
     "import_model", "load_catalog", "scan_models",
 ]

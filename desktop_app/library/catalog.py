@@ -21,7 +21,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
-from desktop_app.library.errors import CatalogError
+from desktop_app.library.errors import CatalogError, InvalidNameError
+from desktop_app.library.names import check_name, check_repo_id
 from desktop_app.engine.api import DrafterKind
 from desktop_app.library.units import human_size
 
@@ -33,7 +34,6 @@ USES = frozenset({"chat", "code", "multilingual", "korean", "reasoning"})
 DRAFTING_METHODS: dict[str, str] = {k.value: k.label for k in DrafterKind if k.needs_model or k is DrafterKind.NGRAM}
 METHODS_WITH_DRAFT = frozenset(k.value for k in DrafterKind if k.needs_draft_file)
 RUNTIME_OVERHEAD_GB = 0.5  # compute buffers and the runtime itself, on top of weights and KV cache
-_REPO_RE = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 _ID_RE = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
 _TOP_KEYS = {"schema_version", "context_tokens", "pair"}
 _PAIR_KEYS: dict[str, Any] = {
@@ -144,13 +144,20 @@ def _check_keys(where: str, table: dict[str, Any], spec: dict[str, Any], optiona
             raise CatalogError(f"{where}: '{key}' must be {wanted}, not {type(value).__name__}")
 
 
+def _is_repo_id(repo: str) -> bool:
+    try:
+        check_repo_id(repo)
+    except InvalidNameError:
+        return False
+    return True
+
+
 def _check_repo_path(where: str, file: str) -> None:
-    path = PurePosixPath(file)
-    if (
-        not file.endswith(".gguf") or file.startswith("/") or "\\" in file
-        or any(part in ("", ".", "..") for part in file.split("/"))
-        or path.name == ".gguf"
-    ):
+    try:
+        check_name(file, folders=True)
+    except InvalidNameError as exc:
+        raise CatalogError(f"{where}: file '{file}' must be a .gguf path inside the repo ({exc})") from None
+    if not file.endswith(".gguf") or PurePosixPath(file).name == ".gguf":
         raise CatalogError(f"{where}: file '{file}' must be a .gguf path inside the repo")
 
 
@@ -159,7 +166,7 @@ def _parse_file(where: str, table: Any) -> CatalogFile:
         raise CatalogError(f"{where} must be a table")
     _check_keys(where, table, _FILE_KEYS, _FILE_OPTIONAL)
     repo, file = table["repo"], table["file"]
-    if not _REPO_RE.match(repo):
+    if "/" not in repo or not _is_repo_id(repo):  # the catalog names owners: owner/name
         raise CatalogError(f"{where}: repo '{repo}' is not a Hugging Face repo id (owner/name)")
     _check_repo_path(where, file)
     if table["size_bytes"] <= 0:

@@ -36,6 +36,7 @@ from desktop_app.library.errors import (
     HubUnreachableError,
 )
 from desktop_app.library.hub import DEFAULT_TIMEOUT_S, RemoteFile, describe_failure, fetch_remote_file, hub_headers
+from desktop_app.library.names import check_hub_file
 
 DISK_MARGIN_BYTES = 16 * 2**20  # keep a little room for the OS and the rename
 REPORT_INTERVAL_S = 0.1
@@ -210,9 +211,10 @@ def download_file(
     connection is retried ``max_retries`` times with a Range request; whatever arrived stays in
     the ``.incomplete`` file, so calling again later resumes too.
     """
+    name = check_hub_file(repo_id, filename, revision)  # before any path or URL is built from them
     folder = Path(dest_dir) if dest_dir else paths.models_dir()
     folder.mkdir(parents=True, exist_ok=True)
-    dest = folder / Path(filename).name
+    dest = folder / name
     if dest.exists() and not force:
         size = dest.stat().st_size
         return DownloadResult(dest, size, None, verified=False, already_present=True)

@@ -51,3 +51,8 @@ class ChecksumMismatchError(DownloadError):
 
 class DownloadCancelled(DownloadError):
     """The user cancelled; the partial file is kept so the next attempt resumes."""
+
+
+class InvalidNameError(DownloadError):
+    """A repo id, revision or file name that is empty, ``.``, ``..``, has a separator or a control
+    character: it is refused before any URL or path is built from it."""

@@ -23,6 +23,7 @@ from desktop_app.library.errors import (
     OfflineError,
     RemoteNotFoundError,
 )
+from desktop_app.library.names import check_hub_file
 
 DEFAULT_TIMEOUT_S = 10.0
 _SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
@@ -72,6 +73,7 @@ def fetch_remote_file(
     timeout: float = DEFAULT_TIMEOUT_S,
 ) -> RemoteFile:
     """HEAD the file's resolve URL; raise a DownloadError subclass with a one-line reason."""
+    check_hub_file(repo_id, filename, revision)  # before the URL is built from them
     base = hub_endpoint(endpoint)
     if is_offline():
         raise OfflineError(

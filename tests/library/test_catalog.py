@@ -159,6 +159,8 @@ def _without_draft(text: str) -> str:
         (('license = "mit"', 'license = "mit"\nstars = 5'), r"unknown key\(s\) stars"),
         (('file = "c-Q8_0.gguf"', 'file = "c.bin"'), r"must be a .gguf path inside the repo"),
         (('file = "c-Q8_0.gguf"', 'file = "../c-Q8_0.gguf"'), r"must be a .gguf path inside the repo"),
+        (('file = "c-Q8_0.gguf"', 'file = "sub/\\u0000c-Q8_0.gguf"'), r"has a control character \(U\+0000\)"),
+        (('repo = "a/c-GGUF"', 'repo = "a/.."'), r"draft: repo 'a/\.\.' is not a Hugging Face repo id"),
         (('quantization = "Q8_0"', 'quantization = "Q6_K"'), r"quantization 'Q6_K' does not appear in file"),
         (('resolve/main/c-Q8_0.gguf', 'resolve/main/other.gguf'), r"draft: source .* must be the hub URL of a/c-GGUF/c-Q8_0.gguf"),
         (('https://huggingface.co/a/b-GGUF/', 'https://example.com/a/b-GGUF/'), r"target: source .* must be the hub URL"),

@@ -18,6 +18,7 @@ from desktop_app.library.errors import (
     GatedRepoError,
     HubHTTPError,
     HubUnreachableError,
+    InvalidNameError,
     OfflineError,
     RemoteNotFoundError,
 )
@@ -198,3 +199,31 @@ def test_speed_and_time_left_come_from_the_recent_rate() -> None:
     meter.add(2_000_000, now=10.0)  # a stall: old samples age out, the speed drops
     assert meter.speed() < 1_000_000
     assert downloads.SpeedMeter().eta(0, None) is None
+
+
+@pytest.mark.parametrize("filename", ["", ".", "..", "../../../tmp/qa-escape.gguf", "x\x00.gguf", "sub\\..\\x.gguf"],
+                         ids=["empty", "dot", "dot-dot", "climbs out", "NUL", "backslashes"])
+def test_a_bad_file_name_is_refused_before_any_request_or_path(hub: FakeHub, models_dir: Path, filename: str) -> None:
+    hub.add_file(REPO, "x.gguf", b"GGUF")
+
+    with pytest.raises(InvalidNameError, match=r"^file name "):
+        download_file(REPO, filename, endpoint=hub.endpoint)
+
+    assert hub.requests == []  # the URL was never built, so the hub saw nothing (it once got HEAD /tmp/...)
+    assert not models_dir.exists() or list(models_dir.iterdir()) == []
+
+
+def test_a_bad_revision_or_repo_is_refused_before_any_request(hub: FakeHub, models_dir: Path) -> None:
+    with pytest.raises(InvalidNameError, match=r"^revision '\.\.' "):
+        download_file(REPO, "x.gguf", revision="..", endpoint=hub.endpoint)
+    with pytest.raises(InvalidNameError, match=r"^repo id 'specchat/\.\.' "):
+        download_file("specchat/..", "x.gguf", endpoint=hub.endpoint)
+    assert hub.requests == []
+
+
+def test_a_file_in_a_folder_of_the_repo_lands_under_its_own_name(hub: FakeHub, models_dir: Path) -> None:
+    hub.add_file(REPO, "MTP/x-Q8_0.gguf", b"GGUF" * 100)
+
+    result = download_file(REPO, "MTP/x-Q8_0.gguf", endpoint=hub.endpoint)
+
+    assert result.path == models_dir / "x-Q8_0.gguf" and result.verified

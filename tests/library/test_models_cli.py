@@ -66,6 +66,20 @@ def test_pull_errors_are_one_line_and_exit_1(hub: FakeHub, tmp_path: Path) -> No
     assert missing.stderr.strip().splitlines() == [f"specchat: error: missing.gguf not found in {REPO} at revision 'main' (HTTP 404)"]
 
 
+@pytest.mark.parametrize("filename", ["", ".", ".."], ids=["empty", "dot", "dot-dot"])
+def test_pull_of_a_name_that_is_a_folder_is_refused(hub: FakeHub, tmp_path: Path, filename: str) -> None:
+    # These once printed "... is already in the library" and exited 0: the name was the models folder.
+    env = {"HF_ENDPOINT": hub.endpoint, "SPECCHAT_HOME": str(tmp_path / "home"), "HF_HUB_OFFLINE": "0"}
+    (tmp_path / "home" / "data" / "models").mkdir(parents=True)
+
+    out = specchat("models", "pull", REPO, filename, env=env)
+
+    assert out.returncode == 1 and "already in the library" not in out.stderr
+    assert out.stderr.strip().splitlines() == [f"specchat: error: file name {filename!r} "
+                                               f"{'is empty' if not filename else 'is a folder, not a name'}"]
+    assert hub.requests == []
+
+
 def test_pair_says_compatible_or_why_not(models, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["models", "pair", str(models.target), str(models.draft)]) == 0
     assert capsys.readouterr().out.startswith("compatible: draft.gguf can draft for target.gguf")
