@@ -6,8 +6,10 @@ Metadata comes from the file header (no weights are loaded); compatibility from 
 
 from __future__ import annotations
 
+import os
 import shutil
-from collections.abc import Iterable, Sequence
+import stat
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -67,32 +69,67 @@ def library_folders(extra: Iterable[str | Path] = ()) -> list[Path]:
     """The models folder first, then any extra folders (duplicates dropped)."""
     folders: list[Path] = []
     for folder in (paths.models_dir(), *map(Path, extra)):
-        folder = folder.expanduser().resolve()
+        folder = _real(folder.expanduser())
         if folder not in folders:
             folders.append(folder)
     return folders
 
 
 def scan_models(extra_folders: Iterable[str | Path] = ()) -> list[LocalModel]:
-    """Every .gguf under the library folders, sorted by name."""
-    seen: set[Path] = set()
-    found: list[LocalModel] = []
+    """Every .gguf under the library folders, sorted by name; a file reached twice (through a
+    link) is listed once, under its own name rather than a link's, and links that lead nowhere
+    or in a circle are passed over."""
+    chosen: dict[tuple[int, int], Path] = {}  # (device, inode) -> the path listed for that file
     for folder in library_folders(extra_folders):
-        if not folder.is_dir():
-            continue
-        for path in sorted(folder.rglob("*.gguf")):
-            real = path.resolve()
-            if real in seen or not path.is_file():
+        for path in _gguf_files(folder):
+            try:
+                info = path.stat()
+            except OSError:  # a dangling link, or a link loop (ELOOP): there is no file to list
                 continue
-            seen.add(real)
-            found.append(describe(path))
+            if not stat.S_ISREG(info.st_mode):
+                continue
+            key = (info.st_dev, info.st_ino)
+            if key not in chosen or (chosen[key].is_symlink() and not path.is_symlink()):
+                chosen[key] = path
+    found = [describe(path) for path in chosen.values()]
     return sorted(found, key=lambda m: (m.path.name.lower(), str(m.path)))
+
+
+def _gguf_files(folder: Path) -> Iterator[Path]:
+    """The .gguf names under ``folder``, following links to folders, each folder once.
+
+    Following links lets people keep models elsewhere and link them in; visiting each folder
+    (device, inode) once is what keeps a link to a folder above, or two links to the same
+    folder, from recursing until the path is too long (or exponentially, with two such links)."""
+    visited: set[tuple[int, int]] = set()
+    for root, dirs, files in os.walk(folder, followlinks=True):  # unreadable folders are skipped
+        try:
+            info = os.stat(root)
+        except OSError:  # gone or looping since os.walk listed it
+            dirs.clear()
+            continue
+        if (info.st_dev, info.st_ino) in visited:
+            dirs.clear()
+            continue
+        visited.add((info.st_dev, info.st_ino))
+        dirs.sort()
+        for name in sorted(files):
+            if name.endswith(".gguf"):
+                yield Path(root, name)
+
+
+def _real(path: Path) -> Path:
+    """``path`` with links resolved; as given (made absolute) when a link loop stops resolving it."""
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError):  # Python 3.11 raises RuntimeError("Symlink loop"), later ones OSError
+        return path.absolute()
 
 
 def delete_model(path: str | Path, extra_folders: Iterable[str | Path] = ()) -> None:
     """Delete a model file, refusing anything outside the library folders."""
     path = Path(path)
-    real = path.resolve()
+    real = _real(path)
     if not any(real.is_relative_to(folder) for folder in library_folders(extra_folders)):
         raise LibraryError(f"{path} is not in the model library; only files in the library can be deleted here")
     if not path.is_file():

@@ -77,3 +77,26 @@ def test_compatibility_matrix_pairs_smaller_drafts_with_targets(models_dir: Path
     assert set(verdicts) == {("target.gguf", "draft.gguf"), ("target.gguf", "draft-other-vocab.gguf")}
     assert verdicts[("target.gguf", "draft.gguf")].compatible
     assert not verdicts[("target.gguf", "draft-other-vocab.gguf")].compatible
+
+
+def test_scan_follows_links_and_passes_over_link_loops(models_dir: Path, models, tmp_path: Path) -> None:
+    import time
+
+    shutil.copy(models.target, models_dir / "target.gguf")
+    elsewhere = tmp_path / "big-disk"
+    elsewhere.mkdir()
+    shutil.copy(models.draft, elsewhere / "draft.gguf")
+    (models_dir / "linked").symlink_to(elsewhere, target_is_directory=True)  # models kept elsewhere, linked in
+    (models_dir / "again.gguf").symlink_to(models_dir / "target.gguf")  # the same file twice: listed once
+    (models_dir / "loop").symlink_to(models_dir / "loop")  # ln -s loop loop
+    (models_dir / "loop.gguf").symlink_to(models_dir / "loop.gguf")  # once: RuntimeError: Symlink loop
+    (models_dir / "gone.gguf").symlink_to(tmp_path / "deleted.gguf")
+    for name in ("up", "a", "b"):  # links to folders above: with two of them, a naive walk never ends
+        (models_dir / name).symlink_to(models_dir.parent if name == "up" else models_dir, target_is_directory=True)
+
+    start = time.perf_counter()
+    found = scan_models()
+
+    assert time.perf_counter() - start < 5
+    assert sorted(m.path.name for m in found) == ["draft.gguf", "target.gguf"]
+    assert all(m.usable for m in found)

@@ -133,3 +133,17 @@ def test_catalog_json_carries_the_drafting_method_sizes_and_ram(capsys: pytest.C
     assert mtp["ram_gb"] > mtp["download_bytes"] / 1e9
     assistant = entries["gemma-4-31b-it"]
     assert assistant["draft"]["file"] == "mtp-gemma-4-31B-it-Q8_0.gguf" and assistant["draft"]["size_bytes"] == 514_687_104
+
+
+def test_list_passes_over_a_symlink_loop_and_lists_the_rest(tmp_path: Path, models) -> None:
+    models_dir = tmp_path / "home" / "data" / "models"
+    models_dir.mkdir(parents=True)
+    (models_dir / "draft.gguf").write_bytes(models.draft.read_bytes())
+    (models_dir / "loop").symlink_to(models_dir / "loop")
+    (models_dir / "loop.gguf").symlink_to(models_dir / "loop.gguf")
+    (models_dir / "parent").symlink_to(models_dir.parent, target_is_directory=True)
+
+    out = specchat("models", "list", env={"SPECCHAT_HOME": str(tmp_path / "home")})
+
+    assert out.returncode == 0 and out.stderr == ""
+    assert "draft.gguf" in out.stdout and f"1 file(s) in {models_dir}" in out.stdout
