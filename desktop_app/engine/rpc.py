@@ -1,6 +1,7 @@
 """llama.cpp's RPC backend: serve this machine's compute to others, and place a target's layers
 on workers. Only llama.cpp's own protocol is spoken (``ggml-rpc``); nothing here is home-made
-except a read-only check that a worker answers its handshake before llama.cpp connects.
+except a read-only check that a worker answers its handshake before llama.cpp connects, and the
+worker's gate (:mod:`rpc_gate`) that waits for that handshake before relaying a connection.
 
 llama.cpp aborts the whole process when a worker cannot be reached or drops mid-answer, so
 :func:`probe` runs first (a clear error instead of an abort) and :func:`on_fatal` lets the
@@ -24,12 +25,13 @@ from typing import Any
 
 import llama_cpp
 
+from desktop_app.engine import rpc_gate
 from desktop_app.engine.backend import ensure_backend
 from desktop_app.engine.errors import EngineError, WorkerError
 from desktop_app.engine.workers import LayerSplit, WorkerAddress
 
 RPC_PROTO_MAJOR = 7  # ggml-rpc.h RPC_PROTO_MAJOR_VERSION of the vendored llama.cpp
-_HELLO_CMD = 14  # RPC_CMD_HELLO ("must be always 14")
+_HELLO_CMD = rpc_gate.HELLO_CMD
 _CAPS_SIZE = 24  # RPC_CONN_CAPS_SIZE
 PROBE_TIMEOUT_S = 5.0
 EXIT_WORKER_LOST = 75  # the engine process's exit status after llama.cpp aborted on a lost worker
@@ -311,9 +313,12 @@ def on_fatal(report: Callable[[str], None], workers: Callable[[], Sequence[Worke
 
 
 # --------------------------------------------------------------------- serving
-def serve(host: str, port: int, threads: int) -> None:
+def serve(host: str, port: int, threads: int, announce: Callable[[str], None] = print) -> None:
     """Serve this machine's devices (its GPUs, else its CPU) to other computers until killed;
-    returns only when llama.cpp could not start (the port taken, say), as WorkerError."""
+    returns only when serving could not start (the port taken, say), as WorkerError.
+
+    llama.cpp's server listens on a free loopback port; the public port is our gate
+    (:mod:`rpc_gate`), which drops connections that send no hello within a few seconds."""
     require_rpc()
     g = ggml()
     devices = local_gpus() or [g.dev_by_type(0)]
@@ -321,9 +326,24 @@ def serve(host: str, port: int, threads: int) -> None:
         None, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p)))
     array = (ctypes.c_void_p * len(devices))(*devices)
     endpoint = WorkerAddress(host, port).endpoint
-    start(endpoint.encode(), None, threads, len(devices), array)
-    raise WorkerError(f"the worker could not listen on {endpoint} (is the port in use, or the address not this "
-                      "computer's?)")
+    cannot = WorkerError(f"the worker could not listen on {endpoint} (is the port in use, or the address not this "
+                         "computer's?)")
+    try:
+        listener = rpc_gate.listen(host, port)
+    except OSError:
+        raise cannot from None
+    with socket.socket() as free:  # a free loopback port for llama.cpp (taken between here and its bind: it ends)
+        free.bind(("127.0.0.1", 0))
+        private = int(free.getsockname()[1])
+    # The call never returns while serving; ctypes lets go of the GIL, so the gate runs meanwhile.
+    server = threading.Thread(target=start, args=(f"127.0.0.1:{private}".encode(), None, threads, len(devices), array),
+                              name="llama-rpc-server", daemon=True)
+    server.start()
+    announce(f"specchat worker: serving on {WorkerAddress(host, port)} (llama.cpp's RPC server listens behind it on "
+             f"127.0.0.1:{private}, reached through this worker only)")
+    with listener:
+        rpc_gate.RpcGate(listener, ("127.0.0.1", private), alive=server.is_alive).serve_forever()
+    raise cannot
 
 
 def device_lines(devices: Sequence[RemoteDevice]) -> list[str]:

@@ -13,7 +13,8 @@ def test_a_worker_warns_and_serves_this_computer_only(two_workers: list[RunningW
     worker = two_workers[0]
     out = worker.output()
     assert "no authentication and no encryption" in out and "Serve only a trusted network" in out
-    assert f"endpoint       : 127.0.0.1:{worker.address.port}" in out  # llama.cpp's own server says so
+    assert f"specchat worker: serving on 127.0.0.1:{worker.address.port} (llama.cpp's RPC server listens" in out
+    assert "endpoint       : 127.0.0.1:" in out  # llama.cpp's own server, behind the gate on a loopback port
     assert "beyond this computer" not in out
 
 
