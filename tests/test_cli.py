@@ -228,3 +228,17 @@ def test_a_bad_seed_names_the_seed_and_its_range(value: str) -> None:
     assert out.returncode == 1 and "Traceback" not in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1
     assert "argument --seed: seed must be " in out.stderr and " 0 and 9223372036854775807, not " in out.stderr
+
+
+@pytest.mark.parametrize("command", [["models", "list"], ["models", "pull", "owner/repo", "x.gguf"]],
+                         ids=["models list", "models pull"])
+def test_a_home_that_cannot_be_created_is_one_line(tmp_path: Path, command: list[str]) -> None:
+    blocker = tmp_path / "file"  # a real state even root cannot write through
+    blocker.write_text("")
+    env = {**__import__("os").environ, "SPECCHAT_HOME": str(blocker / "home")}
+    out = subprocess.run([sys.executable, "-m", "desktop_app", *command], capture_output=True, text=True,
+                         timeout=60, env=env)
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert out.stderr.splitlines() == [
+        f"specchat: error: SpecChat cannot create its folder {blocker / 'home' / 'data'} (Not a directory): "
+        f"{blocker} is a file, not a folder: move it away, or set SPECCHAT_HOME to a folder you can write to"]

@@ -5,13 +5,13 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from desktop_app.paths import DataDirError  # declared with the folders it is about
+
+__all__ = ["DataDirError", "HistoryDamaged", "StoreError", "set_aside"]
+
 
 class StoreError(Exception):
     """A problem with the user's settings or history; the message is meant for the user."""
-
-
-class DataDirError(StoreError):
-    """The folder for settings or history cannot be written (read-only, full, not a folder)."""
 
 
 class HistoryDamaged(StoreError):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from desktop_app.paths import data_dir
+from desktop_app.paths import data_dir, ensure_folder
 from desktop_app.store.errors import DataDirError, HistoryDamaged, set_aside
 
 HISTORY_FILE = "history.sqlite3"
@@ -111,11 +111,8 @@ class History:
         """Open (or create) the history; raises HistoryDamaged for a file that is not a sound
         database (checked read-only first, so the file is never changed) and DataDirError when
         its folder cannot be written."""
-        try:
-            self.path = path or data_dir() / HISTORY_FILE
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise DataDirError(f"SpecChat cannot use its data folder: {exc}") from exc
+        self.path = path or data_dir() / HISTORY_FILE
+        ensure_folder(self.path.parent)  # DataDirError naming the folder and what to do
         if self.path.exists():
             check_readable(self.path)
         try:

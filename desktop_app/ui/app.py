@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QApplication
 
 from desktop_app.paths import APP_NAME
 from desktop_app.resources import resources_dir
-from desktop_app.store import Settings, StoreError
+from desktop_app.store import DataDirError, Settings, StoreError
 from desktop_app.ui.main_window import MainWindow
 from desktop_app.ui.startup import StartupCancelled, open_history, show_startup_error
 
@@ -26,7 +26,7 @@ def run_app() -> int:
         history, history_note = open_history()
     except StartupCancelled:
         return 1
-    except StoreError as exc:
+    except (StoreError, DataDirError) as exc:  # damaged, or a folder that cannot be written: the same dialog
         show_startup_error(str(exc))
         return 1
     window = MainWindow(settings, history)

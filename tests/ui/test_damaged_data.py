@@ -116,40 +116,89 @@ def test_a_looping_template_fails_fast_stop_works_and_the_model_can_be_replaced(
     assert last_answer(window).text
 
 
-def test_a_read_only_home_is_explained_in_a_dialog_and_one_line(tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    History(home / "data" / "history.sqlite3").close()
-    (home / "config").mkdir(parents=True)
-    for folder in (home / "data", home / "config", home):
+_START_AND_CLOSE_THE_DIALOG = (
+    "import sys\n"
+    "from PySide6.QtCore import QTimer\n"
+    "from PySide6.QtWidgets import QApplication\n"
+    "app = QApplication(sys.argv)\n"
+    "seen = []\n"
+    "def close():\n"
+    "    box = QApplication.activeModalWidget()\n"
+    "    if box is None:\n"
+    "        QTimer.singleShot(50, close); return\n"
+    "    seen.append(box.objectName() + ': ' + box.text()); box.close()\n"
+    "QTimer.singleShot(50, close)\n"
+    "from desktop_app.ui.app import run_app\n"
+    "code = run_app()\n"
+    "print('DIALOG', seen)\n"
+    "sys.exit(code)\n"
+)
+
+
+def _start_the_app_read_only(home: Path, *folders: Path) -> subprocess.CompletedProcess[str]:
+    """Start the app in a real process with ``folders`` made read-only (0o555) meanwhile; it
+    closes the first dialog and prints what it said."""
+    for folder in folders:
         folder.chmod(0o555)
-    script = (
-        "import sys\n"
-        "from PySide6.QtCore import QTimer\n"
-        "from PySide6.QtWidgets import QApplication\n"
-        "app = QApplication(sys.argv)\n"
-        "seen = []\n"
-        "def close():\n"
-        "    box = QApplication.activeModalWidget()\n"
-        "    if box is None:\n"
-        "        QTimer.singleShot(50, close); return\n"
-        "    seen.append(box.objectName() + ': ' + box.text()); box.close()\n"
-        "QTimer.singleShot(50, close)\n"
-        "from desktop_app.ui.app import run_app\n"
-        "code = run_app()\n"
-        "print('DIALOG', seen)\n"
-        "sys.exit(code)\n"
-    )
     env = {**os.environ, "SPECCHAT_HOME": str(home), "QT_QPA_PLATFORM": "offscreen"}
     # as root, permissions are ignored: drop the capability that overrides them
     prefix = ["setpriv", "--inh-caps=-all", "--bounding-set=-dac_override,-dac_read_search"] if os.geteuid() == 0 else []
     try:
-        out = subprocess.run([*prefix, sys.executable, "-c", script], env=env, capture_output=True, text=True,
-                             timeout=120)
+        return subprocess.run([*prefix, sys.executable, "-c", _START_AND_CLOSE_THE_DIALOG], env=env,
+                              capture_output=True, text=True, timeout=120)
     finally:
-        for folder in (home, home / "data", home / "config"):
+        for folder in folders:
             folder.chmod(0o755)
+
+
+def test_a_read_only_home_is_explained_in_a_dialog_and_one_line(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    History(home / "data" / "history.sqlite3").close()
+    (home / "config").mkdir(parents=True)
+    out = _start_the_app_read_only(home, home / "data", home / "config", home)
     assert out.returncode == 1, out.stdout + out.stderr
     assert "Traceback" not in out.stderr
     errors = [line for line in out.stderr.splitlines() if line.startswith("specchat: error: ")]
     assert len(errors) == 1 and "cannot" in errors[0] and str(home / "data") in errors[0]
     assert "startupErrorDialog: " in out.stdout and str(home / "data") in out.stdout
+
+
+def test_an_empty_read_only_home_gets_the_same_dialog(tmp_path: Path) -> None:
+    # Once a raw "[Errno 30] Read-only file system" on stderr and no dialog: from the desktop menu, nothing at all.
+    home = tmp_path / "home"
+    home.mkdir()
+    out = _start_the_app_read_only(home, home)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "Traceback" not in out.stderr and "Errno" not in out.stderr
+    errors = [line for line in out.stderr.splitlines() if line.startswith("specchat: error: ")]
+    assert errors == [f"specchat: error: SpecChat cannot create its folder {home / 'config'} (Permission denied): "
+                      f"make {home} writable, or set SPECCHAT_HOME to a folder you can write to"]
+    assert f"DIALOG ['startupErrorDialog: {errors[0].removeprefix('specchat: error: ')}']" in out.stdout
+
+
+def test_a_home_under_a_file_gets_the_dialog_in_the_window_process(
+    qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A path under a regular file cannot be created even by root (NotADirectoryError), so this
+    # real state needs no dropped capabilities; it takes the same path as a read-only folder.
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the home folder should be")
+    monkeypatch.setenv("SPECCHAT_HOME", str(blocker / "home"))
+    seen: list[str] = []
+
+    def close() -> None:
+        box = QApplication.activeModalWidget()
+        if box is None:
+            QTimer.singleShot(50, close)
+            return
+        seen.append(f"{box.objectName()}: {box.text()}")
+        box.close()
+
+    QTimer.singleShot(50, close)
+    from desktop_app.ui.app import run_app
+
+    assert run_app() == 1
+    message = (f"SpecChat cannot create its folder {blocker / 'home' / 'config'} (Not a directory): {blocker} is a "
+               "file, not a folder: move it away, or set SPECCHAT_HOME to a folder you can write to")
+    assert seen == [f"startupErrorDialog: {message}"]
+    assert capsys.readouterr().err.splitlines() == [f"specchat: error: {message}"]
