@@ -77,8 +77,7 @@ class ChatSession(QObject):
         conv = self.history.conversation(conversation_id) if conversation_id else None
         self.conversation_id = conv.id if conv else None
         if conv is not None:
-            for message in self.history.messages(conv.id):
-                self.view.add_message(message.role, message.content, message.stats)
+            self.view.show_messages([(m.role, m.content, m.stats) for m in self.history.messages(conv.id)])
         self.conversation_changed.emit(self.conversation_id or 0)
 
     def engine_messages(self) -> list[Message]:

@@ -16,6 +16,12 @@ from desktop_app.ui.drafter_tints import drafter_label, drafter_tint, legend_htm
 from desktop_app.ui.engine_protocol import Piece
 
 RENDER_MS = 80  # re-render a streaming message at most ~12 times a second
+# Messages made into widgets when a conversation opens, and per "show earlier" click: a message
+# widget costs a few milliseconds to build and lay out (2 busy cores: 100 stalled the window
+# 0.6 s, all 5000 for minutes), and 40 fill several screens.
+SHOWN_AT_ONCE = 40
+
+Record = tuple[str, str, dict[str, Any] | None]  # role, text, stats of a message not shown yet
 
 
 def format_drafts(by_drafter: object) -> str:
@@ -264,9 +270,16 @@ class ChatView(QScrollArea):
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.placeholder.setForegroundRole(QPalette.ColorRole.PlaceholderText)
         self._layout.addWidget(self.placeholder)
+        self.earlier_button = QPushButton()
+        self.earlier_button.setObjectName("showEarlier")
+        self.earlier_button.setFlat(True)
+        self.earlier_button.clicked.connect(self.show_earlier)
+        self.earlier_button.hide()
+        self._layout.addWidget(self.earlier_button)
         self._layout.addStretch(1)
         self.setWidget(inner)
-        self.messages: list[MessageWidget] = []
+        self.messages: list[MessageWidget] = []  # the widgets shown, oldest first
+        self._earlier: list[Record] = []  # older messages not made into widgets yet, oldest first
         self.highlight = True
         self._follow = True
         self._render_timer = QTimer(self)
@@ -279,15 +292,55 @@ class ChatView(QScrollArea):
             widget.setParent(None)
             widget.deleteLater()
         self.messages = []
+        self._earlier = []
+        self._show_earlier_button()
         self.placeholder.show()
 
-    def add_message(self, role: str, text: str = "", stats: dict[str, Any] | None = None) -> MessageWidget:
+    @property
+    def earlier_count(self) -> int:
+        """Older messages of the conversation not shown yet (behind "show earlier")."""
+        return len(self._earlier)
+
+    def show_messages(self, records: Sequence[Record]) -> None:
+        """Show a stored conversation: its newest SHOWN_AT_ONCE messages, the rest on request."""
+        self.clear()
+        cut = max(0, len(records) - SHOWN_AT_ONCE)
+        self._earlier = list(records[:cut])
+        for role, text, stats in records[cut:]:
+            self._insert(len(self.messages), role, text, stats)
+        self._show_earlier_button()
+        self._follow = True
+        self._update_actions()
+
+    def show_earlier(self) -> None:
+        """Make the next SHOWN_AT_ONCE older messages into widgets, above those shown."""
+        cut = max(0, len(self._earlier) - SHOWN_AT_ONCE)
+        batch, self._earlier = self._earlier[cut:], self._earlier[:cut]
+        self._follow = False  # stay where the reader is, not at the newest message
+        for i, (role, text, stats) in enumerate(batch):
+            self._insert(i, role, text, stats)
+        self._show_earlier_button()
+        self._update_actions()
+
+    def _show_earlier_button(self) -> None:
+        n = len(self._earlier)
+        self.earlier_button.setText(f"Show {min(n, SHOWN_AT_ONCE)} earlier messages ({n:,} not shown)")
+        self.earlier_button.setAccessibleName(f"Show earlier messages, {n} not shown")
+        self.earlier_button.setVisible(n > 0)
+
+    def _insert(self, index: int, role: str, text: str, stats: dict[str, Any] | None) -> MessageWidget:
+        """A message widget at ``index`` among those shown (the layout holds the placeholder and
+        the "show earlier" button before them)."""
         widget = MessageWidget(role, text, stats, self.highlight)
         widget.regenerate_requested.connect(self.regenerate_requested.emit)
         widget.edit_requested.connect(lambda w=widget: self.edit_requested.emit(w.text))
-        self._layout.insertWidget(self._layout.count() - 1, widget)
-        self.messages.append(widget)
+        self._layout.insertWidget(self._layout.indexOf(self.earlier_button) + 1 + index, widget)
+        self.messages.insert(index, widget)
         self.placeholder.hide()
+        return widget
+
+    def add_message(self, role: str, text: str = "", stats: dict[str, Any] | None = None) -> MessageWidget:
+        widget = self._insert(len(self.messages), role, text, stats)
         self._follow = True
         self._update_actions()
         return widget
@@ -297,6 +350,8 @@ class ChatView(QScrollArea):
             widget = self.messages.pop()
             widget.setParent(None)
             widget.deleteLater()
+        if not self.messages and self._earlier:
+            self.show_earlier()  # the last shown went: the next older ones come into view
         if not self.messages:
             self.placeholder.show()
         self._update_actions()
