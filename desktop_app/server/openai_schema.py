@@ -83,8 +83,9 @@ def parse_request(body: object, chat: bool, default_spec: SpecMode = SpecMode.AU
             request = GenerateRequest(messages=_messages(body.get("messages")), **common)
         else:
             prompt = body.get("prompt")
-            if not isinstance(prompt, str):
-                raise BadRequest("'prompt' must be a string", "prompt")
+            if not isinstance(prompt, str) or not prompt:
+                # An empty prompt leaves the engine nothing to continue from (it fails on it).
+                raise BadRequest("'prompt' must be a non-empty string", "prompt")
             request = GenerateRequest(prompt=prompt, **common)
     except ValueError as exc:
         param = str(exc).split(" ", 1)[0].strip("'")

@@ -7,7 +7,6 @@ import logging
 import socket
 import threading
 import time
-from typing import Any
 
 from desktop_app.server.app import create_app
 from desktop_app.server.backend import GenerationBackend
@@ -60,7 +59,7 @@ class LogRecorder(logging.Handler):
             logging.getLogger(name).addHandler(self)
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         for name in self.NAMES:
             logging.getLogger(name).removeHandler(self)
 

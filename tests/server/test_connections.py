@@ -42,7 +42,7 @@ def _closed_within(sock: socket.socket, seconds: float) -> tuple[bool, bytes]:
     try:
         while chunk := sock.recv(65536):
             received += chunk
-    except (TimeoutError, socket.timeout):
+    except TimeoutError:
         return False, received
     except ConnectionResetError:
         pass

@@ -74,3 +74,38 @@ def test_the_window_stays_responsive_while_an_api_request_streams(qtbot: Any, ma
     assert isinstance(results[0], str) and results[0] == api_answer.done.text  # type: ignore[union-attr]
     assert probe.ticks > 20 and probe.max_gap < MAX_GAP_S, f"the event loop stalled for {probe.max_gap * 1000:.0f} ms"
     assert window.side.gauge.property("tokensPerSecond") > 0  # the gauge showed the API answer too
+
+
+def test_quitting_while_an_api_answer_streams_is_quick_and_prints_no_traceback(
+        qtbot: Any, make_window: Any, models: Any, capfd: Any) -> None:
+    import time
+
+    import httpx2 as httpx
+
+    from tests.server.live_server import LogRecorder
+
+    port = _free_port()
+    window = make_window(target_path=models.target, api_port=port)
+    window.serve_action.trigger()
+    lines: list[str] = []
+    ended: list[str] = []
+
+    def stream() -> None:
+        body = {"messages": [{"role": "user", "content": "Write a long story."}], "max_tokens": 3000, "stream": True}
+        try:
+            with httpx.stream("POST", f"http://127.0.0.1:{port}/v1/chat/completions", json=body, timeout=60) as reply:
+                lines.extend(reply.iter_lines())  # one by one, as they arrive
+            ended.append("ended")
+        except httpx.HTTPError as exc:
+            ended.append(type(exc).__name__)
+
+    with LogRecorder() as log:
+        threading.Thread(target=stream, daemon=True).start()
+        qtbot.waitUntil(lambda: len([line for line in lines if line.startswith("data: ")]) > 2,
+                        timeout=ANSWER_TIMEOUT_MS)
+        quitting = time.monotonic()
+        window.close()  # what quitting the app does, with Serve API on and an answer streaming
+        assert time.monotonic() - quitting < 3.0
+        qtbot.waitUntil(lambda: bool(ended), timeout=5000)  # the client was answered or cut off, not left hanging
+    err = capfd.readouterr().err
+    assert log.tracebacks() == [] and "CancelledError" not in err and "Traceback" not in err, err
