@@ -26,7 +26,7 @@ from desktop_app.engine.drafters.ngram_cache import ChatNgrams, NgramCacheDrafte
 from desktop_app.engine.drafters.ngram_map import NgramMapDrafter
 from desktop_app.engine.drafters.prompt_lookup import PromptLookupDrafter
 from desktop_app.engine.drafter_choice import DrafterChoice
-from desktop_app.engine.errors import ContextOverflowError, EngineError, IncompatibleDraftError
+from desktop_app.engine.errors import EmptyPromptError, ContextOverflowError, EngineError, IncompatibleDraftError
 from desktop_app.engine.events import Event, Finished
 from desktop_app.engine.generator import LoopConfig, SpeculativeLoop
 from desktop_app.engine.history_vocab import HistoryVocab
@@ -276,6 +276,9 @@ class Engine:
         target = self._require_target()
         if request.prompt is not None:
             tokens = target.tokenize(request.prompt, add_special=True, parse_special=request.parse_special)
+            if not tokens:
+                # Generation continues from the last prompt token: with no BOS there is none.
+                raise EmptyPromptError("The prompt is empty: give some text to continue")
             self._check_fits(tokens, request)
             return tokens, 0
         messages = validate_messages(list(request.messages or []))

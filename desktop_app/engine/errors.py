@@ -27,6 +27,10 @@ class ContextOverflowError(EngineError):
     """The prompt does not fit in the context window."""
 
 
+class EmptyPromptError(EngineError):
+    """The prompt has no tokens to continue from (an empty raw prompt on a model without BOS)."""
+
+
 class TemplateError(EngineError):
     """A chat template failed to render (or tried something the sandbox forbids)."""
 

@@ -101,3 +101,14 @@ def test_model_without_template_gets_chatml() -> None:
 def test_bad_messages_are_rejected(pair_engine: Engine, messages: list, error: str) -> None:
     with pytest.raises(ValueError, match=error):
         run(pair_engine, messages=messages, max_tokens=2)
+
+
+def test_an_empty_raw_prompt_is_refused_in_one_line(default_engine: Engine) -> None:
+    """A raw prompt with no tokens (no BOS on this model) has nothing to continue from."""
+    from desktop_app.engine.api import GenerateRequest
+    from desktop_app.engine.errors import EmptyPromptError
+
+    with pytest.raises(EmptyPromptError, match="empty"):
+        list(default_engine.generate(GenerateRequest(prompt="", max_tokens=4)))
+    finished, _ = run(default_engine, max_tokens=2)
+    assert finished.stats.generated_tokens == 2  # still usable
