@@ -11,8 +11,26 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from desktop_app.engine.api import (
-    API_HOST, API_PORT, DEFAULT_SPEC_MODE, DRAFT_K, MAX_TOKENS, MIN_P, N_CTX, N_THREADS, NGPU_LAYERS, SEED, TEMPERATURE,
-    TOP_K, TOP_P, WORKER_HOST, WORKER_PORT, DrafterKind, LayerSplit, NumberRange, SpecMode, parse_workers,
+    API_HOST,
+    API_PORT,
+    DEFAULT_SPEC_MODE,
+    DRAFT_K,
+    MAX_TOKENS,
+    MIN_P,
+    N_CTX,
+    N_THREADS,
+    NGPU_LAYERS,
+    SEED,
+    TEMPERATURE,
+    TOP_K,
+    TOP_P,
+    WORKER_HOST,
+    WORKER_PORT,
+    DrafterKind,
+    LayerSplit,
+    NumberRange,
+    SpecMode,
+    parse_workers,
 )
 
 EXIT_ERROR = 1
@@ -211,7 +229,7 @@ def load_engine(args: argparse.Namespace) -> Any:
 
     engine = Engine()
     if args.workers:
-        from desktop_app.engine import rpc
+        from desktop_app.engine.llama import rpc
 
         rpc.on_fatal(lambda reason: print(f"\nspecchat: error: {reason}; the answer above is incomplete",
                                           file=sys.stderr, flush=True), lambda: args.workers)

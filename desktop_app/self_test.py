@@ -20,7 +20,7 @@ def run_self_test() -> int:
     try:
         engine = Engine()
         info = engine.load_target(default_model_path())
-        from desktop_app.engine import rpc
+        from desktop_app.engine.llama import rpc
 
         print(f"specchat {__version__}  backend: {engine.backend().summary()}")
         if not rpc.supported():

@@ -17,7 +17,7 @@ SECURITY_WARNING = (
 
 def run_worker(host: str, port: int, threads: int) -> int:
     """Serve until killed (Ctrl+C); returns non-zero only when serving could not start."""
-    from desktop_app.engine import rpc
+    from desktop_app.engine.llama import rpc
 
     address = WorkerAddress(host, port)
     rpc.require_rpc()

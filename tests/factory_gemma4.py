@@ -40,7 +40,7 @@ from pathlib import Path
 import gguf
 import numpy as np
 
-from desktop_app.engine.default_model import default_model_path
+from desktop_app.engine.llama.default_model import default_model_path
 from tests.model_factory import CONTEXT, Tokenizer, _write_tokenizer, read_tokenizer
 
 TARGET_ARCH = "gemma4"

@@ -51,7 +51,7 @@ from pathlib import Path
 import gguf
 import numpy as np
 
-from desktop_app.engine.default_model import default_model_path
+from desktop_app.engine.llama.default_model import default_model_path
 from tests.model_factory import Tokenizer, _write_tokenizer, read_tokenizer
 
 N_EMBD = 64

@@ -24,8 +24,8 @@ from pathlib import Path
 import gguf
 import numpy as np
 
-from desktop_app.engine.default_model import default_model_path
-from desktop_app.engine.gguf_file import read_gguf
+from desktop_app.engine.llama.default_model import default_model_path
+from desktop_app.engine.llama.gguf_file import read_gguf
 
 N_EMBD = 64
 N_HEAD = 4

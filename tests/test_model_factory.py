@@ -8,7 +8,7 @@ from pathlib import Path
 import llama_cpp
 import numpy as np
 
-from desktop_app.engine.model import LlamaModel
+from desktop_app.engine.llama.model import LlamaModel
 from tests.model_factory import build_all
 
 MB = 1_000_000

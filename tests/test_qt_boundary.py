@@ -16,14 +16,14 @@ def _loaded_after(imports: str, prefixes: tuple[str, ...]) -> list[str]:
 
 
 def test_importing_the_engine_and_store_loads_no_qt() -> None:
-    imports = ("import desktop_app.engine, desktop_app.engine.engine, desktop_app.store, desktop_app.library, "
-               "desktop_app.models_cli, desktop_app.cli, desktop_app.ui.engine_worker")
+    imports = ("import desktop_app.engine, desktop_app.engine.loop.engine, desktop_app.store, desktop_app.library, "
+               "desktop_app.models_cli, desktop_app.cli, desktop_app.engine_process.service")
     assert _loaded_after(imports, ("PySide6", "shiboken6")) == []
 
 
 def test_the_engines_types_load_without_llama_cpp() -> None:
     # what the window imports to talk to its engine process must not load llama.cpp (or numpy)
-    imports = "import desktop_app.engine.api, desktop_app.ui.engine_protocol, desktop_app.store.settings"
+    imports = "import desktop_app.engine.api, desktop_app.engine_process.protocol, desktop_app.store.settings"
     assert _loaded_after(imports, ("llama_cpp", "numpy")) == []
 
 

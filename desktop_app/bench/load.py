@@ -22,7 +22,7 @@ from desktop_app.bench.quiet import busy_processes, wait_for_quiet
 from desktop_app.bench.report import write_report
 from desktop_app.engine import Engine
 from desktop_app.engine.api import GenerateRequest, ModelOptions, SpecMode, final_result
-from desktop_app.engine.threads import thread_candidates
+from desktop_app.engine.llama.threads import thread_candidates
 
 LOADS = (0, 1, 2)  # busy background processes
 MODES = (SpecMode.OFF, SpecMode.AUTO)
@@ -67,7 +67,7 @@ def _engine(args: argparse.Namespace, count: int | None) -> Engine:
 
 
 def _default() -> Path:
-    from desktop_app.engine.default_model import default_model_path
+    from desktop_app.engine.llama.default_model import default_model_path
 
     return default_model_path()
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from desktop_app.engine import Engine
 from desktop_app.engine.api import DrafterKind, Finished, GenerateRequest, SpecMode, choose_drafter, final_result
-from desktop_app.engine.policy import expected_tokens
+from desktop_app.engine.auto.policy import expected_tokens
 
 OVERHEAD_PROMPT = "Once upon a time, in a small village by the sea, there lived"
 REPEATS = 5
@@ -34,7 +34,7 @@ def vs_llama_cpp_python(engine: Engine, max_tokens: int, threads: int) -> dict[s
 
     import llama_cpp
 
-    from desktop_app.engine.model import default_flash_attn
+    from desktop_app.engine.llama.model import default_flash_attn
 
     assert engine.target is not None
     options = engine.target.options

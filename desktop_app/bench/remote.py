@@ -107,8 +107,8 @@ def _specchat_command() -> list[str]:
 @contextmanager
 def local_workers(n: int, threads: int, log_dir: Path) -> Iterator[list[WorkerAddress]]:
     """``n`` ``specchat worker`` processes on free localhost ports, stopped afterwards."""
-    from desktop_app.engine import rpc
     from desktop_app.engine.errors import WorkerError
+    from desktop_app.engine.llama import rpc
 
     processes: list[subprocess.Popen[bytes]] = []
     addresses: list[WorkerAddress] = []

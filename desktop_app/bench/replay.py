@@ -24,9 +24,9 @@ import numpy as np
 
 from desktop_app.bench.runner import RunResult, chosen_prompts, is_fixed, markdown, run_bench, summarise
 from desktop_app.engine import Engine
-from desktop_app.engine.model import LlamaModel
-from desktop_app.engine.cost_model import CostModel
-from desktop_app.engine.threads import ThreadTuner
+from desktop_app.engine.auto.cost_model import CostModel
+from desktop_app.engine.llama.model import LlamaModel
+from desktop_app.engine.llama.threads import ThreadTuner
 
 Answers = dict[tuple[int, ...], list[int]]  # prompt tokens -> the greedy answer (its end-of-generation token last)
 

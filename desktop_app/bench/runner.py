@@ -21,10 +21,15 @@ from typing import Any
 from desktop_app.bench.quiet import wait_for_quiet
 from desktop_app.engine import Engine
 from desktop_app.engine.api import (
-    DrafterKind, Finished, GenerateRequest, Message, SpecMode, choose_drafter, final_result,
+    DrafterKind,
+    Finished,
+    GenerateRequest,
+    Message,
+    SpecMode,
+    choose_drafter,
+    final_result,
 )
 from desktop_app.resources import resources_dir
-
 
 AUTO_ALL = "auto"  # the bench's --drafter auto (args.auto_all): Auto chooses among every drafter, every cycle
 MULTI_TURN = "multi-turn"  # a category of conversations: later turns edit or extend earlier answers

@@ -10,11 +10,11 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 _EXPORTS = {
-    "Engine": "engine",
-    "check_draft": "compat",
-    "DraftCompatibility": "compat",
-    "default_model_path": "default_model",
-    "find_default_model": "default_model",
+    "Engine": "loop.engine",
+    "check_draft": "llama.compat",
+    "DraftCompatibility": "llama.compat",
+    "default_model_path": "llama.default_model",
+    "find_default_model": "llama.default_model",
     "ContextOverflowError": "errors",
     "EngineError": "errors",
     "IncompatibleDraftError": "errors",
@@ -39,15 +39,31 @@ __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:
     from desktop_app.engine.api import (
-        DrafterKind, Event, Finished, GenerateRequest, GenerationStats, LoadedModels, ModelInfo, ModelOptions,
-        SamplingParams, SpecMode, StatsUpdate, TextChunk, final_result,
+        DrafterKind,
+        Event,
+        Finished,
+        GenerateRequest,
+        GenerationStats,
+        LoadedModels,
+        ModelInfo,
+        ModelOptions,
+        SamplingParams,
+        SpecMode,
+        StatsUpdate,
+        TextChunk,
+        final_result,
     )
-    from desktop_app.engine.compat import DraftCompatibility, check_draft
-    from desktop_app.engine.default_model import default_model_path, find_default_model
-    from desktop_app.engine.engine import Engine
     from desktop_app.engine.errors import (
-        ContextOverflowError, EngineError, IncompatibleDraftError, ModelLoadError, ModelNotFoundError, TemplateError,
+        ContextOverflowError,
+        EngineError,
+        IncompatibleDraftError,
+        ModelLoadError,
+        ModelNotFoundError,
+        TemplateError,
     )
+    from desktop_app.engine.llama.compat import DraftCompatibility, check_draft
+    from desktop_app.engine.llama.default_model import default_model_path, find_default_model
+    from desktop_app.engine.loop.engine import Engine
 
 
 def __getattr__(name: str) -> Any:

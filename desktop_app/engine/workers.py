@@ -3,7 +3,7 @@
 A worker is another computer running ``specchat worker`` (llama.cpp's RPC server). The target's
 layers are spread over this machine and the workers in proportion to :class:`LayerSplit`; the
 draft always stays local. The llama.cpp side (probing, devices, serving) is
-:mod:`desktop_app.engine.rpc`.
+:mod:`desktop_app.engine.llama.rpc`.
 """
 
 from __future__ import annotations

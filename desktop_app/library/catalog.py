@@ -21,9 +21,9 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
+from desktop_app.engine.api import DrafterKind
 from desktop_app.library.errors import CatalogError, InvalidNameError
 from desktop_app.library.names import check_name, check_repo_id
-from desktop_app.engine.api import DrafterKind
 from desktop_app.library.units import human_size
 
 DEFAULT_CATALOG = Path(__file__).resolve().parents[2] / "models" / "catalog.toml"

@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from desktop_app import paths
-from desktop_app.engine.compat import DraftCompatibility, check_draft
-from desktop_app.engine.drafting import DraftingSupport, has_mtp_layers, is_assistant
 from desktop_app.engine.errors import EngineError
-from desktop_app.engine.gguf_file import read_gguf
+from desktop_app.engine.llama.compat import DraftCompatibility, check_draft
+from desktop_app.engine.llama.drafting import DraftingSupport, has_mtp_layers, is_assistant
+from desktop_app.engine.llama.gguf_file import read_gguf
 from desktop_app.library.errors import DiskSpaceError, LibraryError
 from desktop_app.library.vocab import VocabOnlyModel, pair_drafting
 

@@ -11,16 +11,16 @@ from types import TracebackType
 
 import llama_cpp
 
-from desktop_app.engine.backend import clear_log, ensure_backend, load_failure_reason
-from desktop_app.engine.compat import DraftCompatibility, check_draft
-from desktop_app.engine.drafting import DraftingSupport, drafting_support
 from desktop_app.engine.errors import ModelLoadError
-from desktop_app.engine.gguf_file import read_gguf
-from desktop_app.engine.vocab import VocabProperties
+from desktop_app.engine.llama.backend import clear_log, ensure_backend, load_failure_reason
+from desktop_app.engine.llama.compat import DraftCompatibility, check_draft
+from desktop_app.engine.llama.drafting import DraftingSupport, drafting_support
+from desktop_app.engine.llama.gguf_file import read_gguf
+from desktop_app.engine.llama.vocab import VocabProperties
 
 
 class VocabOnlyModel(VocabProperties):
-    """The tokenizer of one GGUF file; satisfies :class:`desktop_app.engine.compat.VocabView`."""
+    """The tokenizer of one GGUF file; satisfies :class:`desktop_app.engine.llama.compat.VocabView`."""
 
     def __init__(self, path: str | Path) -> None:
         ensure_backend()

@@ -16,8 +16,20 @@ from pathlib import Path
 from typing import Any
 
 from desktop_app.engine.api import (
-    API_PORT, DEFAULT_SPEC_MODE, DRAFT_K, MAX_TOKENS, N_CTX, N_THREADS, NGPU_LAYERS, SEED, TEMPERATURE, DrafterKind,
-    LayerSplit, NumberRange, SpecMode, parse_workers,
+    API_PORT,
+    DEFAULT_SPEC_MODE,
+    DRAFT_K,
+    MAX_TOKENS,
+    N_CTX,
+    N_THREADS,
+    NGPU_LAYERS,
+    SEED,
+    TEMPERATURE,
+    DrafterKind,
+    LayerSplit,
+    NumberRange,
+    SpecMode,
+    parse_workers,
 )
 from desktop_app.paths import config_dir
 from desktop_app.store.errors import DataDirError, set_aside

@@ -1,1 +1,1 @@
-"""The PySide6 window. ``engine_worker`` (run in the engine's child process) imports no Qt."""
+"""The PySide6 window: widgets and the Qt side of the engine process (engine_client.py)."""

@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
 from desktop_app.engine.api import API_HOST, Finished, GenerateRequest, GenerationStats, StatsUpdate, TextChunk
+from desktop_app.engine_process.protocol import Done
 from desktop_app.server import backend as server_backend
 from desktop_app.server.backend import Busy, Counter, Failed, Job
 from desktop_app.server.limits import DEFAULT_LIMITS
 from desktop_app.ui.engine_client import EngineClient, GenerationHandle
-from desktop_app.ui.engine_protocol import Done
 
 if TYPE_CHECKING:
     import uvicorn

@@ -14,10 +14,10 @@ from typing import Any
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
 from desktop_app.engine.api import GenerateRequest, GenerationStats, Message
+from desktop_app.engine_process.protocol import Done
 from desktop_app.store import History
 from desktop_app.ui.chat_view import ChatView, MessageWidget
 from desktop_app.ui.engine_client import EngineClient, GenerationHandle
-from desktop_app.ui.engine_protocol import Done
 
 SAVE_INTERVAL_MS = 500
 TITLE_LENGTH = 48

@@ -8,12 +8,19 @@ from typing import Any
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication, QPalette, QTextCharFormat, QTextCursor, QTextDocument
 from PySide6.QtWidgets import (
-    QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSizePolicy, QVBoxLayout, QWidget,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
 )
 
 from desktop_app.engine.api import DrafterKind
+from desktop_app.engine_process.protocol import Piece
 from desktop_app.ui.drafter_tints import drafter_label, drafter_tint, legend_html
-from desktop_app.ui.engine_protocol import Piece
 
 RENDER_MS = 80  # re-render a streaming message at most ~12 times a second
 # Messages made into widgets when a conversation opens, and per "show earlier" click: a message

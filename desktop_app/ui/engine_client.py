@@ -16,12 +16,27 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal, Slot
 
 from desktop_app.engine.api import GenerateRequest, LoadedModels
-from desktop_app.ui import engine_worker
-from desktop_app.ui.thread_relay import hold
-from desktop_app.ui.engine_protocol import (
-    Cancel, Command, Done, EngineEvent, Failed, Fatal, Generate, HistoryChanged, LiveStats, Load, Loaded, LoadFailed,
-    Loading, LoadProgressed, Pieces, Ready, Shutdown,
+from desktop_app.engine_process import service
+from desktop_app.engine_process.protocol import (
+    Cancel,
+    Command,
+    Done,
+    EngineEvent,
+    Failed,
+    Fatal,
+    Generate,
+    HistoryChanged,
+    LiveStats,
+    Load,
+    Loaded,
+    LoadFailed,
+    Loading,
+    LoadProgressed,
+    Pieces,
+    Ready,
+    Shutdown,
 )
+from desktop_app.ui.thread_relay import hold
 
 _Detached = tuple[BaseProcess, Connection | None, threading.Thread | None]  # a process being stopped
 _SIGNAL_REASONS = {
@@ -133,7 +148,7 @@ class EngineClient(QObject):
         if self.running:
             return
         parent_conn, child_conn = self._ctx.Pipe(duplex=True)
-        process = self._ctx.Process(target=engine_worker.serve, args=(child_conn,), name="specchat-engine",
+        process = self._ctx.Process(target=service.serve, args=(child_conn,), name="specchat-engine",
                                     daemon=True)
         process.start()
         child_conn.close()  # so the reader sees EOF when the child dies

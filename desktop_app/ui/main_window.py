@@ -7,21 +7,34 @@ the engine (loading and generating happen in the engine's process).
 from __future__ import annotations
 
 import gc
-
 from typing import TYPE_CHECKING, Any
-
 
 from PySide6.QtCore import QByteArray, Qt, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QHBoxLayout, QMainWindow, QMessageBox, QPushButton, QSplitter, QVBoxLayout, QWidget,
+    QHBoxLayout,
+    QMainWindow,
+    QMessageBox,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
 )
 
 from desktop_app import __version__
 from desktop_app.engine.api import (
-    DrafterKind, GenerateRequest, LayerSplit, LoadedModels, Message, ModelOptions, SamplingParams, SpecMode, choose_drafter,
+    DrafterKind,
+    GenerateRequest,
+    LayerSplit,
+    LoadedModels,
+    Message,
+    ModelOptions,
+    SamplingParams,
+    SpecMode,
+    choose_drafter,
     parse_workers,
 )
+from desktop_app.engine_process.protocol import AutoPlan, Load
 from desktop_app.store import DataDirError, History, Settings
 from desktop_app.store.settings import BEST_DRAFTER, NO_DRAFTER
 from desktop_app.ui.api_server import ApiServer
@@ -29,7 +42,6 @@ from desktop_app.ui.chat_session import ChatSession
 from desktop_app.ui.chat_view import ChatView
 from desktop_app.ui.conversation_list import ConversationList
 from desktop_app.ui.engine_client import EngineClient, GenerationHandle
-from desktop_app.ui.engine_protocol import AutoPlan, Load
 from desktop_app.ui.message_input import MessageInput
 from desktop_app.ui.model_bar import ModelBar
 from desktop_app.ui.race_dialog import RaceDialog

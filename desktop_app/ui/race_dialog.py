@@ -8,13 +8,19 @@ from typing import Any
 
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import (
-    QDialog, QDialogButtonBox, QGridLayout, QLabel, QPlainTextEdit, QVBoxLayout, QWidget,
+    QDialog,
+    QDialogButtonBox,
+    QGridLayout,
+    QLabel,
+    QPlainTextEdit,
+    QVBoxLayout,
+    QWidget,
 )
 
 from desktop_app.engine.api import DrafterKind, GenerateRequest, GenerationStats, SpecMode
+from desktop_app.engine_process.protocol import Done
 from desktop_app.ui.chat_view import format_footer
 from desktop_app.ui.engine_client import EngineClient, GenerationHandle
-from desktop_app.ui.engine_protocol import Done
 
 LANES = (SpecMode.OFF.value, SpecMode.ON.value)  # the race runs the same request in both modes
 

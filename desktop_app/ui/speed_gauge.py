@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from collections import deque
 
-from PySide6.QtCore import QPointF, QRectF, QSize, Qt, QTimer, Property, Signal
+from PySide6.QtCore import Property, QPointF, QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QPainter, QPainterPath, QPalette, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 

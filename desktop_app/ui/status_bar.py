@@ -12,7 +12,7 @@ from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QStatusBar, QWidget
 
 from desktop_app.engine.api import LoadedModels
-from desktop_app.ui.engine_protocol import Ready
+from desktop_app.engine_process.protocol import Ready
 
 MEMORY_REFRESH_MS = 2000
 

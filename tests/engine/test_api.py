@@ -8,10 +8,17 @@ import pytest
 
 from desktop_app.engine import Engine
 from desktop_app.engine.api import (
-    DRAFT_K, DRAFTER_PREFERENCE, TEMPERATURE, TOP_P, DrafterKind, GenerateRequest, SamplingParams, SpecMode,
+    DRAFT_K,
+    DRAFTER_PREFERENCE,
+    TEMPERATURE,
+    TOP_P,
+    DrafterKind,
+    GenerateRequest,
+    SamplingParams,
+    SpecMode,
     choose_drafter,
 )
-from desktop_app.engine.cost_model import CostModel
+from desktop_app.engine.auto.cost_model import CostModel
 from tests.helpers import run, user
 
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import pytest
 
-from desktop_app.engine import model as model_module
 from desktop_app.engine.api import ModelOptions, WorkerAddress
-from desktop_app.engine.backend import cpu_has_llamafile
-from desktop_app.engine.model import LlamaModel, context_params, runs_on_cpu
+from desktop_app.engine.llama import model as model_module
+from desktop_app.engine.llama.backend import cpu_has_llamafile
+from desktop_app.engine.llama.model import LlamaModel, context_params, runs_on_cpu
 
 FLASH_OFF, FLASH_ON, FLASH_AUTO = 0, 1, -1  # llama.cpp's llama_flash_attn_type
 

@@ -13,8 +13,8 @@ from desktop_app.engine import (
     ModelNotFoundError,
     TemplateError,
 )
-from desktop_app.engine import model as model_module
-from desktop_app.engine.chat_template import ChatTemplate
+from desktop_app.engine.llama import model as model_module
+from desktop_app.engine.llama.chat_template import ChatTemplate
 from tests.helpers import run, user
 
 

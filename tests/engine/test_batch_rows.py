@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 
 from desktop_app.engine.api import DRAFT_K, ModelOptions
-from desktop_app.engine.backend import cpu_has_batch_rows
-from desktop_app.engine.model import LlamaModel
+from desktop_app.engine.llama.backend import cpu_has_batch_rows
+from desktop_app.engine.llama.model import LlamaModel
 
 X86 = platform.machine().lower() in ("x86_64", "amd64")
 PATCH = Path(__file__).resolve().parents[2] / "packaging" / "llama" / "batch-rows.patch"
@@ -62,7 +62,7 @@ DECODE_IN_A_CHILD = """
 import sys
 from pathlib import Path
 from desktop_app.engine.api import ModelOptions
-from desktop_app.engine.model import LlamaModel
+from desktop_app.engine.llama.model import LlamaModel
 model = LlamaModel(Path(sys.argv[1]), ModelOptions(n_gpu_layers=0, n_threads=2, n_ctx=256))
 tokens = model.tokenize("Rewrite this sentence: the cat sat on the mat.")
 model.prefill(tokens, need_logits=True)

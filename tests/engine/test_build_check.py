@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from desktop_app.engine.backend import BackendInfo, backend_info, build_gaps
+from desktop_app.engine.llama.backend import BackendInfo, backend_info, build_gaps
 
 
 def test_specchat_s_build_has_no_gaps() -> None:

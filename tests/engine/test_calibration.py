@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from desktop_app.engine.timing import time_decodes
+from desktop_app.engine.llama.timing import time_decodes
 
 ONE = 0.010  # one token, the graph reused
 ROW = 0.004  # each further row of a batch

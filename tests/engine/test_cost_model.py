@@ -9,8 +9,8 @@ import statistics
 
 import pytest
 
-from desktop_app.engine.cost_model import CostModel
-from desktop_app.engine.policy import AcceptanceTracker, AutoPolicy, best_k_for
+from desktop_app.engine.auto.cost_model import CostModel
+from desktop_app.engine.auto.policy import AcceptanceTracker, AutoPolicy, best_k_for
 from tests.engine.test_policy import CPU_BATCH, GPU_BATCH, costs
 
 
@@ -39,8 +39,8 @@ def test_a_noisy_machine_does_not_bend_the_costs_or_auto_s_choice() -> None:
     followed the noise.)"""
     import numpy as np
 
+    from desktop_app.engine.auto.policy import RunTracker
     from desktop_app.engine.drafters import CopySource
-    from desktop_app.engine.policy import RunTracker
 
     prompt = CopySource.PROMPT  # a copy the new answer trusts at once (see the test after next)
 

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from desktop_app.engine import ModelNotFoundError, default_model_path
-from desktop_app.engine.default_model import DEFAULT_MODEL_FILE, find_default_model
+from desktop_app.engine.llama.default_model import DEFAULT_MODEL_FILE, find_default_model
 
 
 def test_default_model_is_installed_and_is_smollm2(default_model: Path) -> None:

@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 
 from desktop_app.engine.api import SamplingParams
-from desktop_app.engine.drafter_choice import DrafterChoice
+from desktop_app.engine.auto.cost_model import CostModel
+from desktop_app.engine.auto.drafter_choice import DrafterChoice
+from desktop_app.engine.auto.policy import AutoPolicy, RunTracker
 from desktop_app.engine.drafters import CopySource
 from desktop_app.engine.drafters.prompt_lookup import PromptLookupDrafter
-from desktop_app.engine.cost_model import CostModel
-from desktop_app.engine.policy import AutoPolicy, RunTracker
 
 CPU_BATCH = [1.0, 1.73, 2.47, 3.08, 3.5, 4.1, 4.71, 5.34, 5.7]  # this machine: b rows over one
 
@@ -71,7 +71,7 @@ def test_the_target_s_token_after_a_whole_draft_is_scored_as_part_of_the_copy() 
     next token: where that is the copy's fifth token, the copy ran 5 tokens, not 4 (counting 4,
     every whole draft cut the copy short and Auto learned that copies break a token before they
     do); where the target departs there, the copy broke at its fifth token."""
-    from desktop_app.engine.drafter_choice import Plan
+    from desktop_app.engine.auto.drafter_choice import Plan
     from desktop_app.engine.drafters import Draft
 
     prompt = list(range(100, 200))

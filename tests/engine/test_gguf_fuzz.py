@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop_app.engine.errors import EngineError
-from desktop_app.engine.gguf_file import read_gguf
+from desktop_app.engine.llama.gguf_file import read_gguf
 from desktop_app.library.local import describe, scan_models
 
 N_CASES = 500
@@ -106,7 +106,7 @@ def test_the_loader_survives_the_files_the_header_check_lets_through(tmp_path: P
     script = (
         "import sys\n"
         "from desktop_app.engine.errors import EngineError\n"
-        "from desktop_app.engine.model import LlamaModel\n"
+        "from desktop_app.engine.llama.model import LlamaModel\n"
         "from desktop_app.engine.api import ModelOptions\n"
         "ok = bad = 0\n"
         "for p in sys.argv[1:]:\n"

@@ -10,7 +10,7 @@ import pytest
 
 from desktop_app.engine import Engine, ModelLoadError, TemplateError
 from desktop_app.engine.api import SamplingParams
-from desktop_app.engine.chat_template import ChatTemplate
+from desktop_app.engine.llama.chat_template import ChatTemplate
 from tests.helpers import run, user
 
 

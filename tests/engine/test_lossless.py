@@ -11,7 +11,7 @@ from scipy import stats as scistats
 
 from desktop_app.engine import Engine, GenerateRequest, SamplingParams
 from desktop_app.engine.api import DrafterKind
-from desktop_app.engine.cost_model import CostModel
+from desktop_app.engine.auto.cost_model import CostModel
 from desktop_app.engine.sampling import probabilities
 from tests.helpers import assert_same_distribution, assert_verified_three_positions, run, sample_sequences, user
 

@@ -1,7 +1,7 @@
 """The n-gram cache learned from the chat history: drafts from past chats, forgotten with them.
 
 A real SQLite history in a temp dir, the real engine with the embedded model, and the sync the
-engine process runs (:class:`desktop_app.ui.history_ngrams.HistoryNgrams`).
+engine process runs (:class:`desktop_app.engine_process.history_sync.HistoryNgrams`).
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from desktop_app.engine import Engine
-from desktop_app.engine import ngram_store
+from desktop_app.engine.drafters import ngram_store
 from desktop_app.engine.drafters.ngram_cache import HISTORY_RULE, NgramCacheDrafter
 from desktop_app.engine.drafters.ngram_counts import NgramCounts
+from desktop_app.engine_process.history_sync import CACHE_FOLDER, HistoryNgrams, cache_path
 from desktop_app.store import History
-from desktop_app.ui.history_ngrams import CACHE_FOLDER, HistoryNgrams, cache_path
 
 PHRASE = "the quartz zebra orchestra rehearses marmalade sonatas beneath violet lanterns every Thursday"
 NOTE = f"Remember this: {PHRASE}."
@@ -196,7 +196,7 @@ def test_the_background_sync_merges_requests(
 
 
 def test_another_vocabulary_starts_the_tables_over_and_voids_a_sync_under_way(default_model: Path, models) -> None:
-    from desktop_app.engine.history_vocab import TargetChanged
+    from desktop_app.engine.drafters.history_vocab import TargetChanged
 
     engine = Engine()
     try:

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from desktop_app.engine import ngram_store
+from desktop_app.engine.drafters import ngram_store
 from desktop_app.engine.drafters.ngram_cache import HISTORY_RULE
-from desktop_app.engine.ngram_store import CacheFileError, SourceMessage, load, sync
+from desktop_app.engine.drafters.ngram_store import CacheFileError, SourceMessage, load, sync
 
 
 class Tokenizer:
@@ -143,7 +143,7 @@ def test_a_zip_bomb_is_refused_before_it_is_inflated(tmp_path: Path) -> None:
     probe = (
         "import resource, sys\n"
         "from pathlib import Path\n"
-        "from desktop_app.engine.ngram_store import CacheFileError, load\n"
+        "from desktop_app.engine.drafters.ngram_store import CacheFileError, load\n"
         "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
         "try:\n"
         "    load(Path(sys.argv[1]), 'v')\n"

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from desktop_app.engine.cost_model import CostModel
-from desktop_app.engine.policy import (
-    COPY_MIN_GAIN, MIN_GAIN, AcceptanceTracker, AutoPolicy, ProbeBackoff, best_k, expected_tokens,
+from desktop_app.engine.auto.cost_model import CostModel
+from desktop_app.engine.auto.policy import (
+    COPY_MIN_GAIN,
+    MIN_GAIN,
+    AcceptanceTracker,
+    AutoPolicy,
+    ProbeBackoff,
+    best_k,
+    expected_tokens,
 )
 
 # This project's CPU: a decode of b tokens costs about these multiples of one token.
@@ -153,8 +159,8 @@ def test_copied_proposals_are_judged_by_their_first_token_then_the_run() -> None
     tokens (SmolLM2-135M on the 2-core CPU, as calibrated): proposals that run on are drafted
     long; proposals whose first token is usually wrong are not drafted at all, however
     well the rest of the rare good ones did (copies of the prompt: trusted from an answer's start)."""
+    from desktop_app.engine.auto.policy import RunTracker
     from desktop_app.engine.drafters import CopySource
-    from desktop_app.engine.policy import RunTracker
 
     prompt = CopySource.PROMPT
 
@@ -179,8 +185,8 @@ def test_carried_evidence_never_reads_as_certainty(monkeypatch: pytest.MonkeyPat
     prior scaled away read as a certainty, and a 7-token draft into a translation failed at its
     first token). Evidence within the answer still moves the rates both ways, fast. (The carry
     alone: the caution a new answer adds until it shows copies of its own is tested below.)"""
-    import desktop_app.engine.policy as policy_module
-    from desktop_app.engine.policy import RunTracker
+    import desktop_app.engine.auto.policy as policy_module
+    from desktop_app.engine.auto.policy import RunTracker
 
     monkeypatch.setattr(policy_module, "START_CAUTION", 0.0)
 
@@ -203,8 +209,8 @@ def test_a_copy_of_the_prompt_is_drafted_from_its_start_sooner_than_a_repeat_of_
     """At this machine's costs (9 rows: 5.7 tokens), after two copies that held, Auto drafts at
     the start of the next copy of the prompt (a rewrite's passage), not yet at the start of a
     phrase the answer repeats of itself; and repeats that break do not hold prompt copies back."""
+    from desktop_app.engine.auto.policy import RunTracker
     from desktop_app.engine.drafters import CopySource
-    from desktop_app.engine.policy import RunTracker
 
     measured = [1.0, 1.73, 2.47, 3.08, 3.5, 4.1, 4.71, 5.34, 5.7, 5.93, 6.5, 6.98, 7.49]
     run = RunTracker()
@@ -224,7 +230,7 @@ def test_a_copy_run_that_holds_drafts_more_than_one_that_just_missed() -> None:
     """The same drafter, the same costs (SmolLM2 on the 2-core CPU: 13 rows cost 7.6 tokens):
     right after a miss its proposals are right half the time, 20 tokens into a copy nearly
     always. After the miss Auto drafts little or nothing; deep in the copy it drafts long."""
-    from desktop_app.engine.policy import RunTracker
+    from desktop_app.engine.auto.policy import RunTracker
 
     measured = [1.0, 1.58, 2.08, 2.57, 3.23, 3.88, 4.39, 4.8, 5.38, 5.97, 6.49, 7.07, 7.6]
     run = RunTracker()
@@ -245,7 +251,7 @@ def test_the_next_token_is_judged_by_how_long_the_copy_has_held() -> None:
     copies that have held for 20 tokens hold on. The rate is the run length's, wherever in a
     proposal the token stands: a 12-token proposal made 20 tokens into a copy is expected to be
     taken whole, one made right after a miss to give its first token and break."""
-    from desktop_app.engine.policy import RunTracker
+    from desktop_app.engine.auto.policy import RunTracker
 
     run = RunTracker()
     for _ in range(60):
@@ -260,7 +266,7 @@ def test_the_next_token_is_judged_by_how_long_the_copy_has_held() -> None:
 def test_a_run_told_in_chunks_is_the_same_run() -> None:
     """A proposal scored in the shadow reaches the policy two tokens at a time; a verified one
     in one piece. Both teach the same rates: the run is the same."""
-    from desktop_app.engine.policy import RunTracker
+    from desktop_app.engine.auto.policy import RunTracker
 
     whole, chunks = RunTracker(), RunTracker()
     for _ in range(20):
@@ -290,8 +296,8 @@ def test_drafts_that_keep_delivering_less_than_rated_are_drafted_less(monkeypatc
     elsewhere keep the rating up), but in this answer each such draft Auto verifies breaks at
     once (code, math: short matches). Auto checks what its verified drafts delivered against
     what they were rated, and stops drafting them after a few; without the check it went on."""
-    import desktop_app.engine.policy as policy_module
-    from desktop_app.engine.policy import RunTracker
+    import desktop_app.engine.auto.policy as policy_module
+    from desktop_app.engine.auto.policy import RunTracker
 
     def drafts_made(check_weight: float) -> int:
         monkeypatch.setattr(policy_module, "CHECK_WEIGHT", check_weight)
@@ -320,9 +326,9 @@ def test_a_new_answer_drafts_short_matches_of_its_own_text_only_on_its_own_evide
     answer in the bench. So for those sources each copy length's carried rating counts only
     once this answer has shown copies of that length (verified or scored in the shadow); a
     copy of the prompt is what this prompt holds and is drafted at once."""
-    import desktop_app.engine.policy as policy_module
+    import desktop_app.engine.auto.policy as policy_module
+    from desktop_app.engine.auto.policy import RunTracker
     from desktop_app.engine.drafters import CopySource
-    from desktop_app.engine.policy import RunTracker
 
     def rewrite_then_new_answer() -> AutoPolicy:
         run = RunTracker()
@@ -362,9 +368,9 @@ def test_a_copy_of_the_history_that_holds_is_drafted_in_full_without_waiting_for
     this answer's own: Auto then drafts it in full instead of learning each copy length anew
     (drafted 2, 3, 3, 3, 3, 6, 10 in the bench, where fixed k = 12 took 12 a pass: 7-13% of
     those turns lost). Without the rule, the same 60-token copy takes more passes."""
-    import desktop_app.engine.policy as policy_module
+    import desktop_app.engine.auto.policy as policy_module
+    from desktop_app.engine.auto.policy import RunTracker
     from desktop_app.engine.drafters import CopySource
-    from desktop_app.engine.policy import RunTracker
 
     def passes_to_copy(tokens: int) -> tuple[int, list[int]]:
         run = RunTracker()
@@ -399,9 +405,9 @@ def test_a_copy_must_promise_more_than_a_model_draft_to_be_drafted(monkeypatch: 
     drafted (its acceptance is the pair's own, measured token by token); a model-free copy's is
     a gamble on a copy's first tokens, the kind that lost in the bench's code answers, so it
     must promise COPY_MIN_GAIN. Without that bar the copy is drafted."""
-    import desktop_app.engine.policy as policy_module
+    import desktop_app.engine.auto.policy as policy_module
+    from desktop_app.engine.auto.policy import RunTracker
     from desktop_app.engine.drafters import CopySource
-    from desktop_app.engine.policy import RunTracker
 
     def copy_offer() -> tuple[int, float]:
         run = RunTracker()
@@ -426,8 +432,8 @@ def test_expected_tokens_of_a_copy_multiply_the_rate_at_each_position() -> None:
     """Auto's expected tokens for a copy proposal (worked out once per length bucket, as Auto
     asks for every candidate every cycle) are the products of the rate at each position's copy
     length, whatever the streak, source and evidence."""
+    from desktop_app.engine.auto.policy import RunTracker
     from desktop_app.engine.drafters import CopySource
-    from desktop_app.engine.policy import RunTracker
 
     run = RunTracker()
     for i in range(40):
@@ -448,8 +454,8 @@ def test_a_source_its_check_held_back_drafts_again_once_its_copies_hold_in_the_s
     shadow: Auto drafts again within a few tokens. The check learned only from verified
     drafts, so none came to lift it; in the bench's typo-fix rewrite Auto decoded 26 tokens one
     at a time while the copy held."""
+    from desktop_app.engine.auto.policy import RunTracker
     from desktop_app.engine.drafters import CopySource
-    from desktop_app.engine.policy import RunTracker
 
     policy = AutoPolicy(costs(CPU_BATCH_ROWS, 0.0), k_max=8, probe=False, runs=RunTracker())
     for _ in range(2):
@@ -469,8 +475,8 @@ def test_copies_that_held_better_than_rated_do_not_lift_a_draft_where_copies_bre
     and the target's next token are taken whole, more than rated, and each copy breaks at its
     9th token. 8 tokens into a copy Auto does not draft into the edit: what copies delivered
     where they held brakes a promise, never lifts it (lifted, a 3-token draft went into it)."""
+    from desktop_app.engine.auto.policy import RunTracker
     from desktop_app.engine.drafters import CopySource
-    from desktop_app.engine.policy import RunTracker
 
     policy = AutoPolicy(costs(CPU_BATCH_ROWS, 0.0), k_max=8, probe=False, runs=RunTracker())
     for length in (16, 8, 8, 8, 8):

@@ -12,9 +12,9 @@ import pytest
 
 from desktop_app.engine import ContextOverflowError, Engine, GenerateRequest, ModelOptions
 from desktop_app.engine.api import Message
-from desktop_app.engine.chat_template import validate_messages
 from desktop_app.engine.errors import EngineError, PromptFitTimeoutError
-from desktop_app.engine.prompt_fit import FitCancelled, PromptFitter, TokenCounts
+from desktop_app.engine.llama.chat_template import validate_messages
+from desktop_app.engine.loop.prompt_fit import FitCancelled, PromptFitter, TokenCounts
 from tests.helpers import run
 
 N_CTX = 256

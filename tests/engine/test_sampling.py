@@ -43,7 +43,7 @@ def test_invalid_parameters_are_rejected() -> None:
 def test_common_prefix_matches_a_plain_scan() -> None:
     import random
 
-    from desktop_app.engine.model import common_prefix
+    from desktop_app.engine.llama.model import common_prefix
 
     rng = random.Random(0)
     for _ in range(5000):

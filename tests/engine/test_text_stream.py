@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from desktop_app.engine.model import LlamaModel
-from desktop_app.engine.text_stream import TextStream
+from desktop_app.engine.llama.model import LlamaModel
+from desktop_app.engine.loop.text_stream import TextStream
 
 KOREAN = "안녕하세요! 오늘 날씨가 정말 좋네요. 🌤️ 커피 한 잔 어때요? ☕"
 

@@ -13,8 +13,12 @@ import llama_cpp
 
 from desktop_app.engine import Engine
 from desktop_app.engine.api import GenerateRequest, ModelOptions, SpecMode, final_result
-from desktop_app.engine.threads import (
-    PROBE_EVERY_MAX_S, ThreadReason, ThreadTuner, default_threads, thread_candidates,
+from desktop_app.engine.llama.threads import (
+    PROBE_EVERY_MAX_S,
+    ThreadReason,
+    ThreadTuner,
+    default_threads,
+    thread_candidates,
 )
 
 # Measured here (SmolLM2, ms per token): idle 2 threads win; with one busy process 2 threads

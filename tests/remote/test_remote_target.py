@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
-from desktop_app.engine import Engine, rpc
+from desktop_app.engine import Engine
 from desktop_app.engine.api import LayerSplit, ModelOptions, WorkerAddress
 from desktop_app.engine.errors import WorkerError
+from desktop_app.engine.llama import rpc
 from tests.helpers import run, user
 from tests.remote.workers import RunningWorker, free_port
 

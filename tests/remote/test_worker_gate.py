@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 
-from desktop_app.engine import Engine, rpc
+from desktop_app.engine import Engine
 from desktop_app.engine.api import ModelOptions
-from desktop_app.engine.rpc_gate import HELLO_TIMEOUT_S, RpcGate, hello_state, listen
+from desktop_app.engine.llama import rpc
+from desktop_app.engine.llama.rpc_gate import HELLO_TIMEOUT_S, RpcGate, hello_state, listen
 from tests.helpers import run, user
 from tests.remote.workers import RunningWorker, start_worker
 

@@ -38,7 +38,7 @@ class RunningWorker:
 
 def start_worker(directory: Path, threads: int = 1) -> RunningWorker:
     """``specchat worker`` on a free localhost port, returned once it answers the handshake."""
-    from desktop_app.engine import rpc
+    from desktop_app.engine.llama import rpc
 
     port = free_port()
     log = directory / f"worker-{port}.log"

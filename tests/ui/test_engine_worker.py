@@ -4,8 +4,8 @@ text coalesced into runs that keep which drafter made them."""
 from __future__ import annotations
 
 from desktop_app.engine.api import TextChunk
-from desktop_app.ui.engine_protocol import EngineEvent, LoadProgressed, Piece
-from desktop_app.ui.engine_worker import LoadProgress, add_piece
+from desktop_app.engine_process.protocol import EngineEvent, LoadProgressed, Piece
+from desktop_app.engine_process.service import LoadProgress, add_piece
 
 
 def _recorder(interval_s: float) -> tuple[LoadProgress, list[float]]:

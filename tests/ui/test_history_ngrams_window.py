@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from desktop_app.engine import ngram_store
+from desktop_app.engine.drafters import ngram_store
+from desktop_app.engine_process.history_sync import CACHE_FOLDER
 from desktop_app.store import History
-from desktop_app.ui.history_ngrams import CACHE_FOLDER
 from tests.ui.conftest import LOAD_TIMEOUT_MS
 from tests.ui.helpers import send_and_wait
 

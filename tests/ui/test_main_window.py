@@ -9,7 +9,6 @@ from PySide6.QtCore import QSize
 from desktop_app.ui.main_window import DEFAULT_SIZE
 
 
-
 def test_the_window_reopens_at_the_size_it_was_closed_at(qtbot: Any, make_window: Any) -> None:
     window = make_window(wait_loaded=False)
     # As narrow as the window goes and shorter than the default: restoring fits a window into its

@@ -16,8 +16,8 @@ import numpy as np
 from desktop_app.engine.api import SamplingParams
 from desktop_app.engine.drafters import CostProbe, Draft, Drafter, Hidden
 from desktop_app.engine.drafters.model_drafter import top_probability
-from desktop_app.engine.model import LlamaModel, common_prefix
-from desktop_app.engine.nextn import NextnContext
+from desktop_app.engine.llama.model import LlamaModel, common_prefix
+from desktop_app.engine.llama.nextn import NextnContext
 from desktop_app.engine.sampling import probabilities, sample
 
 

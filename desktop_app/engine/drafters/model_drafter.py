@@ -8,9 +8,9 @@ import numpy as np
 
 from desktop_app.engine.api import DrafterKind, SamplingParams
 from desktop_app.engine.drafters import CostProbe, Draft, Drafter, Hidden
-from desktop_app.engine.model import LlamaModel
+from desktop_app.engine.llama.model import LlamaModel
+from desktop_app.engine.llama.timing import time_decodes
 from desktop_app.engine.sampling import probabilities, sample
-from desktop_app.engine.timing import time_decodes
 
 
 def top_probability(logits: np.ndarray) -> float:

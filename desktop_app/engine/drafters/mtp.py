@@ -16,7 +16,7 @@ import numpy as np
 from desktop_app.engine.api import DrafterKind, SamplingParams
 from desktop_app.engine.drafters import Draft, Hidden
 from desktop_app.engine.drafters.hidden_state import HiddenStateDrafter
-from desktop_app.engine.model import common_prefix
+from desktop_app.engine.llama.model import common_prefix
 
 
 class MtpDrafter(HiddenStateDrafter):

@@ -1,7 +1,7 @@
 """The n-gram cache: drafts from what the user's own chats said before.
 
 Two tables of n-gram -> follower counts (:mod:`ngram_counts`): ``history``, learned from the
-saved conversations and kept on disk (:mod:`desktop_app.engine.ngram_store`), and ``session``,
+saved conversations and kept on disk (:mod:`desktop_app.engine.drafters.ngram_store`), and ``session``,
 the answers of this run. The same code, names and phrases come back across turns and
 conversations; this drafter proposes them even when the current context never held them.
 """
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from desktop_app.engine.api import DrafterKind
 from desktop_app.engine.drafters import LookupDrafter
 from desktop_app.engine.drafters.ngram_counts import Confidence, NgramCounts, chain
-from desktop_app.engine.ngram_store import HISTORY_ORDERS
+from desktop_app.engine.drafters.ngram_store import HISTORY_ORDERS
 
 HISTORY_RULE = Confidence(min_count=2, min_share=0.6)  # seen twice, and most of the time
 SESSION_RULE = Confidence(min_count=1, min_share=0.6)

@@ -8,7 +8,6 @@ token by token, and only while it is the clear majority. It is updated as the co
 
 from __future__ import annotations
 
-
 from desktop_app.engine.api import DrafterKind
 from desktop_app.engine.drafters import Hidden, LookupDrafter
 from desktop_app.engine.drafters.ngram_counts import Confidence, ContextFollower, NgramCounts

@@ -10,21 +10,21 @@ from __future__ import annotations
 import ctypes
 import os
 from collections.abc import Callable, Sequence
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import llama_cpp
 import numpy as np
 
-from desktop_app.engine import llama_ext, rpc
 from desktop_app.engine.api import ModelOptions
-from desktop_app.engine.backend import clear_log, cpu_has_llamafile, ensure_backend, load_failure_reason
-from desktop_app.engine.drafting import has_mtp_layers
 from desktop_app.engine.errors import ContextOverflowError, DecodeError, ModelLoadError
-from desktop_app.engine.gguf_file import GGUFInfo, read_gguf
-from desktop_app.engine.rpc import Placement
-from desktop_app.engine.threads import default_threads
-from desktop_app.engine.vocab import VocabProperties
+from desktop_app.engine.llama import llama_ext, rpc
+from desktop_app.engine.llama.backend import clear_log, cpu_has_llamafile, ensure_backend, load_failure_reason
+from desktop_app.engine.llama.drafting import has_mtp_layers
+from desktop_app.engine.llama.gguf_file import GGUFInfo, read_gguf
+from desktop_app.engine.llama.rpc import Placement
+from desktop_app.engine.llama.threads import default_threads
+from desktop_app.engine.llama.vocab import VocabProperties
 
 
 def available_memory() -> int | None:

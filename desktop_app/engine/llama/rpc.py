@@ -25,9 +25,9 @@ from typing import Any
 
 import llama_cpp
 
-from desktop_app.engine import rpc_gate
-from desktop_app.engine.backend import ensure_backend
 from desktop_app.engine.errors import EngineError, WorkerError
+from desktop_app.engine.llama import rpc_gate
+from desktop_app.engine.llama.backend import ensure_backend
 from desktop_app.engine.workers import LayerSplit, WorkerAddress
 
 RPC_PROTO_MAJOR = 7  # ggml-rpc.h RPC_PROTO_MAJOR_VERSION of the vendored llama.cpp

@@ -18,14 +18,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from desktop_app.engine.api import DRAFT_K, SamplingParams
-from desktop_app.engine.drafter_choice import DrafterChoice, Plan
+from desktop_app.engine.auto.drafter_choice import DrafterChoice, Plan
 from desktop_app.engine.drafters import Draft
 from desktop_app.engine.events import Event, Finished, StatsUpdate, TextChunk
-from desktop_app.engine.model import LlamaModel
+from desktop_app.engine.llama.model import LlamaModel
+from desktop_app.engine.llama.threads import ThreadTuner
+from desktop_app.engine.loop.text_stream import TextStream
 from desktop_app.engine.sampling import accept_draft, next_token, probabilities
 from desktop_app.engine.stats import GenerationStats, SpeedWindow
-from desktop_app.engine.text_stream import TextStream
-from desktop_app.engine.threads import ThreadTuner
 
 STATS_INTERVAL_S = 0.1
 

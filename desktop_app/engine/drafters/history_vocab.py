@@ -17,7 +17,7 @@ from desktop_app.engine.drafters.ngram_counts import NgramCounts
 from desktop_app.engine.errors import EngineError
 
 if TYPE_CHECKING:
-    from desktop_app.engine.model import LlamaModel
+    from desktop_app.engine.llama.model import LlamaModel
 
 
 class TargetChanged(EngineError):

@@ -18,9 +18,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from desktop_app.engine.api import SamplingParams
+from desktop_app.engine.auto.policy import AutoPolicy, Policy
 from desktop_app.engine.drafters import CopySource, Draft, Drafter
-from desktop_app.engine.policy import AutoPolicy, Policy
-
 
 HOT_AFTER = 2  # shadow hits in a row that count as a run (one hit is often chance)
 

@@ -6,8 +6,8 @@ import statistics
 import time
 from collections.abc import Callable
 
-from desktop_app.engine.model import LlamaModel
-from desktop_app.engine.threads import ThreadTuner
+from desktop_app.engine.llama.model import LlamaModel
+from desktop_app.engine.llama.threads import ThreadTuner
 
 
 class CalibrationInterrupted(Exception):

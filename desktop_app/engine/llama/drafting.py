@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from desktop_app.engine.api import DRAFTER_PREFERENCE, DrafterKind
-from desktop_app.engine.compat import DraftCompatibility
-from desktop_app.engine.gguf_file import GGUFInfo
+from desktop_app.engine.llama.compat import DraftCompatibility
+from desktop_app.engine.llama.gguf_file import GGUFInfo
 
 # llama.cpp's llm_arch_supports_rs_rollback (vendored in llama-cpp-python 0.3.36)
 ROLLBACK_ARCHITECTURES = frozenset({

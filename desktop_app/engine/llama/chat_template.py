@@ -15,7 +15,13 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 
 from desktop_app.engine.api import Message
 from desktop_app.engine.errors import TemplateError
-from desktop_app.engine.template_limits import RENDER_BUDGET_S, LimitedEnvironment, RenderTimeout, Watchdog, join_limited
+from desktop_app.engine.llama.template_limits import (
+    RENDER_BUDGET_S,
+    LimitedEnvironment,
+    RenderTimeout,
+    Watchdog,
+    join_limited,
+)
 
 CHATML = (
     "{% for message in messages %}"

@@ -9,7 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from desktop_app.engine.api import (
-    DRAFT_K, DrafterKind, GenerateRequest, GenerationStats, LayerSplit, LoadedModels, ModelOptions,
+    DRAFT_K,
+    DrafterKind,
+    GenerateRequest,
+    GenerationStats,
+    LayerSplit,
+    LoadedModels,
+    ModelOptions,
 )
 
 Stage = str  # "target" or "draft"

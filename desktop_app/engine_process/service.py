@@ -1,7 +1,7 @@
 """The engine's child process: owns one Engine, takes commands from a pipe, sends events back.
 
 No Qt here (this module is what the spawned process imports). The messages are the typed
-dataclasses of :mod:`desktop_app.ui.engine_protocol`.
+dataclasses of :mod:`desktop_app.engine_process.protocol`.
 
 Loading and generating run on one job thread, in order; the main thread keeps reading the pipe
 so that a Cancel takes effect while a generation runs.
@@ -19,11 +19,32 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 
 from desktop_app.engine.api import (
-    Finished, GenerateRequest, GenerationStats, StatsUpdate, TextChunk, WorkerAddress,
+    Finished,
+    GenerateRequest,
+    GenerationStats,
+    StatsUpdate,
+    TextChunk,
+    WorkerAddress,
 )
-from desktop_app.ui.engine_protocol import (
-    Cancel, Done, EngineEvent, Failed, Fatal, Generate, HistoryChanged, LiveStats, Load, Loaded, LoadFailed, Loading,
-    LoadProgressed, Piece, Pieces, Ready, Shutdown, Stage,
+from desktop_app.engine_process.protocol import (
+    Cancel,
+    Done,
+    EngineEvent,
+    Failed,
+    Fatal,
+    Generate,
+    HistoryChanged,
+    LiveStats,
+    Load,
+    Loaded,
+    LoadFailed,
+    Loading,
+    LoadProgressed,
+    Piece,
+    Pieces,
+    Ready,
+    Shutdown,
+    Stage,
 )
 
 CHUNK_FLUSH_S = 0.05  # coalesce text pieces: 20 messages/s at most, whatever the model's speed (each wakes the
@@ -74,7 +95,7 @@ def add_piece(pieces: list[Piece], chunk: TextChunk) -> None:
 class _Worker:
     def __init__(self, conn: Connection) -> None:
         from desktop_app.engine import Engine
-        from desktop_app.ui.history_ngrams import HistoryNgrams
+        from desktop_app.engine_process.history_sync import HistoryNgrams
 
         self.conn = conn
         self.engine = Engine()
@@ -195,7 +216,7 @@ class _Worker:
         return target.options.workers if target is not None else ()
 
     def serve(self) -> None:
-        from desktop_app.engine import rpc
+        from desktop_app.engine.llama import rpc
 
         rpc.on_fatal(self.on_fatal, self.workers)
         backend = self.engine.backend()

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from desktop_app.engine.api import SpecMode
-from desktop_app.engine.cost_model import CostModel
+from desktop_app.engine.auto.cost_model import CostModel
 from desktop_app.engine.drafters import CopySource
 
 PRIOR_ACCEPTANCE = 0.6

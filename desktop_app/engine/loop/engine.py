@@ -12,37 +12,53 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from desktop_app.engine.api import (
-    DRAFT_FREE, DRAFT_K, DRAFTER_PREFERENCE, DrafterKind, GenerateRequest, LoadedModels, ModelInfo, ModelOptions, SpecMode, choose_drafter,
+    DRAFT_FREE,
+    DRAFT_K,
+    DRAFTER_PREFERENCE,
+    DrafterKind,
+    GenerateRequest,
+    LoadedModels,
+    ModelInfo,
+    ModelOptions,
+    SpecMode,
+    choose_drafter,
 )
-from desktop_app.engine import rpc
-from desktop_app.engine.backend import BackendInfo, backend_info
-from desktop_app.engine.chat_template import ChatTemplate, Message, validate_messages
-from desktop_app.engine.compat import DraftCompatibility, check_draft
+from desktop_app.engine.auto.cost_model import CostModel
+from desktop_app.engine.auto.drafter_choice import DrafterChoice
+from desktop_app.engine.auto.policy import (
+    HOT_PRIOR,
+    PRIOR_WEIGHT,
+    AcceptanceTracker,
+    AutoPolicy,
+    FixedPolicy,
+    OffPolicy,
+    Policy,
+    ProbeBackoff,
+    RunTracker,
+)
 from desktop_app.engine.drafters import CostProbe, Drafter
 from desktop_app.engine.drafters.assistant import AssistantDrafter
+from desktop_app.engine.drafters.history_vocab import HistoryVocab
 from desktop_app.engine.drafters.model_drafter import ModelDrafter
 from desktop_app.engine.drafters.mtp import MtpDrafter
 from desktop_app.engine.drafters.ngram_cache import ChatNgrams, NgramCacheDrafter
 from desktop_app.engine.drafters.ngram_map import NgramMapDrafter
 from desktop_app.engine.drafters.prompt_lookup import PromptLookupDrafter
-from desktop_app.engine.drafter_choice import DrafterChoice
-from desktop_app.engine.errors import EmptyPromptError, ContextOverflowError, EngineError, IncompatibleDraftError
+from desktop_app.engine.errors import ContextOverflowError, EmptyPromptError, EngineError, IncompatibleDraftError
 from desktop_app.engine.events import Event, Finished
-from desktop_app.engine.generator import LoopConfig, SpeculativeLoop
-from desktop_app.engine.history_vocab import HistoryVocab
-from desktop_app.engine.gguf_file import read_gguf
-from desktop_app.engine.model import LlamaModel, ProgressFn
-from desktop_app.engine.prompt_fit import FitCancelled, PromptFitter, TokenCounts
-from desktop_app.engine.drafting import drafting_support, is_assistant, rollback_refusal
-from desktop_app.engine.nextn import AssistantWeights, NextnContext, require_assistant_fits
-from desktop_app.engine.cost_model import CostModel
-from desktop_app.engine.policy import (
-    HOT_PRIOR, PRIOR_WEIGHT, AcceptanceTracker, AutoPolicy, FixedPolicy, OffPolicy, Policy, ProbeBackoff,
-    RunTracker,
-)
+from desktop_app.engine.llama import rpc
+from desktop_app.engine.llama.backend import BackendInfo, backend_info
+from desktop_app.engine.llama.chat_template import ChatTemplate, Message, validate_messages
+from desktop_app.engine.llama.compat import DraftCompatibility, check_draft
+from desktop_app.engine.llama.drafting import drafting_support, is_assistant, rollback_refusal
+from desktop_app.engine.llama.gguf_file import read_gguf
+from desktop_app.engine.llama.model import LlamaModel, ProgressFn
+from desktop_app.engine.llama.nextn import AssistantWeights, NextnContext, require_assistant_fits
+from desktop_app.engine.llama.threads import ThreadTuner
+from desktop_app.engine.llama.timing import CalibrationInterrupted, time_decodes, tune_threads
+from desktop_app.engine.loop.generator import LoopConfig, SpeculativeLoop
+from desktop_app.engine.loop.prompt_fit import FitCancelled, PromptFitter, TokenCounts
 from desktop_app.engine.stats import GenerationStats
-from desktop_app.engine.threads import ThreadTuner
-from desktop_app.engine.timing import CalibrationInterrupted, time_decodes, tune_threads
 
 AUTO_DRAFT_P_MIN = 0.4
 CALIBRATION_DEPTH = 160  # tokens of context behind the timed decodes

@@ -25,14 +25,14 @@ from typing import Any
 import llama_cpp
 import numpy as np
 
-from desktop_app.engine import llama_ext
 from desktop_app.engine.api import ModelOptions
-from desktop_app.engine.backend import ensure_backend, load_failure_reason
-from desktop_app.engine.drafting import assistant_mismatch
 from desktop_app.engine.errors import DecodeError, IncompatibleDraftError, ModelLoadError
-from desktop_app.engine.gguf_file import GGUFInfo, read_gguf
-from desktop_app.engine.model import LlamaModel, ProgressFn, context_params, load_weights
-from desktop_app.engine.vocab import VocabProperties
+from desktop_app.engine.llama import llama_ext
+from desktop_app.engine.llama.backend import ensure_backend, load_failure_reason
+from desktop_app.engine.llama.drafting import assistant_mismatch
+from desktop_app.engine.llama.gguf_file import GGUFInfo, read_gguf
+from desktop_app.engine.llama.model import LlamaModel, ProgressFn, context_params, load_weights
+from desktop_app.engine.llama.vocab import VocabProperties
 
 NEXTN_BATCH = 256  # catch-up decodes of a long prompt go in chunks; a smaller compute buffer
 

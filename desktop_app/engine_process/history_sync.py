@@ -3,7 +3,7 @@
 No Qt here (the engine process imports it). After a target loads, and whenever the window says
 the history changed (an answer was saved, conversations or messages were deleted), a background
 thread reads the history's messages (read-only), brings the cache file next to the history up to
-date (:func:`desktop_app.engine.ngram_store.sync`) and hands its table to the engine. Requests
+date (:func:`desktop_app.engine.drafters.ngram_store.sync`) and hands its table to the engine. Requests
 that arrive while a sync runs are merged into one more sync; answers never wait for it (it only
 takes the engine's lock to tokenize one message, or to swap the table in).
 """
@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from desktop_app.engine.errors import EngineError
-from desktop_app.engine.history_vocab import TargetChanged
+from desktop_app.engine.drafters.history_vocab import TargetChanged
 from desktop_app.engine.drafters.ngram_counts import NgramCounts
-from desktop_app.engine.ngram_store import HISTORY_ORDERS, CacheState, SourceMessage, sync
+from desktop_app.engine.drafters.ngram_store import HISTORY_ORDERS, CacheState, SourceMessage, sync
+from desktop_app.engine.errors import EngineError
 from desktop_app.store.history import read_messages
 
 if TYPE_CHECKING:

@@ -1,0 +1,1 @@
+"""The llama.cpp layer: models and contexts, the GGUF reader, chat templates, the backend, RPC and threads."""
