@@ -1,0 +1,67 @@
+"""A request of a thousand short turns, through the real API at a small context: it is fitted
+(oldest turns dropped) or refused within two seconds, and another client is served meanwhile.
+Dropping turns once re-rendered the whole conversation per dropped turn (48 s for this request,
+every other client blocked)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx2 as httpx
+import pytest
+
+from desktop_app.engine import Engine
+from desktop_app.engine.api import ModelOptions
+from desktop_app.server.backend import EngineBackend
+from tests.server.live_server import Server
+
+TURNS = 1001
+SMALL_CTX = 256
+
+
+@pytest.fixture(scope="module")
+def server(models: Any) -> Iterator[Server]:
+    engine = Engine()
+    engine.load_target(models.target, ModelOptions(n_ctx=SMALL_CTX))
+    backend = EngineBackend(engine)
+    served = Server(backend)
+    yield served
+    served.stop()
+    backend.close()
+    engine.close()
+
+
+def long_conversation() -> list[dict[str, str]]:
+    messages = [{"role": "system", "content": "Answer briefly."}]
+    for i in range(TURNS - 1):
+        messages.append({"role": "user" if i % 2 == 0 else "assistant", "content": f"turn {i}: a short line"})
+    messages.append({"role": "user", "content": "And now?"})
+    return messages
+
+
+def test_a_thousand_turns_are_fitted_quickly_while_another_client_is_served(server: Server) -> None:
+    body = {"messages": long_conversation(), "max_tokens": 4, "temperature": 0}
+    results: dict[str, Any] = {}
+
+    def long_request() -> None:
+        started = time.perf_counter()
+        results["long"] = httpx.post(f"{server.url}/chat/completions", json=body, timeout=60)
+        results["long_s"] = time.perf_counter() - started
+
+    thread = threading.Thread(target=long_request)
+    thread.start()
+    started = time.perf_counter()
+    other = httpx.post(f"{server.url}/chat/completions", timeout=60,
+                       json={"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 4, "temperature": 0})
+    other_s = time.perf_counter() - started
+    thread.join(timeout=60)
+
+    long = results["long"]
+    assert long.status_code == 200, long.text
+    assert long.json()["choices"][0]["message"]["content"] is not None
+    assert long.json()["usage"]["prompt_tokens"] <= SMALL_CTX  # the oldest turns were dropped to fit
+    assert results["long_s"] < 2.0, f"the 1001-turn request took {results['long_s']:.1f} s"
+    assert other.status_code == 200 and other_s < 2.0 + results["long_s"], f"the other client waited {other_s:.1f} s"
