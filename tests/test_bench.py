@@ -1,4 +1,5 @@
-"""``specchat bench`` end to end on the factory pair (tiny prompt set)."""
+"""``specchat bench`` end to end on the factory pair (tiny prompt set), and the lab's benches
+(``python -m lab <bench>``, run from the source checkout)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from desktop_app.bench.runner import load_prompts
+
+ROOT = Path(__file__).resolve().parents[1]  # where the lab package sits, not installed with the app
 
 
 def test_bench_writes_report_and_chart(models, tmp_path: Path) -> None:
@@ -74,16 +77,20 @@ def test_shipped_prompt_set_covers_the_categories() -> None:
     assert any(any("\uac00" <= ch <= "\ud7a3" for ch in p) for p in prompts["translation"])  # Korean
 
 
-def _bench(*args: str, timeout: int = 600) -> subprocess.CompletedProcess[str]:
+def _lab(*args: str, timeout: int = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "lab", *args], capture_output=True, text=True, timeout=timeout,
+                          cwd=ROOT)
+
+
+def _bench(name: str, *args: str, timeout: int = 600) -> subprocess.CompletedProcess[str]:
     # a busy test machine must not hold each round for a minute: the idle wait is for real figures
-    out = subprocess.run([sys.executable, "-m", "desktop_app", "bench", "--quiet-wait", "2", *args],
-                         capture_output=True, text=True, timeout=timeout)
+    out = _lab(name, "--quiet-wait", "2", *args, timeout=timeout)
     assert out.returncode == 0, out.stderr
     return out
 
 
 def test_load_bench_compares_adaptive_threads_with_each_fixed_count(models, tmp_path: Path) -> None:
-    out = _bench("--load", "--target", str(models.target), "--max-tokens", "8", "--draft-max", "4",
+    out = _bench("load", "--target", str(models.target), "--max-tokens", "8", "--draft-max", "4",
                  "--out", str(tmp_path))
     report = json.loads((tmp_path / "load.json").read_text())
     assert report["configs"][0] == "adaptive" and "1 thread" in report["configs"]
@@ -97,7 +104,7 @@ def test_load_bench_compares_adaptive_threads_with_each_fixed_count(models, tmp_
 
 
 def test_unused_draft_bench_reports_pass_cost_and_auto_vs_off(models, tmp_path: Path) -> None:
-    out = _bench("--unused-draft", "--target", str(models.target), "--draft", str(models.draft),
+    out = _bench("unused-draft", "--target", str(models.target), "--draft", str(models.draft),
                  "--max-tokens", "12", "--out", str(tmp_path))
     report = json.loads((tmp_path / "unused-draft.json").read_text())
     assert report["pass_cost_with_draft_loaded"] > 0 and report["auto_vs_off"] > 0
@@ -106,7 +113,7 @@ def test_unused_draft_bench_reports_pass_cost_and_auto_vs_off(models, tmp_path: 
 
 
 def test_window_bench_streams_in_the_real_window_and_the_cli(tmp_path: Path) -> None:
-    out = _bench("--window", "--max-tokens", "16", "--out", str(tmp_path))
+    out = _bench("window", "--max-tokens", "16", "--out", str(tmp_path))
     report = json.loads((tmp_path / "window.json").read_text())
     assert len(report["window"]) == len(report["cli"]) == report["rounds"]
     assert report["window_tok_s"] > 0 and report["cli_tok_s"] > 0 and report["window_vs_cli"] > 0
@@ -115,7 +122,7 @@ def test_window_bench_streams_in_the_real_window_and_the_cli(tmp_path: Path) -> 
 
 
 def test_attention_bench_compares_flash_attention_off_and_on(models, tmp_path: Path) -> None:
-    out = _bench("--attention", "--target", str(models.target), "--max-tokens", "8", "--draft-max", "4",
+    out = _bench("attention", "--target", str(models.target), "--max-tokens", "8", "--draft-max", "4",
                  "--repeats", "2", "--out", str(tmp_path))
     report = json.loads((tmp_path / "attention.json").read_text())
     assert {(r["prompt"], r["mode"]) for r in report["rows"]} == {
@@ -167,12 +174,8 @@ def test_a_replay_times_every_mode_s_passes_by_the_cost_table(default_model: Pat
     prompts.write_text(json.dumps({"rewrite": [f"Repeat this sentence exactly: {text}"]}))
 
     def replay(*tables: str) -> dict:
-        out = subprocess.run(
-            [sys.executable, "-m", "desktop_app", "bench", "--target", str(default_model), "--prompts", str(prompts),
-             "--max-tokens", "32", "--draft-max", "4", "8", "--out", str(tmp_path / "out"),
-             *(arg for table in tables for arg in ("--replay", table))],
-            capture_output=True, text=True, timeout=300,
-        )
+        out = _lab("replay", *tables, "--target", str(default_model), "--prompts", str(prompts),
+                   "--max-tokens", "32", "--draft-max", "4", "8", "--out", str(tmp_path / "out"), timeout=300)
         assert out.returncode == 0, out.stderr
         assert "In total time over all answers" in out.stdout
         return json.loads((tmp_path / "out" / "replay.json").read_text())
@@ -190,12 +193,22 @@ def test_a_replay_times_every_mode_s_passes_by_the_cost_table(default_model: Pat
     assert dear_table["summary"]["rewrite"]["auto"]["mean_k"] == 0  # nothing pays: Auto drafts nothing
     assert dear_table["summary"]["rewrite"]["auto"]["speedup_vs_off"] == pytest.approx(1.0)
 
-    bad = subprocess.run([sys.executable, "-m", "desktop_app", "bench", "--replay", "10,abc"],
-                         capture_output=True, text=True, timeout=60)
+    bad = _lab("replay", "10,abc", timeout=60)
     assert bad.returncode != 0 and "comma-separated milliseconds" in bad.stderr
-    short = subprocess.run(
-        [sys.executable, "-m", "desktop_app", "bench", "--target", str(default_model), "--prompts", str(prompts),
-         "--draft-max", "8", "--replay", "10,12,14", "--out", str(tmp_path / "short")],
-        capture_output=True, text=True, timeout=120,
-    )
+    short = _lab("replay", "10,12,14", "--target", str(default_model), "--prompts", str(prompts),
+                 "--draft-max", "8", "--out", str(tmp_path / "short"), timeout=120)
     assert short.returncode != 0 and "needs 9 pass costs" in short.stderr
+
+
+def test_the_lab_has_a_subcommand_per_bench_with_the_bench_options() -> None:
+    from lab.cli import BENCHES, build_parser
+
+    parser = build_parser()
+    assert set(BENCHES) == {"replay", "attention", "unused-draft", "peer", "overhead", "api-overhead", "load",
+                            "remote", "window"}
+    replay = parser.parse_args(["replay", "10,12", "20,30", "--draft-max", "4", "8", "--repeats", "2"])
+    assert replay.replay == [[10.0, 12.0], [20.0, 30.0]] and replay.draft_max == [4, 8] and replay.repeats == 2
+    assert parser.parse_args(["peer", "build/bin"]).peer == Path("build/bin")
+    for name in set(BENCHES) - {"replay", "peer"}:
+        args = parser.parse_args([name, "--max-tokens", "8", "--out", "x"])
+        assert (args.bench, args.max_tokens, args.out) == (name, 8, Path("x"))

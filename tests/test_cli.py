@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -26,6 +27,7 @@ def test_generate_json_with_a_draft_model(models) -> None:
     assert STATS_KEYS <= set(data["stats"])
     assert len(data["token_ids"]) == 12
     assert data["stats"]["mode"] == "on" and data["stats"]["draft_max"] == 3 and data["stats"]["drafted"] > 0
+    assert "warning" not in out.stderr  # SpecChat's own llama.cpp build: nothing to warn about
 
 
 def test_spec_off_and_on_print_the_same_text(models) -> None:
@@ -242,3 +244,33 @@ def test_a_home_that_cannot_be_created_is_one_line(tmp_path: Path, command: list
     assert out.stderr.splitlines() == [
         f"specchat: error: SpecChat cannot create its folder {blocker / 'home' / 'data'} (Not a directory): "
         f"{blocker} is a file, not a folder: move it away, or set SPECCHAT_HOME to a folder you can write to"]
+
+
+def test_a_foreign_llama_cpp_build_is_one_warning_line_and_ours_none() -> None:
+    from desktop_app.cli import build_warning_line
+    from desktop_app.engine.llama.backend import BackendInfo
+
+    assert build_warning_line(BackendInfo("CPU", False)) is None
+    foreign = BackendInfo("CPU", False, build_gaps=("no RPC backend: workers are unavailable",))
+    line = build_warning_line(foreign)
+    assert line == ("specchat: warning: this llama-cpp-python is not SpecChat's build (no RPC backend: workers "
+                    "are unavailable): rebuild it with `make setup`")
+    assert "\n" not in line
+
+
+LAB_FLAGS = {"--replay", "--attention", "--unused-draft", "--peer", "--overhead", "--api-overhead", "--load",
+             "--remote", "--window"}
+
+
+def test_bench_help_lists_only_the_user_s_options_and_no_lab_bench() -> None:
+    bench = specchat("bench", "--help", timeout=60)
+    assert bench.returncode == 0, bench.stderr
+    assert set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", bench.stdout)) == {
+        "--help", "--target", "--draft", "--drafter", "--n-gpu-layers", "--draft-n-gpu-layers", "--ctx", "--threads",
+        "--workers", "--split", "--prompts", "--draft-max", "--max-tokens", "--repeats", "--categories", "--out",
+        "--quiet-wait"}
+    top = specchat("--help", timeout=60)
+    assert top.returncode == 0 and "bench" in top.stdout
+    assert not LAB_FLAGS & set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", top.stdout))
+    lab_flag = specchat("bench", "--replay", "10,12", timeout=60)  # the lab's benches are `python -m lab ...`
+    assert lab_flag.returncode == 1 and "unrecognized arguments: --replay" in lab_flag.stderr

@@ -31,7 +31,6 @@ from desktop_app.engine.api import (
 )
 from desktop_app.resources import resources_dir
 
-AUTO_ALL = "auto"  # the bench's --drafter auto (args.auto_all): Auto chooses among every drafter, every cycle
 MULTI_TURN = "multi-turn"  # a category of conversations: later turns edit or extend earlier answers
 FRESH, WARM = " (fresh cache)", " (warm cache)"
 
@@ -293,14 +292,6 @@ def cmd_bench(args: argparse.Namespace, load_engine: Callable[[argparse.Namespac
     prompts = chosen_prompts(args)
     engine = load_engine(args)
     assert engine.target is not None
-    if args.overhead:
-        from desktop_app.bench.overhead import cmd_overhead
-
-        report = cmd_overhead(engine, {c: [p for p in v if isinstance(p, str)] for c, v in prompts.items()}, args)
-        args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "overhead.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
-        print(json.dumps(report, indent=2))
-        return 0
     drafter = _drafter(engine, args)
     draft_name = engine.draft.name if engine.draft is not None and drafter is DrafterKind.MODEL else drafter.label
     if args.auto_all:

@@ -12,8 +12,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from desktop_app.bench.remote import DelayRelay
 from desktop_app.engine.api import WorkerAddress
+from lab.remote import DelayRelay
+
+ROOT = Path(__file__).resolve().parents[2]  # where the lab package sits, not installed with the app
 
 
 class _Echo(socketserver.BaseRequestHandler):
@@ -52,9 +54,9 @@ def test_the_remote_benchmark_reports_each_delay(models: Any, tmp_path: Path) ->
     prompts = tmp_path / "prompts.json"
     prompts.write_text(json.dumps({"rewrite": ["Repeat: one two three four five."]}), encoding="utf-8")
     result = subprocess.run(
-        [sys.executable, "-m", "desktop_app", "bench", "--remote", "--target", str(models.target), "--prompts",
+        [sys.executable, "-m", "lab", "remote", "--target", str(models.target), "--prompts",
          str(prompts), "--max-tokens", "16", "--out", str(tmp_path / "out"), "--draft-max", "4"],
-        capture_output=True, text=True, timeout=300)
+        capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert result.returncode == 0, result.stderr
     report = json.loads((tmp_path / "out" / "remote.json").read_text())
     assert [row["delay_ms"] for row in report["rows"]] == [0.0, 2.0, 10.0]

@@ -1,4 +1,4 @@
-"""``specchat bench --attention``: flash attention on against off, on this machine's CPU.
+"""``python -m lab attention``: flash attention on against off, on this machine's CPU.
 
 llama.cpp's automatic choice enables flash attention wherever the backend supports it; SpecChat
 leaves it off for a model on the CPU (``model.runs_on_cpu``). This measures that choice: two
@@ -17,10 +17,10 @@ import sys
 from typing import Any
 
 from desktop_app.bench.quiet import wait_for_quiet
-from desktop_app.bench.report import write_report
 from desktop_app.bench.runner import MULTI_TURN, load_prompts, single_prompts, timed_turns
 from desktop_app.engine import Engine, default_model_path
 from desktop_app.engine.api import GenerateRequest, Message, ModelOptions, SpecMode, final_result
+from lab.report import write_report
 
 KERNELS = {"flash off": False, "flash on": True}
 MODES = (SpecMode.OFF, SpecMode.AUTO)

@@ -1,4 +1,4 @@
-"""``specchat bench --window``: does an answer stream as fast in the window as in the terminal?
+"""``python -m lab window``: does an answer stream as fast in the window as in the terminal?
 
 The real window (offscreen where there is no display) with its engine process, and
 ``specchat generate`` in a child process, answer the same message with the same settings,
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop_app.bench.quiet import wait_for_quiet
-from desktop_app.bench.report import write_report
+from lab.report import write_report
 
 WINDOW_VS_CLI = 0.9  # the Done-when target (issue 13)
 PROBE_MS = 50  # coarse: every wake-up of the window takes a core from the engine for a moment

@@ -1,4 +1,4 @@
-"""``specchat bench --peer DIR``: our prompt lookup against llama.cpp's own ``ngram-simple``.
+"""``python -m lab peer DIR``: our prompt lookup against llama.cpp's own ``ngram-simple``.
 
 Both sides get the same raw prompt (the first rewrite prompt, no chat template), the same model,
 threads and answer length, at temperature 0, each run in a fresh process. Our side is

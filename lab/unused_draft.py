@@ -1,4 +1,4 @@
-"""``specchat bench --unused-draft``: does a draft model Auto decides not to use cost anything?
+"""``python -m lab unused-draft``: does a draft model Auto decides not to use cost anything?
 
 Two engines load the same target, one with the draft as well. In interleaved rounds: plain
 decoding without the draft, plain decoding with it loaded, and Auto with it (the pair a deep
@@ -15,9 +15,9 @@ import sys
 from typing import Any
 
 from desktop_app.bench.quiet import wait_for_quiet
-from desktop_app.bench.report import write_report
 from desktop_app.engine import Engine, default_model_path
 from desktop_app.engine.api import DrafterKind, GenerateRequest, GenerationStats, ModelOptions, SpecMode, final_result
+from lab.report import write_report
 
 PASS_COST_TOLERANCE = 0.03  # Done-when targets (issue 13)
 AUTO_VS_OFF = 0.97

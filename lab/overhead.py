@@ -1,4 +1,4 @@
-"""``specchat bench --overhead``: does the engine's own loop cost anything?
+"""``python -m lab overhead``: does the engine's own loop cost anything?
 
 1. Speculation off vs llama-cpp-python's ``Llama.create_completion`` on the same model, prompt
    and settings (greedy, same threads/batch/context), runs interleaved.

@@ -1,4 +1,4 @@
-"""``specchat bench --load``: speed on a busy machine, the adaptive thread count vs each fixed one.
+"""``python -m lab load``: speed on a busy machine, the adaptive thread count vs each fixed one.
 
 For each load (idle, then 1 and 2 background processes each keeping a core busy), in rounds,
 plain decoding and Auto run with the adaptive count (the default) and with each fixed count the
@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from desktop_app.bench.quiet import busy_processes, wait_for_quiet
-from desktop_app.bench.report import write_report
 from desktop_app.engine import Engine
 from desktop_app.engine.api import GenerateRequest, ModelOptions, SpecMode, final_result
 from desktop_app.engine.llama.threads import thread_candidates
+from lab.report import write_report
 
 LOADS = (0, 1, 2)  # busy background processes
 MODES = (SpecMode.OFF, SpecMode.AUTO)

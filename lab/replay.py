@@ -1,4 +1,4 @@
-"""``specchat bench --replay``: the drafter bench without the machine's noise.
+"""``python -m lab replay``: the drafter bench without the machine's noise.
 
 The bench's prompts, modes and order run through the real engine, loop, drafters, policies and
 n-gram cache, but the target's passes are replayed: each answer is the greedy answer recorded
@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 

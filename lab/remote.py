@@ -1,4 +1,4 @@
-"""``specchat bench --remote``: the target spread over two workers behind an added network delay.
+"""``python -m lab remote``: the target spread over two workers behind an added network delay.
 
 Starts two ``specchat worker`` processes on this computer, puts a delaying TCP relay in front of
 each (every byte waits half the delay each way, so each round trip costs the delay more, as on a
