@@ -4,6 +4,7 @@ Importing this module loads neither llama.cpp nor Qt, so the window, the setting
 argument parser and the engine process's pipe all use these types and ranges directly:
 
 - :class:`SpecMode` and :class:`DrafterKind`: the speculation modes and who drafts, with labels;
+- :class:`FinishReason` (why an answer ended) and :data:`NO_DRAFTER` (an answer nobody drafted for);
 - :data:`DRAFT_K`, :data:`MAX_TOKENS`, :data:`TEMPERATURE`... : every numeric parameter with its
   range and default (:class:`NumberRange` gives the one error message for a bad value);
 - :func:`choose_drafter`: the one decision of which drafter an answer uses;
@@ -25,7 +26,8 @@ from desktop_app.engine.stats import GenerationStats
 from desktop_app.engine.workers import WORKER_HOST, WORKER_PORT, LayerSplit, WorkerAddress, parse_workers
 
 __all__ = [
-    "DRAFTER_PREFERENCE", "DRAFT_FREE", "DRAFT_K", "DrafterKind", "Event", "Finished", "GenerateRequest", "GenerationStats",
+    "DEFAULT_SPEC_MODE", "DRAFTER_PREFERENCE", "DRAFT_FREE", "DRAFT_K", "DrafterKind", "Event", "FinishReason",
+    "Finished", "GenerateRequest", "GenerationStats", "NO_DRAFTER", "NoDrafter",
     "LoadedModels", "MAX_TOKENS", "MIN_P", "Message", "ModelInfo", "ModelOptions", "NGPU_LAYERS", "N_CTX",
     "N_THREADS", "NumberRange", "SEED", "SamplingParams", "SpecMode", "StatsUpdate", "TEMPERATURE", "TOP_K",
     "TOP_P", "TextChunk", "WORKER_HOST", "WORKER_PORT", "LayerSplit", "WorkerAddress", "choose_drafter", "final_result",
@@ -61,6 +63,28 @@ class SpecMode(str, Enum):
 
 
 DEFAULT_SPEC_MODE = SpecMode.AUTO
+
+
+class FinishReason(str, Enum):
+    """Why an answer ended. The engine gives the first four; the window adds the last two for
+    answers that never got the engine's own end (the API maps them onto OpenAI's words)."""
+
+    STOP = "stop"  # the model ended its turn or a stop string matched
+    LENGTH = "length"  # max_tokens reached
+    CANCELLED = "cancelled"  # the user (or the API's client) stopped it
+    CONTEXT_FULL = "context_full"  # the context window has no room for another token
+    FAILED = "failed"  # the engine reported an error (the window's record of the answer)
+    INTERRUPTED = "interrupted"  # the engine's process was lost mid-answer (the window's record)
+
+
+class NoDrafter(str, Enum):
+    """The drafter of an answer nobody drafted for (speculation off or not possible): a one-member
+    enum, so a drafter is typed ``DrafterKind | NoDrafter`` and "none" is written here only."""
+
+    NONE = "none"
+
+
+NO_DRAFTER = NoDrafter.NONE
 
 
 class DrafterKind(str, Enum):
