@@ -6,14 +6,16 @@ import pytest
 
 from desktop_app.engine.auto.cost_model import CostModel
 from desktop_app.engine.auto.policy import (
-    COPY_MIN_GAIN,
-    MIN_GAIN,
     AcceptanceTracker,
     AutoPolicy,
     ProbeBackoff,
     best_k,
     expected_tokens,
 )
+from desktop_app.engine.auto.tunables import DEFAULT_TUNABLES, AutoTunables
+
+MIN_GAIN = DEFAULT_TUNABLES.min_gain
+COPY_MIN_GAIN = DEFAULT_TUNABLES.copy_min_gain
 
 # This project's CPU: a decode of b tokens costs about these multiples of one token.
 CPU_BATCH = [1.0, 1.8, 2.4, 3.6, 4.9, 5.8, 6.6, 7.5, 8.0]
@@ -61,7 +63,7 @@ def test_auto_switches_off_and_back_when_acceptance_recovers() -> None:
     for _ in range(30):  # the draft keeps missing
         k = policy.choose_k()
         policy.observe(k, 0, k * 0.0005, GPU_BATCH[k] * 0.010, k + 1)
-    assert policy.choose_k() == 0 or policy._probing
+    assert policy.choose_k() == 0 or policy.probing
     assert "off" in policy.reason()
     # while off it probes now and then; when the probes hit, it switches back on
     ks = []
@@ -69,7 +71,7 @@ def test_auto_switches_off_and_back_when_acceptance_recovers() -> None:
         k = policy.choose_k()
         ks.append(k)
         policy.observe(k, k, k * 0.0005, GPU_BATCH[k] * 0.010, k + 1)
-        if k and not policy._probing:
+        if k and not policy.probing:
             break
     # it was off, probed (spacing: test_probe_back_off_*), and a probe taken whole turned it on
     assert ks[0] == 0 and 2 <= len(ks) <= 8
@@ -179,18 +181,15 @@ def test_copied_proposals_are_judged_by_their_first_token_then_the_run() -> None
     assert guessing.rate(1, prompt) > 0.85 and policy.offer(8, prompt) == (0, 1.0)
 
 
-def test_carried_evidence_never_reads_as_certainty(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_carried_evidence_never_reads_as_certainty() -> None:
     """After a rewrite's long copies, a new answer (a translation, say) starts with their rates
     carried weakly and each length's prior kept: not at 100% (two carried successes with the
     prior scaled away read as a certainty, and a 7-token draft into a translation failed at its
     first token). Evidence within the answer still moves the rates both ways, fast. (The carry
     alone: the caution a new answer adds until it shows copies of its own is tested below.)"""
-    import desktop_app.engine.auto.policy as policy_module
     from desktop_app.engine.auto.policy import RunTracker
 
-    monkeypatch.setattr(policy_module, "START_CAUTION", 0.0)
-
-    run = RunTracker()
+    run = RunTracker(AutoTunables(start_caution=0.0))
     for _ in range(50):
         run.observe(0, 12, 12)
         run.observe(20, 12, 12)
@@ -291,18 +290,17 @@ def test_probe_back_off_carries_over_to_the_next_answer() -> None:
     assert first_probe >= 16
 
 
-def test_drafts_that_keep_delivering_less_than_rated_are_drafted_less(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_drafts_that_keep_delivering_less_than_rated_are_drafted_less() -> None:
     """Copies of every kind rate a proposal 3 tokens into a copy as likely to go on (long copies
     elsewhere keep the rating up), but in this answer each such draft Auto verifies breaks at
     once (code, math: short matches). Auto checks what its verified drafts delivered against
     what they were rated, and stops drafting them after a few; without the check it went on."""
-    import desktop_app.engine.auto.policy as policy_module
     from desktop_app.engine.auto.policy import RunTracker
 
     def drafts_made(check_weight: float) -> int:
-        monkeypatch.setattr(policy_module, "CHECK_WEIGHT", check_weight)
-        run = RunTracker()
-        policy = AutoPolicy(costs(CPU_BATCH, 0.0), k_max=8, probe=False, runs=run)
+        tunables = AutoTunables(check_weight=check_weight)
+        run = RunTracker(tunables)
+        policy = AutoPolicy(costs(CPU_BATCH, 0.0), k_max=8, probe=False, runs=run, tunables=tunables)
         made = 0
         for _ in range(12):
             for _ in range(3):  # long copies elsewhere, scored in the shadow
@@ -319,28 +317,28 @@ def test_drafts_that_keep_delivering_less_than_rated_are_drafted_less(monkeypatc
     assert drafts_made(2.0) <= 4
 
 
-def test_a_new_answer_drafts_short_matches_of_its_own_text_only_on_its_own_evidence(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_new_answer_drafts_short_matches_of_its_own_text_only_on_its_own_evidence() -> None:
     """A rewrite taught the drafter's ratings that copies go on (it copied its prompt, long).
     The next question is a translation: a 2-token match of the answer's own text or of counts
     over the context is rated by that rewrite, and drafting 8 tokens on it lost 8% of a short
     answer in the bench. So for those sources each copy length's carried rating counts only
     once this answer has shown copies of that length (verified or scored in the shadow); a
     copy of the prompt is what this prompt holds and is drafted at once."""
-    import desktop_app.engine.auto.policy as policy_module
     from desktop_app.engine.auto.policy import RunTracker
     from desktop_app.engine.drafters import CopySource
 
-    def rewrite_then_new_answer() -> AutoPolicy:
-        run = RunTracker()
-        earlier = AutoPolicy(costs(CPU_BATCH_ROWS, 0.0), k_max=8, probe=False, runs=run)
+    def rewrite_then_new_answer(tunables: AutoTunables = DEFAULT_TUNABLES) -> AutoPolicy:
+        run = RunTracker(tunables)
+        earlier = AutoPolicy(costs(CPU_BATCH_ROWS, 0.0), k_max=8, probe=False, runs=run, tunables=tunables)
         for source in CopySource:
             for _ in range(20):  # long copies of every kind, drafted and taken whole
                 earlier.streak = 0
                 earlier.observe(8, 8, 0.0, CPU_BATCH_ROWS[8] * 0.010, 9, source)
-        return AutoPolicy(costs(CPU_BATCH_ROWS, 0.0), k_max=8, probe=False, runs=run)  # the next answer
+        # the next answer
+        return AutoPolicy(costs(CPU_BATCH_ROWS, 0.0), k_max=8, probe=False, runs=run, tunables=tunables)
 
-    def first_offer(source: CopySource) -> int:
-        policy = rewrite_then_new_answer()
+    def first_offer(source: CopySource, tunables: AutoTunables = DEFAULT_TUNABLES) -> int:
+        policy = rewrite_then_new_answer(tunables)
         policy.streak = 2
         return policy.offer(8, source)[0]
 
@@ -348,9 +346,7 @@ def test_a_new_answer_drafts_short_matches_of_its_own_text_only_on_its_own_evide
         assert first_offer(source) == 0, source  # a 2-token match on another task's ratings
     assert first_offer(CopySource.PROMPT) > 0  # this prompt's copy: drafted at once
 
-    monkeypatch.setattr(policy_module, "START_CAUTION", 0.0)
-    assert first_offer(CopySource.OTHER) > 0  # without the rule it drafted
-    monkeypatch.undo()
+    assert first_offer(CopySource.OTHER, AutoTunables(start_caution=0.0)) > 0  # without the rule it drafted
 
     policy = rewrite_then_new_answer()
     for _ in range(3):  # this answer's own copies of the context hold (scored in the shadow)
@@ -361,26 +357,24 @@ def test_a_new_answer_drafts_short_matches_of_its_own_text_only_on_its_own_evide
     assert policy.offer(8, CopySource.ANSWER)[0] == 0  # each source shows it for itself
 
 
-def test_a_copy_of_the_history_that_holds_is_drafted_in_full_without_waiting_for_each_length(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_copy_of_the_history_that_holds_is_drafted_in_full_without_waiting_for_each_length() -> None:
     """A copy the n-gram cache makes of an earlier answer (a turn that repeats it) starts with
     caution, as any copy not of the prompt. Once it has held a few tokens in this answer it is
     this answer's own: Auto then drafts it in full instead of learning each copy length anew
     (drafted 2, 3, 3, 3, 3, 6, 10 in the bench, where fixed k = 12 took 12 a pass: 7-13% of
     those turns lost). Without the rule, the same 60-token copy takes more passes."""
-    import desktop_app.engine.auto.policy as policy_module
     from desktop_app.engine.auto.policy import RunTracker
     from desktop_app.engine.drafters import CopySource
 
-    def passes_to_copy(tokens: int) -> tuple[int, list[int]]:
-        run = RunTracker()
-        earlier = AutoPolicy(costs(CPU_BATCH_ROWS, 0.0), k_max=8, probe=False, runs=run)
+    def passes_to_copy(tokens: int, tunables: AutoTunables = DEFAULT_TUNABLES) -> tuple[int, list[int]]:
+        run = RunTracker(tunables)
+        earlier = AutoPolicy(costs(CPU_BATCH_ROWS, 0.0), k_max=8, probe=False, runs=run, tunables=tunables)
         for source in CopySource:
             for _ in range(20):  # earlier answers: copies of every kind held
                 earlier.streak = 0
                 earlier.observe(8, 8, 0.0, CPU_BATCH_ROWS[8] * 0.010, 9, source)
                 earlier.observe_shadow(8, 8, source)
-        policy = AutoPolicy(costs(CPU_BATCH_ROWS, 0.0), k_max=8, probe=False, runs=run)
+        policy = AutoPolicy(costs(CPU_BATCH_ROWS, 0.0), k_max=8, probe=False, runs=run, tunables=tunables)
         done, drafts = 0, []
         while done < tokens:
             k = policy.offer(8, CopySource.OTHER)[0]
@@ -394,24 +388,22 @@ def test_a_copy_of_the_history_that_holds_is_drafted_in_full_without_waiting_for
     passes, drafts = passes_to_copy(60)
     assert drafts[:2] == [0, 0]  # a new answer's copy of the history starts with caution
     assert passes <= 10 and drafts.count(8) >= 6
-    monkeypatch.setattr(policy_module, "PROVEN_RUN", 10**9)
-    slower, old_drafts = passes_to_copy(60)
+    slower, old_drafts = passes_to_copy(60, AutoTunables(proven_run=10**9))
     assert slower >= passes + 2, old_drafts
 
 
-def test_a_copy_must_promise_more_than_a_model_draft_to_be_drafted(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_copy_must_promise_more_than_a_model_draft_to_be_drafted() -> None:
     """At this machine's costs, copies of the prompt that held 5 times in 8 from their start
     make a 3-token draft promise about 1.09x. A draft model's proposal promising that much is
     drafted (its acceptance is the pair's own, measured token by token); a model-free copy's is
     a gamble on a copy's first tokens, the kind that lost in the bench's code answers, so it
     must promise COPY_MIN_GAIN. Without that bar the copy is drafted."""
-    import desktop_app.engine.auto.policy as policy_module
     from desktop_app.engine.auto.policy import RunTracker
     from desktop_app.engine.drafters import CopySource
 
-    def copy_offer() -> tuple[int, float]:
-        run = RunTracker()
-        policy = AutoPolicy(costs(CPU_BATCH_ROWS, 0.0), k_max=8, probe=False, runs=run)
+    def copy_offer(tunables: AutoTunables = DEFAULT_TUNABLES) -> tuple[int, float]:
+        run = RunTracker(tunables)
+        policy = AutoPolicy(costs(CPU_BATCH_ROWS, 0.0), k_max=8, probe=False, runs=run, tunables=tunables)
         for i in range(8):
             policy.streak = 0
             policy.observe(3, 3 if i < 5 else 0, 0.0, CPU_BATCH_ROWS[3] * 0.010, 4, CopySource.PROMPT)
@@ -419,10 +411,8 @@ def test_a_copy_must_promise_more_than_a_model_draft_to_be_drafted(monkeypatch: 
         return policy.offer(8, CopySource.PROMPT)
 
     assert copy_offer() == (0, 1.0)
-    monkeypatch.setattr(policy_module, "COPY_MIN_GAIN", MIN_GAIN)
-    k, gain = copy_offer()
+    k, gain = copy_offer(AutoTunables(copy_min_gain=MIN_GAIN))
     assert k == 3 and MIN_GAIN < gain < COPY_MIN_GAIN
-    monkeypatch.undo()
 
     model = AutoPolicy(costs(CPU_BATCH_ROWS, 0.0), k_max=8, acceptance=AcceptanceTracker(0.66 * 20, 20))
     assert model.choose_k() > 0 and MIN_GAIN < model.predicted_gain < COPY_MIN_GAIN

@@ -1,0 +1,147 @@
+"""What Auto keeps of a target and draft pair between answers, and the policies it builds from it.
+
+Costs are measured once per drafter and maximum k (:meth:`AutoSetup.calibrate`), the target's
+per batch size shared by every drafter at each thread count; acceptance, copy runs and probe
+back-off are kept per drafter, so the next answer starts from what the last one learned. Loading
+another model drops it all (:meth:`AutoSetup.forget`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+
+from desktop_app.engine.api import DRAFT_K, DrafterKind, SpecMode
+from desktop_app.engine.auto.acceptance import AcceptanceTracker, ProbeBackoff
+from desktop_app.engine.auto.cost_model import CostModel
+from desktop_app.engine.auto.drafter_choice import DrafterChoice
+from desktop_app.engine.auto.policy import AutoPolicy, FixedPolicy, OffPolicy, Policy
+from desktop_app.engine.auto.run_tracker import RunTracker
+from desktop_app.engine.auto.tunables import DEFAULT_TUNABLES, AutoTunables
+from desktop_app.engine.drafters import CostProbe, Drafter
+from desktop_app.engine.llama.model import LlamaModel
+from desktop_app.engine.llama.threads import ThreadTuner
+from desktop_app.engine.llama.timing import CalibrationInterrupted, time_decodes, tune_threads
+
+CALIBRATION_DEPTH = 160  # tokens of context behind the timed decodes
+
+
+def _batch_costs(target: LlamaModel, k_max: int, token: int, depth: int, reps: int,
+                 should_stop: Callable[[], bool] | None) -> list[float]:
+    batch_s = time_decodes(target, list(range(1, k_max + 2)), token, depth, reps, should_stop)
+    # A bigger batch never costs less: smooth out timing noise (running minimum from the right).
+    for b in range(len(batch_s) - 2, -1, -1):
+        batch_s[b] = min(batch_s[b], batch_s[b + 1])
+    return batch_s
+
+
+class AutoSetup:
+    """Auto's costs and what it learned, per drafter, for the pair loaded now.
+
+    ``apply_threads(count)`` sets every context's thread count (calibration times the target at
+    each count the thread tuner may choose)."""
+
+    def __init__(self, apply_threads: Callable[[int], None], tunables: AutoTunables = DEFAULT_TUNABLES) -> None:
+        self.tunables = tunables
+        self._apply_threads = apply_threads
+        self.costs: dict[tuple[DrafterKind | None, int], CostModel] = {}
+        # seconds per target batch of 1..k+1, per k_max, per thread count (the shape differs: on 2
+        # cores a batch of 9 costs 4x one token with 2 threads, 5.7x with 1)
+        self._target_costs: dict[int, dict[int, list[float]]] = {}
+        self._acceptance: dict[str, AcceptanceTracker] = {}
+        self._runs: dict[str, RunTracker] = {}  # model-free drafters' copy runs, per drafter
+        self._probes: dict[str, ProbeBackoff] = {}  # when Auto next probes a drafter it left off
+
+    def forget(self, target_costs: bool = False) -> None:
+        """Drop what Auto learned of this pair: its costs (measured again on first use), the
+        acceptance and copy runs it tracked, and when it next probes; with ``target_costs``
+        also the target's timed batches (another target, or another draft sharing the machine)."""
+        self.costs.clear()
+        self._acceptance.clear()
+        self._runs.clear()
+        self._probes.clear()
+        if target_costs:
+            self._target_costs.clear()
+
+    def use_threads(self, count: int) -> None:
+        """Plan with the costs measured at ``count`` threads."""
+        for costs in self.costs.values():
+            costs.use_threads(count)
+
+    def calibrate(
+        self, target: LlamaModel, threads: ThreadTuner, drafter: Drafter | None, k_max: int, reps: int = 5,
+        depth: int = CALIBRATION_DEPTH, should_stop: Callable[[], bool] | None = None,
+    ) -> CostModel:
+        """Measure this machine's target cost per batch size and the drafter's cost per token.
+
+        Measured ``depth`` tokens into the context (attention grows with it), appending to
+        whatever the caches hold and trimming back afterwards, so a conversation's cache survives.
+        """
+        key = (drafter.kind if drafter is not None else None, k_max)
+        if key in self.costs:
+            return self.costs[key]
+        filler = (target.tokenize(" the", add_special=False) or [max(target.bos_id, 1)])[0]
+        tables = self._target_costs.get(k_max)
+        if tables is None and threads.quiet_count is None:  # the thread count first: costs depend on it
+            tune_threads(target, threads, filler, depth, should_stop)
+        if tables is None:  # measured once per k_max, whoever drafts, at each count the tuner may use
+            chosen = threads.count
+            tables = {}
+            try:
+                for count in sorted(threads.candidates, key=lambda c: c != chosen):
+                    self._apply_threads(count)
+                    tables[count] = _batch_costs(target, k_max, filler, depth, reps if count == chosen else 3,
+                                                 should_stop)
+            finally:
+                self._apply_threads(chosen)
+            self._target_costs[k_max] = tables
+        draft_s = drafter.token_cost_s(CostProbe(filler, depth, reps, should_stop)) if drafter is not None else 0.0
+        costs = CostModel(list(tables[threads.count]), draft_s,
+                          by_threads={c: list(t) for c, t in tables.items()}, threads=threads.count)
+        self.costs[key] = costs
+        return costs
+
+    def use_costs(self, drafter: DrafterKind, k_max: int, costs: CostModel) -> None:
+        """Use these costs for this drafter and maximum k instead of measuring them: they stand
+        as given, whatever the passes here take, so Auto decides the same on any machine."""
+        if costs.k_max != k_max:
+            raise ValueError(f"costs for k up to {costs.k_max} given for k_max {k_max}")
+        self.costs[(drafter, k_max)] = dataclasses.replace(costs, measured=False)
+
+    def prepare(
+        self, target: LlamaModel, threads: ThreadTuner, candidates: Sequence[Drafter], draft_max: int,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> CostModel | None:
+        """Calibrate for these candidates now; None when there are none or ``should_stop`` said
+        so between timed decodes (Auto then measures on first use)."""
+        if not candidates:
+            return None
+        k_max = min(DRAFT_K.check(draft_max), target.max_draft or draft_max)
+        try:
+            return [self.calibrate(target, threads, c, k_max, should_stop=should_stop) for c in candidates][0]
+        except CalibrationInterrupted:
+            return None
+
+    def choice(self, spec: SpecMode, candidates: Sequence[Drafter], k_max: int,
+               costs_for: Callable[[Drafter], CostModel]) -> DrafterChoice:
+        """The drafters of an answer with their policies; ``costs_for`` gives a drafter's costs
+        at ``k_max`` (measuring them on first use)."""
+        return DrafterChoice([(d, self.policy(spec, d, k_max, costs_for)) for d in candidates])
+
+    def policy(self, spec: SpecMode, drafter: Drafter | None, k_max: int,
+               costs_for: Callable[[Drafter], CostModel]) -> Policy:
+        if spec is SpecMode.OFF or drafter is None:
+            return OffPolicy()
+        if spec is SpecMode.ON:
+            return FixedPolicy(k_max)
+        # Costs and acceptance carry over between answers: the next turn of a conversation
+        # starts from what this pair and this kind of task did last time.
+        t = self.tunables
+        costs = costs_for(drafter)
+        name = drafter.kind.value
+        cold = self._acceptance.setdefault(name, AcceptanceTracker.from_prior(t.prior_acceptance, t))
+        hot = self._acceptance.setdefault(name + ":hot", AcceptanceTracker.from_prior(t.hot_prior, t))
+        runs = self._runs.setdefault(name, RunTracker(t)) if drafter.free else None
+        probes = self._probes.setdefault(name, ProbeBackoff(t))
+        return AutoPolicy(costs, k_max, probe=not drafter.free, tunables=t, acceptance=cold, hot=hot, runs=runs,
+                          probes=probes)

@@ -1,0 +1,96 @@
+"""A request's prompt tokens: the chat template rendered, fitted to the context, tokenized.
+
+Re-tokenizing our own earlier answer need not give the tokens we generated (BPE is not
+canonical), which would spoil the KV cache: the last chat prompt and answer are remembered as
+text and tokens, and reused when the next prompt starts with that text.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+
+from desktop_app.engine.api import GenerateRequest
+from desktop_app.engine.errors import ContextOverflowError, EmptyPromptError
+from desktop_app.engine.events import Finished
+from desktop_app.engine.llama.chat_template import ChatTemplate, Message, validate_messages
+from desktop_app.engine.llama.model import LlamaModel
+from desktop_app.engine.loop.model_set import ModelSet
+from desktop_app.engine.loop.prompt_fit import PromptFitter, TokenCounts
+
+MIN_ANSWER_ROOM = 64
+
+
+def _special_text(model: LlamaModel, token: int) -> str:
+    return model.token_text(token).decode(errors="replace") if token >= 0 else ""
+
+
+class PromptBuilder:
+    def __init__(self, models: ModelSet) -> None:
+        self._models = models
+        self.template: ChatTemplate | None = None
+        self._history: tuple[str, list[int]] = ("", [])  # last chat prompt + answer, as text and tokens
+        self.last_text = ""  # the text of the last chat prompt built
+        self._token_counts = TokenCounts(self.tokenize_text)  # per message text, for fitting prompts
+
+    def on_target(self, model: LlamaModel) -> None:
+        """A new target: its template, and nothing remembered in the old vocabulary."""
+        self._history = ("", [])
+        self._token_counts = TokenCounts(self.tokenize_text)
+        self.template = ChatTemplate(
+            model.info.chat_template, _special_text(model, model.bos_id), _special_text(model, model.eos_id),
+            origin=model.path.name,
+        )
+
+    def forget_last_answer(self) -> None:
+        self._history = ("", [])
+
+    def build(self, request: GenerateRequest, cancel: threading.Event | None,
+              clock: Callable[[], float]) -> tuple[list[int], int]:
+        """Token ids for the request and how many oldest turns were dropped to fit (see
+        prompt_fit). Raises FitCancelled when ``cancel`` is set meanwhile."""
+        target = self._models.require_target()
+        if request.prompt is not None:
+            tokens = target.tokenize(request.prompt, add_special=True, parse_special=request.parse_special)
+            if not tokens:
+                # Generation continues from the last prompt token: with no BOS there is none.
+                raise EmptyPromptError("The prompt is empty: give some text to continue")
+            self._check_fits(tokens)
+            return tokens, 0
+        messages = validate_messages(list(request.messages or []))
+        limit = target.n_ctx - min(request.max_tokens, MIN_ANSWER_ROOM)
+        fitter = PromptFitter(self.render, self._token_counts, limit, cancel, clock=clock)
+        kept_from, text, tokens = fitter.fit(messages)
+        self.last_text = text
+        if len(tokens) > limit:  # even the last message alone leaves too little room
+            self._check_fits(tokens)
+        return tokens, kept_from - (1 if messages[0]["role"] == "system" else 0)
+
+    def render(self, messages: Sequence[Message]) -> tuple[str, list[int]]:
+        """The prompt text for these messages and its tokens."""
+        target = self._models.require_target()
+        assert self.template is not None
+        text = self.template.render(messages, add_generation_prompt=True)
+        # Reuse the tokens generated last time when the text matches (see the module's docstring).
+        hist_text, hist_tokens = self._history
+        if hist_tokens and len(text) > len(hist_text) and text.startswith(hist_text):
+            return text, hist_tokens + target.tokenize(text[len(hist_text) :], add_special=False, parse_special=True)
+        bos_text = self.template.bos_token
+        add_special = target.add_bos and not (bos_text and text.startswith(bos_text))
+        return text, target.tokenize(text, add_special=add_special, parse_special=True)
+
+    def tokenize_text(self, text: str) -> list[int]:
+        return self._models.require_target().tokenize(text, add_special=False, parse_special=True)
+
+    def remember(self, target: LlamaModel, prompt_text: str, prompt: list[int], answer: Finished) -> None:
+        """Keep a chat answer's tokens for the next prompt (when they read back as its text)."""
+        if prompt_text and target.detokenize(answer.token_ids) == answer.text:
+            self._history = (prompt_text + answer.text, prompt + answer.token_ids)
+
+    def _check_fits(self, tokens: list[int]) -> None:
+        target = self._models.require_target()
+        if len(tokens) + 1 > target.n_ctx:
+            raise ContextOverflowError(
+                f"The message is {len(tokens)} tokens long but the context holds {target.n_ctx}: "
+                "shorten it or load the model with a larger context"
+            )
