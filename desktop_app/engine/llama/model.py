@@ -17,11 +17,13 @@ import llama_cpp
 import numpy as np
 
 from desktop_app.engine.api import ModelOptions
-from desktop_app.engine.errors import ContextOverflowError, DecodeError, ModelLoadError
-from desktop_app.engine.llama import llama_ext, rpc
+from desktop_app.engine.errors import ModelLoadError
+from desktop_app.engine.llama import rpc
 from desktop_app.engine.llama.backend import clear_log, cpu_has_llamafile, ensure_backend, load_failure_reason
 from desktop_app.engine.llama.drafting import has_mtp_layers
 from desktop_app.engine.llama.gguf_file import GGUFInfo, read_gguf
+from desktop_app.engine.llama.kv_cache import KvCache
+from desktop_app.engine.llama.kv_cache import common_prefix as common_prefix  # where drafters import it from
 from desktop_app.engine.llama.rpc import Placement
 from desktop_app.engine.llama.threads import default_threads
 from desktop_app.engine.llama.vocab import VocabProperties
@@ -40,22 +42,6 @@ def available_memory() -> int | None:
         return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):
         return None
-
-
-def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
-    """Length of the shared prefix. Called every cycle with the whole context, so the usual
-    case (one is a prefix of the other) is a single C-level slice comparison."""
-    n = min(len(a), len(b))
-    if list(a[:n]) == list(b[:n]):
-        return n
-    lo, hi = 0, n  # a[:lo] == b[:lo] and a[:hi] != b[:hi]
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if list(a[:mid]) == list(b[:mid]):
-            lo = mid
-        else:
-            hi = mid
-    return lo
 
 
 ProgressFn = Callable[[float], None]
@@ -85,7 +71,7 @@ def load_weights(path: Path, options: ModelOptions, progress: ProgressFn | None,
         def on_progress(fraction: float, _user: ctypes.c_void_p) -> bool:
             try:
                 progress(float(fraction))
-            except Exception:  # a UI callback must never break loading
+            except Exception:  # noqa: BLE001 - a UI callback must never break loading
                 pass
             return True
 
@@ -138,7 +124,9 @@ def default_flash_attn(options: ModelOptions) -> bool | None:
     return None
 
 
-class LlamaModel(VocabProperties):
+class LlamaModel(KvCache, VocabProperties):
+    """A model, its context and reusable batch; decoding and the cache record are :class:`KvCache`'s."""
+
     def __init__(
         self, path: str | Path, options: ModelOptions | None = None, progress: ProgressFn | None = None
     ) -> None:
@@ -230,7 +218,7 @@ class LlamaModel(VocabProperties):
     def __del__(self) -> None:  # pragma: no cover - best effort
         try:
             self.close()
-        except Exception:
+        except Exception:  # noqa: BLE001 - at interpreter exit llama_cpp may be half torn down
             pass
 
     # ----------------------------------------------------------------- properties
@@ -261,18 +249,6 @@ class LlamaModel(VocabProperties):
         """(llama_model *, llama_context *) for the engine's own extensions (MTP contexts)."""
         return self._model, self._ctx
 
-    def enable_hidden_rows(self) -> None:
-        """Make every decode also output each row's final hidden state (what MTP heads and
-        Gemma 4 assistants draft from); read with :meth:`hidden_rows`."""
-        if not self.hidden_rows_on:
-            llama_ext.set_embeddings_nextn(self._ctx, True, False)
-            self.hidden_rows_on = True
-            self.n_embd_out = int(llama_cpp.llama_model_n_embd_out(self._model))
-
-    def hidden_rows(self, n_rows: int) -> np.ndarray:
-        """A copy of the last decode's first ``n_rows`` hidden rows (one per batch token)."""
-        return llama_ext.embeddings_nextn(self._ctx, n_rows, self.n_embd_out)
-
     def is_eog(self, token: int) -> bool:
         return bool(self._eog[token])
 
@@ -299,104 +275,3 @@ class LlamaModel(VocabProperties):
 
     def detokenize(self, tokens: Sequence[int]) -> str:
         return b"".join(self.piece(t) for t in tokens).decode("utf-8", errors="replace")
-
-    # ----------------------------------------------------------------- decoding
-    def _decode(self, tokens: Sequence[int], start: int, want_logits: str) -> None:
-        """Decode ``tokens`` at positions ``start``...; want_logits: 'all', 'last' or 'none'."""
-        n = len(tokens)
-        batch = self._batch
-        assert batch is not None, "the model was closed"
-        batch.n_tokens = n
-        last = n - 1
-        for i, token in enumerate(tokens):
-            batch.token[i] = token
-            batch.pos[i] = start + i
-            batch.n_seq_id[i] = 1
-            batch.seq_id[i][0] = 0
-            batch.logits[i] = want_logits == "all" or (want_logits == "last" and i == last)
-        rc = llama_cpp.llama_decode(self._ctx, batch)
-        if rc != 0:
-            reason = {1: "no free slot in the KV cache (context full)", 2: "aborted", -1: "invalid batch"}
-            raise DecodeError(f"llama_decode failed ({rc}): {reason.get(rc, 'backend error')}")
-        # llama.cpp snapshots the recurrent state at each of the last rows of a decode: that many
-        # tokens (at most n_rs_seq) can be dropped again, once. Further, seq_rm would report
-        # success and leave a stale state, so truncate() must not ask for more.
-        self._rollback_room = min(self.n_rs_seq, n - 1)
-
-    def ensure_fits(self, n_tokens: int) -> None:
-        if n_tokens > self.n_ctx:
-            raise ContextOverflowError(
-                f"The conversation needs {n_tokens} tokens but the context holds {self.n_ctx}"
-            )
-
-    def prefill(self, tokens: Sequence[int], need_logits: bool = True, hidden_from: int | None = None) -> int:
-        """Make the KV cache hold exactly ``tokens``, reusing the cached prefix.
-
-        With ``need_logits`` the last token is (re)decoded so :meth:`logits` (-1) is its
-        prediction. With ``hidden_from`` (hidden rows enabled) every token from that position on
-        is (re)decoded and :attr:`prefill_hidden` holds (first position, their hidden rows).
-        Returns how many tokens were decoded now.
-        """
-        self.ensure_fits(len(tokens))
-        keep = common_prefix(self.kv_tokens, tokens)
-        if need_logits and keep == len(tokens) and keep > 0:
-            keep -= 1
-        if hidden_from is not None:
-            keep = min(keep, max(hidden_from, 0))
-        self.truncate(keep)
-        keep = len(self.kv_tokens)  # a recurrent cache may have had to start again
-        todo = list(tokens[keep:])
-        pos = keep
-        rows: list[np.ndarray] = []
-        for begin in range(0, len(todo), self.n_batch):
-            chunk = todo[begin : begin + self.n_batch]
-            is_last = begin + self.n_batch >= len(todo)
-            self._decode(chunk, pos, "last" if (is_last and need_logits) else "none")
-            if hidden_from is not None:
-                rows.append(self.hidden_rows(len(chunk)))
-            pos += len(chunk)
-            self.kv_tokens.extend(chunk)
-        if hidden_from is not None:
-            self.prefill_hidden = (keep, np.concatenate(rows) if rows else np.zeros((0, self.n_embd_out), np.float32))
-        return len(todo)
-
-    def decode_all_rows(self, tokens: Sequence[int]) -> None:
-        """Append ``tokens`` to the cache with logits for every row (the verify pass)."""
-        if len(self.kv_tokens) + len(tokens) > self.n_ctx:
-            raise ContextOverflowError(f"The context of {self.n_ctx} tokens is full")
-        self._decode(tokens, len(self.kv_tokens), "all")
-        self.kv_tokens.extend(tokens)
-
-    def decode_one(self, token: int) -> None:
-        """Append one token with logits (plain decoding, drafting)."""
-        if len(self.kv_tokens) + 1 > self.n_ctx:
-            raise ContextOverflowError(f"The context of {self.n_ctx} tokens is full")
-        self._decode((token,), len(self.kv_tokens), "last")
-        self.kv_tokens.append(token)
-
-    def logits(self, row: int = -1) -> np.ndarray:
-        """A view of one row's logits from the last decode (valid until the next decode)."""
-        ptr = llama_cpp.llama_get_logits_ith(self._ctx, row)
-        if not ptr:
-            raise DecodeError(f"no logits for row {row}")
-        return np.ctypeslib.as_array(ptr, shape=(self.n_vocab,))
-
-    def truncate(self, n_keep: int) -> None:
-        """Drop cached tokens from position ``n_keep`` on (a recurrent cache that cannot roll
-        that far back starts again empty: the next prefill decodes everything)."""
-        drop = len(self.kv_tokens) - n_keep
-        if drop <= 0:
-            return
-        if self.recurrent and drop > self._rollback_room:
-            self.clear()
-            return
-        self._rollback_room = 0  # the snapshots are used up
-        if not llama_cpp.llama_memory_seq_rm(self._memory, 0, n_keep, -1):
-            self.clear()
-            return
-        del self.kv_tokens[n_keep:]
-
-    def clear(self) -> None:
-        llama_cpp.llama_memory_clear(self._memory, True)
-        self.kv_tokens = []
-        self._rollback_room = 0

@@ -12,7 +12,9 @@ from pathlib import Path
 
 from desktop_app.engine.api import (
     DRAFT_K,
+    NO_DRAFTER,
     DrafterKind,
+    FinishReason,
     GenerateRequest,
     LoadedModels,
     ModelInfo,
@@ -260,12 +262,12 @@ class Engine:
             try:
                 prompt, dropped = self.build_prompt(request, cancel)
             except FitCancelled:
-                yield Finished("", [], GenerationStats(mode=request.spec.value, finish_reason="cancelled"))
+                yield Finished("", [], GenerationStats(mode=request.spec, finish_reason=FinishReason.CANCELLED))
                 return
             choice = self._choice(request)
             stats = GenerationStats(
-                mode=request.spec.value,
-                drafter=choice.candidates[0].name if choice.k_max else "none",
+                mode=request.spec,
+                drafter=choice.candidates[0].drafter.kind if choice.k_max else NO_DRAFTER,
                 draft_max=choice.k_max,
             )
             stats.dropped_turns = dropped
