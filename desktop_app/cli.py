@@ -175,7 +175,8 @@ def _read_messages(path: Path) -> Any:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
-    from desktop_app.engine.api import GenerateRequest, Message, SamplingParams, TextChunk, final_result
+    from desktop_app.engine.api import GenerateRequest, Message, SamplingParams
+    from desktop_app.engine.events import TextChunk, final_result
 
     try:
         sampling = SamplingParams(args.temperature, args.top_k, args.top_p, args.min_p, args.seed)

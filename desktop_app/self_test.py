@@ -15,7 +15,8 @@ PROMPT = "Repeat exactly: The quick brown fox jumps over the lazy dog."
 def run_self_test() -> int:
     from desktop_app import __version__
     from desktop_app.engine import Engine, EngineError, default_model_path
-    from desktop_app.engine.api import DrafterKind, Finished, GenerateRequest, SpecMode, final_result
+    from desktop_app.engine.api import DrafterKind, GenerateRequest, SpecMode
+    from desktop_app.engine.events import Finished, final_result
 
     try:
         engine = Engine()

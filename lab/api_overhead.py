@@ -16,7 +16,8 @@ import time
 from typing import Any
 
 from desktop_app.engine import Engine
-from desktop_app.engine.api import GenerateRequest, Message, SamplingParams, SpecMode, final_result
+from desktop_app.engine.api import GenerateRequest, Message, SamplingParams, SpecMode
+from desktop_app.engine.events import final_result
 from desktop_app.server.backend import EngineBackend
 
 PROMPT = "Write a short story about a lighthouse keeper and a storm."

@@ -19,7 +19,8 @@ from typing import Any
 from desktop_app.bench.quiet import wait_for_quiet
 from desktop_app.bench.runner import MULTI_TURN, load_prompts, single_prompts, timed_turns
 from desktop_app.engine import Engine, default_model_path
-from desktop_app.engine.api import GenerateRequest, Message, ModelOptions, SpecMode, final_result
+from desktop_app.engine.api import GenerateRequest, Message, ModelOptions, SpecMode
+from desktop_app.engine.events import final_result
 from lab.report import write_report
 
 KERNELS = {"flash off": False, "flash on": True}

@@ -20,7 +20,8 @@ from typing import Any
 
 from desktop_app.bench.quiet import busy_processes, wait_for_quiet
 from desktop_app.engine import Engine
-from desktop_app.engine.api import GenerateRequest, ModelOptions, SpecMode, final_result
+from desktop_app.engine.api import GenerateRequest, ModelOptions, SpecMode
+from desktop_app.engine.events import final_result
 from desktop_app.engine.llama.threads import thread_candidates
 from lab.report import write_report
 

@@ -17,8 +17,9 @@ import time
 from typing import Any
 
 from desktop_app.engine import Engine
-from desktop_app.engine.api import DrafterKind, Finished, GenerateRequest, SpecMode, choose_drafter, final_result
+from desktop_app.engine.api import DrafterKind, GenerateRequest, SpecMode, choose_drafter
 from desktop_app.engine.auto.policy import expected_tokens
+from desktop_app.engine.events import Finished, final_result
 
 OVERHEAD_PROMPT = "Once upon a time, in a small village by the sea, there lived"
 REPEATS = 5

@@ -24,7 +24,8 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-from desktop_app.engine.api import GenerateRequest, LayerSplit, ModelOptions, SpecMode, WorkerAddress, final_result
+from desktop_app.engine.api import GenerateRequest, LayerSplit, ModelOptions, SpecMode, WorkerAddress
+from desktop_app.engine.events import final_result
 
 DELAYS_MS = (0.0, 2.0, 10.0)
 START_TIMEOUT_S = 60.0

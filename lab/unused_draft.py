@@ -16,7 +16,9 @@ from typing import Any
 
 from desktop_app.bench.quiet import wait_for_quiet
 from desktop_app.engine import Engine, default_model_path
-from desktop_app.engine.api import DrafterKind, GenerateRequest, GenerationStats, ModelOptions, SpecMode, final_result
+from desktop_app.engine.api import DrafterKind, GenerateRequest, ModelOptions, SpecMode
+from desktop_app.engine.events import final_result
+from desktop_app.engine.stats import GenerationStats
 from lab.report import write_report
 
 PASS_COST_TOLERANCE = 0.03  # Done-when targets (issue 13)

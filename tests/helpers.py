@@ -10,7 +10,8 @@ import numpy as np
 from scipy import stats as scistats
 
 from desktop_app.engine import Engine
-from desktop_app.engine.api import Finished, GenerateRequest, SamplingParams, TextChunk, final_result
+from desktop_app.engine.api import GenerateRequest, SamplingParams
+from desktop_app.engine.events import Finished, TextChunk, final_result
 
 
 def run(engine: Engine, cancel: threading.Event | None = None, **kwargs: Any) -> tuple[Finished, list[TextChunk]]:

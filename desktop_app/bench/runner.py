@@ -22,13 +22,12 @@ from desktop_app.bench.quiet import wait_for_quiet
 from desktop_app.engine import Engine
 from desktop_app.engine.api import (
     DrafterKind,
-    Finished,
     GenerateRequest,
     Message,
     SpecMode,
     choose_drafter,
-    final_result,
 )
+from desktop_app.engine.events import Finished, final_result
 from desktop_app.resources import resources_dir
 
 MULTI_TURN = "multi-turn"  # a category of conversations: later turns edit or extend earlier answers

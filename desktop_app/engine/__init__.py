@@ -22,36 +22,30 @@ _EXPORTS = {
     "ModelNotFoundError": "errors",
     "TemplateError": "errors",
     "DrafterKind": "api",
-    "Event": "api",
-    "Finished": "api",
+    "Event": "events",
+    "Finished": "events",
     "GenerateRequest": "api",
-    "GenerationStats": "api",
+    "GenerationStats": "stats",
     "LoadedModels": "api",
     "ModelInfo": "api",
     "ModelOptions": "api",
     "SamplingParams": "api",
     "SpecMode": "api",
-    "StatsUpdate": "api",
-    "TextChunk": "api",
-    "final_result": "api",
+    "StatsUpdate": "events",
+    "TextChunk": "events",
+    "final_result": "events",
 }
 __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:
     from desktop_app.engine.api import (
         DrafterKind,
-        Event,
-        Finished,
         GenerateRequest,
-        GenerationStats,
         LoadedModels,
         ModelInfo,
         ModelOptions,
         SamplingParams,
         SpecMode,
-        StatsUpdate,
-        TextChunk,
-        final_result,
     )
     from desktop_app.engine.errors import (
         ContextOverflowError,
@@ -61,9 +55,11 @@ if TYPE_CHECKING:
         ModelNotFoundError,
         TemplateError,
     )
+    from desktop_app.engine.events import Event, Finished, StatsUpdate, TextChunk, final_result
     from desktop_app.engine.llama.compat import DraftCompatibility, check_draft
     from desktop_app.engine.llama.default_model import default_model_path, find_default_model
     from desktop_app.engine.loop.engine import Engine
+    from desktop_app.engine.stats import GenerationStats
 
 
 def __getattr__(name: str) -> Any:

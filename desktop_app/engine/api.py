@@ -9,8 +9,12 @@ argument parser and the engine process's pipe all use these types and ranges dir
   range and default (:class:`NumberRange` gives the one error message for a bad value);
 - :func:`choose_drafter`: the one decision of which drafter an answer uses;
 - :class:`SamplingParams`, :class:`ModelOptions`, :class:`GenerateRequest`, :class:`ModelInfo`,
-  :class:`LoadedModels`; :class:`GenerationStats` and the events are re-exported from their
-  (equally llama-free) modules.
+  :class:`LoadedModels`.
+
+This is the root of the engine's vocabulary: it imports no other engine module but the ranges and
+the workers' addresses, so :mod:`~desktop_app.engine.stats` (:class:`GenerationStats`) and
+:mod:`~desktop_app.engine.events` (what ``Engine.generate`` yields), equally llama-free, type
+their fields with these enums; import those names from their own modules.
 """
 
 from __future__ import annotations
@@ -20,18 +24,15 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TypedDict, TypeVar
 
-from desktop_app.engine.events import Event, Finished, StatsUpdate, TextChunk, final_result
 from desktop_app.engine.ranges import NumberRange
-from desktop_app.engine.stats import GenerationStats
 from desktop_app.engine.workers import WORKER_HOST, WORKER_PORT, LayerSplit, WorkerAddress, parse_workers
 
 __all__ = [
-    "DEFAULT_SPEC_MODE", "DRAFTER_PREFERENCE", "DRAFT_FREE", "DRAFT_K", "DrafterKind", "Event", "FinishReason",
-    "Finished", "GenerateRequest", "GenerationStats", "NO_DRAFTER", "NoDrafter",
-    "LoadedModels", "MAX_TOKENS", "MIN_P", "Message", "ModelInfo", "ModelOptions", "NGPU_LAYERS", "N_CTX",
-    "N_THREADS", "NumberRange", "SEED", "SamplingParams", "SpecMode", "StatsUpdate", "TEMPERATURE", "TOP_K",
-    "TOP_P", "TextChunk", "WORKER_HOST", "WORKER_PORT", "LayerSplit", "WorkerAddress", "choose_drafter", "final_result",
-    "parse_workers",
+    "API_HOST", "API_PORT", "DEFAULT_SPEC_MODE", "DRAFTER_PREFERENCE", "DRAFT_FREE", "DRAFT_K", "DrafterKind",
+    "FinishReason", "GenerateRequest", "LoadedModels", "MAX_TOKENS", "MIN_P", "Message", "ModelInfo", "ModelOptions",
+    "NGPU_LAYERS", "NO_DRAFTER", "N_CTX", "N_THREADS", "NoDrafter", "NumberRange", "SEED", "SamplingParams",
+    "SpecMode", "TEMPERATURE", "TOP_K", "TOP_P", "WORKER_HOST", "WORKER_PORT", "LayerSplit", "WorkerAddress",
+    "Word", "choose_drafter", "drafter_named", "parse_workers",
 ]
 
 
@@ -42,7 +43,15 @@ class Message(TypedDict):
     content: str
 
 
-class SpecMode(str, Enum):
+class Word(str, Enum):
+    """An enum of the words the engine writes (in JSON, the CLI's lines, the settings file): a member
+    equals its word and prints as it, in ``str()`` and f-strings alike, on every Python we support."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+class SpecMode(Word):
     """Whether answers are drafted and verified."""
 
     OFF = "off"
@@ -65,7 +74,7 @@ class SpecMode(str, Enum):
 DEFAULT_SPEC_MODE = SpecMode.AUTO
 
 
-class FinishReason(str, Enum):
+class FinishReason(Word):
     """Why an answer ended. The engine gives the first four; the window adds the last two for
     answers that never got the engine's own end (the API maps them onto OpenAI's words)."""
 
@@ -77,7 +86,7 @@ class FinishReason(str, Enum):
     INTERRUPTED = "interrupted"  # the engine's process was lost mid-answer (the window's record)
 
 
-class NoDrafter(str, Enum):
+class NoDrafter(Word):
     """The drafter of an answer nobody drafted for (speculation off or not possible): a one-member
     enum, so a drafter is typed ``DrafterKind | NoDrafter`` and "none" is written here only."""
 
@@ -87,7 +96,7 @@ class NoDrafter(str, Enum):
 NO_DRAFTER = NoDrafter.NONE
 
 
-class DrafterKind(str, Enum):
+class DrafterKind(Word):
     """Who proposes the tokens the target verifies."""
 
     MTP = "mtp"  # the target's own next-token-prediction layers
@@ -135,6 +144,11 @@ def choose_drafter(requested: DrafterKind | str | None, available: Collection[Dr
         if kind in available:
             return kind
     return DrafterKind.NGRAM
+
+
+def drafter_named(word: str) -> DrafterKind | NoDrafter:
+    """The drafter a stats record names: a :class:`DrafterKind`, or :data:`NO_DRAFTER`."""
+    return NO_DRAFTER if word == NO_DRAFTER else DrafterKind(word)
 
 
 DRAFT_K = NumberRange("draft_max", int, 1, 32, 8,

@@ -7,6 +7,8 @@ from collections import deque
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from desktop_app.engine.api import NO_DRAFTER, DrafterKind, FinishReason, NoDrafter, SpecMode, drafter_named
+
 
 class SpeedWindow:
     """Tokens per second over the last ``window_s`` seconds of a stream."""
@@ -33,10 +35,11 @@ class SpeedWindow:
 
 @dataclass
 class GenerationStats:
-    """What one answer cost and how speculation did. ``to_dict`` is the CLI/JSON shape."""
+    """What one answer cost and how speculation did. ``to_dict`` is the CLI/JSON shape (the
+    enums as their words); plain words given for the enum fields become their members."""
 
-    mode: str = "off"  # a SpecMode value (engine/api.py; not imported here: api.py imports this module)
-    drafter: str = "none"  # "none" or a DrafterKind value (engine/api.py)
+    mode: SpecMode = SpecMode.OFF
+    drafter: DrafterKind | NoDrafter = NO_DRAFTER  # the drafter that drafted most of the answer
     draft_max: int = 0
     k_current: int = 0
     prompt_tokens: int = 0
@@ -52,12 +55,18 @@ class GenerationStats:
     draft_s: float = 0.0
     verify_s: float = 0.0
     window_tokens_per_s: float = 0.0
-    finish_reason: str | None = None
+    finish_reason: FinishReason | None = None
     auto_reason: str = ""
     threads: str = ""  # the CPU threads in use and why ("1 thread: machine busy"; engine/threads.py)
     k_history: list[int] = field(default_factory=list)  # k chosen per cycle
     cycles: list[tuple[int, int]] = field(default_factory=list)  # (drafted, accepted) per cycle
     by_drafter: dict[str, tuple[int, int]] = field(default_factory=dict)  # DrafterKind value -> (drafted, accepted)
+
+    def __post_init__(self) -> None:
+        self.mode = SpecMode(self.mode)
+        self.drafter = drafter_named(self.drafter)
+        if self.finish_reason is not None:
+            self.finish_reason = FinishReason(self.finish_reason)
 
     @property
     def acceptance_rate(self) -> float:
@@ -76,6 +85,9 @@ class GenerationStats:
         data.pop("k_history")
         data.pop("cycles")
         data.update(
+            mode=self.mode.value,
+            drafter=self.drafter.value,
+            finish_reason=None if self.finish_reason is None else self.finish_reason.value,
             acceptance_rate=round(self.acceptance_rate, 4),
             tokens_per_pass=round(self.tokens_per_pass, 4),
             decode_tokens_per_s=round(self.decode_tokens_per_s, 3),

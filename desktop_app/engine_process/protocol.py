@@ -12,11 +12,11 @@ from desktop_app.engine.api import (
     DRAFT_K,
     DrafterKind,
     GenerateRequest,
-    GenerationStats,
     LayerSplit,
     LoadedModels,
     ModelOptions,
 )
+from desktop_app.engine.stats import GenerationStats
 
 Stage = str  # "target" or "draft"
 Piece = tuple[str, str]  # answer text and the DrafterKind value whose accepted tokens made it ("": the target's own)

@@ -18,14 +18,9 @@ from collections.abc import Callable
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-from desktop_app.engine.api import (
-    Finished,
-    GenerateRequest,
-    GenerationStats,
-    StatsUpdate,
-    TextChunk,
-    WorkerAddress,
-)
+from desktop_app.engine.api import FinishReason, GenerateRequest, WorkerAddress
+from desktop_app.engine.events import Finished, StatsUpdate, TextChunk
+from desktop_app.engine.stats import GenerationStats
 from desktop_app.engine_process.protocol import (
     Cancel,
     Done,
@@ -131,7 +126,7 @@ class _Worker:
                         self.running = None if skipped else job.id
                         self.cancel.clear()
                     if skipped:
-                        self.send(Done(job.id, "", GenerationStats(finish_reason="cancelled")))
+                        self.send(Done(job.id, "", GenerationStats(finish_reason=FinishReason.CANCELLED)))
                     else:
                         self.generate(job.id, job.request)
             except Exception as exc:  # noqa: BLE001 - reported to the window, the process lives on

@@ -22,7 +22,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from desktop_app.engine.api import Finished, SpecMode, TextChunk
+from desktop_app.engine.api import DEFAULT_SPEC_MODE, FinishReason, SpecMode
+from desktop_app.engine.events import Finished, TextChunk
 from desktop_app.server.backend import Busy, Counter, Failed, GenerationBackend, Job
 from desktop_app.server.errors import CLIENT_GONE, EXCEPTION_HANDLERS, error
 from desktop_app.server.limits import DEFAULT_LIMITS, ServerLimits
@@ -34,7 +35,7 @@ FLUSH_S = 0.03  # streamed text goes out at most ~30 times a second, whatever th
 
 
 def create_app(backend: GenerationBackend, api_key: str | None = None, counter: Counter | None = None,
-               default_spec: SpecMode = SpecMode.AUTO, limits: ServerLimits = DEFAULT_LIMITS) -> Starlette:
+               default_spec: SpecMode = DEFAULT_SPEC_MODE, limits: ServerLimits = DEFAULT_LIMITS) -> Starlette:
     counter = counter or Counter()
 
     def authorized(request: Request) -> bool:
@@ -60,7 +61,7 @@ def create_app(backend: GenerationBackend, api_key: str | None = None, counter: 
         try:
             body = await read_json(request, limits)
         except ClientGone:
-            return error(CLIENT_GONE, "the client went away during its upload", code="cancelled")
+            return _client_gone("the client went away during its upload")
         try:
             engine_request, stream, include_usage = parse_request(body, chat, default_spec)
         except BadRequest as exc:
@@ -80,7 +81,7 @@ def create_app(backend: GenerationBackend, api_key: str | None = None, counter: 
             except Failed as exc:
                 return _failed(exc)
             if event is None:
-                return error(CLIENT_GONE, "the client went away", code="cancelled")
+                return _client_gone("the client went away")
             if stream or isinstance(event, Finished):
                 break
         if stream:
@@ -101,6 +102,11 @@ def create_app(backend: GenerationBackend, api_key: str | None = None, counter: 
     ], exception_handlers=EXCEPTION_HANDLERS)
     app.state.counter = counter
     return app
+
+
+def _client_gone(message: str) -> JSONResponse:
+    # Its answer is cancelled: the error's code is the engine's word for that.
+    return error(CLIENT_GONE, message, code=FinishReason.CANCELLED.value)
 
 
 def _failed(exc: Failed) -> JSONResponse:

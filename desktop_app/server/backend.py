@@ -15,8 +15,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from desktop_app.engine.api import Event, GenerateRequest
+from desktop_app.engine.api import GenerateRequest
 from desktop_app.engine.errors import EngineError
+from desktop_app.engine.events import Event
 
 if TYPE_CHECKING:
     from desktop_app.engine import Engine

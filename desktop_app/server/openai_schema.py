@@ -4,21 +4,63 @@ Strict like the engine's own types: an unknown field, a wrong type or a value ou
 400 with OpenAI's error object, naming the field. Numbers go through the engine's declared
 ranges (``desktop_app.engine.api``), so the message is the same as in the CLI and the window.
 ``speculation`` is our extra field: off, on or auto for this request.
+
+The request's field names are declared once, as :class:`Field` (a member's wire name is its own
+name in lower case); OpenAI's finish reasons "stop" and "length" are the engine's own words
+(:class:`~desktop_app.engine.api.FinishReason`), so the two vocabularies that share a word stay apart.
 """
 
 from __future__ import annotations
 
 import time
 import uuid
+from enum import auto
 from typing import Any
 
-from desktop_app.engine.api import DrafterKind, GenerateRequest, GenerationStats, Message, SamplingParams, SpecMode
+from desktop_app.engine.api import (
+    DEFAULT_SPEC_MODE,
+    DrafterKind,
+    FinishReason,
+    GenerateRequest,
+    Message,
+    SamplingParams,
+    SpecMode,
+    Word,
+)
+from desktop_app.engine.stats import GenerationStats
 from desktop_app.server.request_body import BadNumber
 
-CHAT_FIELDS = {"model", "messages", "temperature", "top_p", "max_tokens", "max_completion_tokens", "stop", "seed",
-               "n", "stream", "stream_options", "speculation", "drafter", "user", "frequency_penalty",
-               "presence_penalty"}
-COMPLETION_FIELDS = (CHAT_FIELDS - {"messages", "max_completion_tokens"}) | {"prompt", "echo"}
+
+class Field(Word):
+    """A field of an OpenAI request body, by its wire name (the member's name in lower case)."""
+
+    @staticmethod
+    def _generate_next_value_(name: str, start: int, count: int, last_values: list[Any]) -> str:
+        return name.lower()
+
+    MODEL = auto()
+    MESSAGES = auto()  # chat only
+    PROMPT = auto()  # completions only
+    TEMPERATURE = auto()
+    TOP_P = auto()
+    MAX_TOKENS = auto()
+    MAX_COMPLETION_TOKENS = auto()  # chat only: OpenAI's newer name for max_tokens
+    STOP = auto()  # up to MAX_STOP_STRINGS strings that end the answer
+    SEED = auto()
+    N = auto()
+    STREAM = auto()
+    STREAM_OPTIONS = auto()
+    INCLUDE_USAGE = auto()  # inside stream_options
+    SPECULATION = auto()  # ours: off, on or auto
+    DRAFTER = auto()  # ours: a DrafterKind value
+    USER = auto()
+    FREQUENCY_PENALTY = auto()
+    PRESENCE_PENALTY = auto()
+    ECHO = auto()  # completions only
+
+
+CHAT_FIELDS = frozenset(Field) - {Field.PROMPT, Field.ECHO, Field.INCLUDE_USAGE}
+COMPLETION_FIELDS = (CHAT_FIELDS - {Field.MESSAGES, Field.MAX_COMPLETION_TOKENS}) | {Field.PROMPT, Field.ECHO}
 MAX_STOP_STRINGS = 4
 
 
@@ -44,7 +86,8 @@ def _field(body: dict[str, Any], name: str, kinds: tuple[type, ...], default: An
     return value
 
 
-def parse_request(body: object, chat: bool, default_spec: SpecMode = SpecMode.AUTO) -> tuple[GenerateRequest, bool, bool]:
+def parse_request(body: object, chat: bool,
+                  default_spec: SpecMode = DEFAULT_SPEC_MODE) -> tuple[GenerateRequest, bool, bool]:
     """(the engine request, stream?, include usage in the stream?) or BadRequest."""
     if not isinstance(body, dict):
         raise BadRequest("the request body must be a JSON object")
@@ -52,62 +95,62 @@ def parse_request(body: object, chat: bool, default_spec: SpecMode = SpecMode.AU
     unknown = sorted(set(body) - allowed)
     if unknown:
         raise BadRequest(f"unknown field '{unknown[0]}' (this server accepts: {', '.join(sorted(allowed))})", unknown[0])
-    if _field(body, "n", (int,), 1) != 1:
-        raise BadRequest("'n' must be 1: one answer per request", "n")
-    for name in ("frequency_penalty", "presence_penalty"):
+    if _field(body, Field.N, (int,), 1) != 1:
+        raise BadRequest(f"'{Field.N}' must be 1: one answer per request", Field.N)
+    for name in (Field.FREQUENCY_PENALTY, Field.PRESENCE_PENALTY):
         if _field(body, name, (int, float), 0) != 0:
             raise BadRequest(f"'{name}' is not supported (only 0)", name)
-    if _field(body, "echo", (bool,), False):
-        raise BadRequest("'echo' is not supported", "echo")
-    _field(body, "model", (str,))
-    _field(body, "user", (str,))
-    stop = _field(body, "stop", (str, list), [])
+    if _field(body, Field.ECHO, (bool,), False):
+        raise BadRequest(f"'{Field.ECHO}' is not supported", Field.ECHO)
+    _field(body, Field.MODEL, (str,))
+    _field(body, Field.USER, (str,))
+    stop = _field(body, Field.STOP, (str, list), [])
     stop = [stop] if isinstance(stop, str) else stop
     if len(stop) > MAX_STOP_STRINGS or not all(isinstance(s, str) and s for s in stop):
-        raise BadRequest(f"'stop' must be a string or up to {MAX_STOP_STRINGS} non-empty strings", "stop")
-    options = _field(body, "stream_options", (dict,), {})
-    include_usage = _field(options, "include_usage", (bool,), False)
+        raise BadRequest(f"'{Field.STOP}' must be a string or up to {MAX_STOP_STRINGS} non-empty strings", Field.STOP)
+    options = _field(body, Field.STREAM_OPTIONS, (dict,), {})
+    include_usage = _field(options, Field.INCLUDE_USAGE, (bool,), False)
     try:
         sampling = SamplingParams(
-            temperature=_field(body, "temperature", (int, float), 1.0),
-            top_p=_field(body, "top_p", (int, float), 1.0),
-            seed=_field(body, "seed", (int,)),
+            temperature=_field(body, Field.TEMPERATURE, (int, float), 1.0),
+            top_p=_field(body, Field.TOP_P, (int, float), 1.0),
+            seed=_field(body, Field.SEED, (int,)),
         )
-        max_tokens = _field(body, "max_completion_tokens" if "max_completion_tokens" in body else "max_tokens",
-                            (int,), 512)
-        spec = SpecMode(_field(body, "speculation", (str,), default_spec.value))
-        drafter = _field(body, "drafter", (str,))
+        newer = Field.MAX_COMPLETION_TOKENS in body
+        max_tokens = _field(body, Field.MAX_COMPLETION_TOKENS if newer else Field.MAX_TOKENS, (int,), 512)
+        spec = SpecMode(_field(body, Field.SPECULATION, (str,), default_spec.value))
+        drafter = _field(body, Field.DRAFTER, (str,))
         common: dict[str, Any] = dict(max_tokens=max_tokens, sampling=sampling, spec=spec, stop=stop,
                                       drafter=DrafterKind(drafter) if drafter else None)
         if chat:
-            request = GenerateRequest(messages=_messages(body.get("messages")), **common)
+            request = GenerateRequest(messages=_messages(body.get(Field.MESSAGES)), **common)
         else:
-            prompt = body.get("prompt")
+            prompt = body.get(Field.PROMPT)
             if not isinstance(prompt, str) or not prompt:
                 # An empty prompt leaves the engine nothing to continue from (it fails on it).
-                raise BadRequest("'prompt' must be a non-empty string", "prompt")
+                raise BadRequest(f"'{Field.PROMPT}' must be a non-empty string", Field.PROMPT)
             request = GenerateRequest(prompt=prompt, **common)
     except ValueError as exc:
         param = str(exc).split(" ", 1)[0].strip("'")
-        raise BadRequest(str(exc), param if param in allowed | {"temperature", "top_p"} else None) from None
-    return request, bool(_field(body, "stream", (bool,), False)), include_usage
+        raise BadRequest(str(exc), Field(param) if param in allowed else None) from None
+    return request, bool(_field(body, Field.STREAM, (bool,), False)), include_usage
 
 
 def _messages(value: object) -> list[Message]:
     if not isinstance(value, list) or not value:
-        raise BadRequest("'messages' must be a non-empty list of {role, content} objects", "messages")
+        raise BadRequest(f"'{Field.MESSAGES}' must be a non-empty list of {{role, content}} objects", Field.MESSAGES)
     out: list[Message] = []
     for i, message in enumerate(value, start=1):
         if not isinstance(message, dict) or set(message) - {"role", "content", "name"}:
-            raise BadRequest(f"message {i} must be an object with 'role' and 'content'", "messages")
+            raise BadRequest(f"message {i} must be an object with 'role' and 'content'", Field.MESSAGES)
         content = message.get("content")
         if isinstance(content, list):  # [{"type": "text", "text": ...}, ...]
             if not all(isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str) for p in content):
-                raise BadRequest(f"message {i}: only text content parts are supported", "messages")
+                raise BadRequest(f"message {i}: only text content parts are supported", Field.MESSAGES)
             content = "".join(p["text"] for p in content)
         role = message.get("role")
         if not isinstance(content, str) or not isinstance(role, str):
-            raise BadRequest(f"message {i}: 'role' and 'content' must be strings", "messages")
+            raise BadRequest(f"message {i}: 'role' and 'content' must be strings", Field.MESSAGES)
         out.append(Message(role=role, content=content))
     return out
 
@@ -116,8 +159,12 @@ def new_id(chat: bool) -> str:
     return ("chatcmpl-" if chat else "cmpl-") + uuid.uuid4().hex[:24]
 
 
-def finish_reason(stats: GenerationStats) -> str | None:
-    return {"stop": "stop", "length": "length", "context_full": "length"}.get(stats.finish_reason or "", "stop")
+def finish_reason(stats: GenerationStats) -> str:
+    """OpenAI's word for why the answer ended: its "stop" and "length" are the engine's own words; a
+    full context is a length limit too, and anything else (a cancel) reads as a stop."""
+    if stats.finish_reason in (FinishReason.LENGTH, FinishReason.CONTEXT_FULL):
+        return FinishReason.LENGTH.value
+    return FinishReason.STOP.value
 
 
 def usage(stats: GenerationStats) -> dict[str, int]:
@@ -132,7 +179,7 @@ def timings(stats: GenerationStats) -> dict[str, Any]:
         "predicted_n": stats.generated_tokens, "predicted_ms": round(stats.decode_s * 1000, 3),
         "predicted_per_second": round(stats.decode_tokens_per_s, 3),
         "draft_n": stats.drafted, "draft_n_accepted": stats.accepted,
-        "speculation": {"mode": stats.mode, "drafter": stats.drafter, "drafted": stats.drafted,
+        "speculation": {"mode": stats.mode.value, "drafter": stats.drafter.value, "drafted": stats.drafted,
                         "accepted": stats.accepted, "acceptance_rate": round(stats.acceptance_rate, 4),
                         "tokens_per_s": round(stats.decode_tokens_per_s, 3), "draft_max": stats.draft_max},
     }

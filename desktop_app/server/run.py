@@ -6,7 +6,7 @@ import ipaddress
 import sys
 from pathlib import Path
 
-from desktop_app.engine.api import API_HOST, API_PORT, SpecMode
+from desktop_app.engine.api import API_HOST, API_PORT, DEFAULT_SPEC_MODE, SpecMode
 from desktop_app.server.api_key import readable_by_others
 from desktop_app.server.app import create_app
 from desktop_app.server.backend import EngineBackend
@@ -31,7 +31,7 @@ def exposure_warning(host: str, api_key: str | None) -> str | None:
 
 
 def serve(engine: object, host: str = API_HOST, port: int = API_PORT.default, api_key: str | None = None,
-          default_spec: SpecMode = SpecMode.AUTO, key_file: Path | None = None) -> int:
+          default_spec: SpecMode = DEFAULT_SPEC_MODE, key_file: Path | None = None) -> int:
     warning = exposure_warning(host, api_key)
     if warning:
         print(f"specchat: warning: {warning}", file=sys.stderr)

@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
-from desktop_app.engine.api import API_HOST, Finished, GenerateRequest, GenerationStats, StatsUpdate, TextChunk
+from desktop_app.engine.api import API_HOST, FinishReason, GenerateRequest
+from desktop_app.engine.events import Finished, StatsUpdate, TextChunk
+from desktop_app.engine.stats import GenerationStats
 from desktop_app.engine_process.protocol import Done
 from desktop_app.server import backend as server_backend
 from desktop_app.server.backend import Busy, Counter, Failed, Job
@@ -110,7 +112,7 @@ class WindowBackend(QObject):
             if handle is not None and not handle.done:
                 self.client.cancel(handle)
             elif handle is None:
-                self._finished(job, Done(job.id, "", GenerationStats(finish_reason="cancelled")))
+                self._finished(job, Done(job.id, "", GenerationStats(finish_reason=FinishReason.CANCELLED)))
 
 
 class ApiServer(QObject):

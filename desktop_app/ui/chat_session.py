@@ -13,7 +13,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
-from desktop_app.engine.api import GenerateRequest, GenerationStats, Message
+from desktop_app.engine.api import GenerateRequest, Message
+from desktop_app.engine.stats import GenerationStats
 from desktop_app.engine_process.protocol import Done
 from desktop_app.store import History
 from desktop_app.ui.chat_view import ChatView, MessageWidget

@@ -17,7 +17,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_app.engine.api import DrafterKind, GenerateRequest, GenerationStats, SpecMode
+from desktop_app.engine.api import DrafterKind, GenerateRequest, SpecMode
+from desktop_app.engine.stats import GenerationStats
 from desktop_app.engine_process.protocol import Done
 from desktop_app.ui.chat_view import format_footer
 from desktop_app.ui.engine_client import EngineClient, GenerationHandle

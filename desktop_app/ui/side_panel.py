@@ -15,7 +15,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_app.engine.api import DRAFT_K, MAX_TOKENS, TEMPERATURE, GenerationStats, SpecMode
+from desktop_app.engine.api import DRAFT_K, MAX_TOKENS, TEMPERATURE, SpecMode
+from desktop_app.engine.stats import GenerationStats
 from desktop_app.ui.drafter_tints import legend_html
 from desktop_app.ui.speed_gauge import AcceptanceMeter, Sparkline, SpeedGauge
 

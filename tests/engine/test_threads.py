@@ -12,7 +12,8 @@ from pathlib import Path
 import llama_cpp
 
 from desktop_app.engine import Engine
-from desktop_app.engine.api import GenerateRequest, ModelOptions, SpecMode, final_result
+from desktop_app.engine.api import GenerateRequest, ModelOptions, SpecMode
+from desktop_app.engine.events import final_result
 from desktop_app.engine.llama.threads import (
     PROBE_EVERY_MAX_S,
     ThreadReason,
@@ -161,7 +162,8 @@ def test_the_live_engine_measures_and_sets_its_count_and_the_text_stays_the_same
 TEAM_SCRIPT = """
 import os, sys
 from desktop_app.engine import Engine
-from desktop_app.engine.api import GenerateRequest, ModelOptions, SpecMode, final_result
+from desktop_app.engine.api import GenerateRequest, ModelOptions, SpecMode
+from desktop_app.engine.events import final_result
 engine = Engine()
 engine.load_target(sys.argv[1], ModelOptions(n_threads=2))
 engine.load_draft(sys.argv[2], ModelOptions(n_threads=2))

@@ -3,7 +3,7 @@ text coalesced into runs that keep which drafter made them."""
 
 from __future__ import annotations
 
-from desktop_app.engine.api import TextChunk
+from desktop_app.engine.events import TextChunk
 from desktop_app.engine_process.protocol import EngineEvent, LoadProgressed, Piece
 from desktop_app.engine_process.service import LoadProgress, add_piece
 

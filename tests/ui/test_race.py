@@ -6,7 +6,7 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 
-from desktop_app.engine.api import GenerationStats
+from desktop_app.engine.stats import GenerationStats
 from desktop_app.ui.race_dialog import speedup
 from tests.ui.conftest import ANSWER_TIMEOUT_MS
 from tests.ui.helpers import send_and_wait

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from desktop_app.engine.api import DRAFT_K, SamplingParams
+from desktop_app.engine.api import DRAFT_K, DrafterKind, FinishReason, SamplingParams
 from desktop_app.engine.auto.drafter_choice import DrafterChoice, Plan
 from desktop_app.engine.drafters import Draft
 from desktop_app.engine.events import Event, Finished, StatsUpdate, TextChunk
@@ -90,7 +90,7 @@ class SpeculativeLoop:
         self.window = SpeedWindow()
         self.context: list[int] = []
         self.tokens_out: list[int] = []
-        self.finish = "length"
+        self.finish = FinishReason.LENGTH
         self.done = False
 
     # ------------------------------------------------------------------ steps
@@ -114,14 +114,14 @@ class SpeculativeLoop:
     def room(self) -> int | None:
         """The most tokens this cycle may draft, or None when the answer must end now."""
         if self.cancel is not None and self.cancel.is_set():
-            self.finish = "cancelled"
+            self.finish = FinishReason.CANCELLED
             return None
         remaining = self.config.max_tokens - len(self.tokens_out)
         if remaining <= 0:
             return None
         room = self.target.n_ctx - len(self.target.kv_tokens)  # rows left for [last, drafts...]
         if room < 1:
-            self.finish = "context_full"
+            self.finish = FinishReason.CONTEXT_FULL
             return None
         return min(remaining - 1, room - 1, self.target.max_draft or DRAFT_K.high)
 
@@ -165,7 +165,7 @@ class SpeculativeLoop:
         """Commit the new tokens and yield their text; sets ``done`` and ``finish`` when the answer ends."""
         for j, token in enumerate(result.tokens):
             if self.target.is_eog(token):
-                self.finish, self.done = "stop", True
+                self.finish, self.done = FinishReason.STOP, True
                 return
             self.tokens_out.append(token)
             self.context.append(token)
@@ -175,10 +175,10 @@ class SpeculativeLoop:
                 by = plan.candidate.name if plan.candidate is not None and j < result.n_accepted else ""
                 yield TextChunk(text, from_draft=bool(by), drafter=by)
             if self.stream.stopped:
-                self.finish, self.done = "stop", True
+                self.finish, self.done = FinishReason.STOP, True
                 return
             if len(self.tokens_out) >= self.config.max_tokens:
-                self.finish, self.done = "length", True
+                self.finish, self.done = FinishReason.LENGTH, True
                 return
 
     def count(self, emitted: int, now: float, start: float) -> None:
@@ -227,6 +227,8 @@ class SpeculativeLoop:
         self.stats.finish_reason = self.finish
         self.stats.auto_reason = self.choice.reason()
         self.stats.by_drafter = self.choice.per_drafter()
-        self.stats.drafter = self.choice.main_drafter() or self.stats.drafter
+        main = self.choice.main_drafter()
+        if main:
+            self.stats.drafter = DrafterKind(main)
         self.stats.threads = self.threads.in_use.describe()
         yield Finished(text=self.stream.text, token_ids=self.tokens_out, stats=self.stats)
