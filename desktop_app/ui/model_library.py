@@ -83,7 +83,7 @@ class LibraryJobs(QObject):
                 with lock:
                     try:
                         result = work()
-                    except Exception as exc:  # shown to the user, never lost
+                    except Exception as exc:  # noqa: BLE001 - any failure is shown to the user, never lost
                         relay.failed.emit(str(exc))
                         return
                 relay.done.emit(on_done, result)

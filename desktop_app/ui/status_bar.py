@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
 
 import psutil
 from PySide6.QtCore import QTimer, Signal

@@ -28,7 +28,6 @@ pytest.importorskip("pytestqt")
 import shiboken6  # noqa: E402
 from PySide6.QtCore import Qt  # noqa: E402
 
-from desktop_app.library import downloads  # noqa: E402
 from desktop_app.library.catalog import CatalogFile, load_catalog  # noqa: E402
 from desktop_app.library.downloads import DownloadTask  # noqa: E402
 from desktop_app.library.errors import DownloadCancelled  # noqa: E402
@@ -45,7 +44,7 @@ WAIT_MS = 10_000
 # closes it at once (the folder scan and the hub's HEAD still in flight).
 MODES = ("cancel", "close-while-downloading", "close-at-once")
 
-LibraryFactory = Callable[[], ModelLibraryWindow]
+LibraryFactory = Callable[..., ModelLibraryWindow]
 
 
 @pytest.fixture
@@ -53,11 +52,11 @@ def library_windows(qtbot, hub: FakeHub) -> Iterator[LibraryFactory]:  # noqa: F
     """Library windows on the local hub; any a failing round left open are closed afterwards."""
     made: list[ModelLibraryWindow] = []
 
-    def make() -> ModelLibraryWindow:
-        window = ModelLibraryWindow(endpoint=hub.endpoint)
+    def make(**download_options: object) -> ModelLibraryWindow:
+        window = ModelLibraryWindow(endpoint=hub.endpoint, **download_options)
         made.append(window)
         window.show()
-        window.refresh()  # as MainWindow.open_library does: a scan job runs while we go on
+        window.refresh()  # as ModelLoader.open_library does: a scan job runs while we go on
         return window
 
     yield make
@@ -97,23 +96,22 @@ def _check_partial(models_dir: Path, entry: CatalogFile, data: bytes, keep: bool
             partial.unlink()
 
 
+@pytest.mark.slow  # a stress loop of 200 downloads
 def test_open_close_and_cancel_200_times_without_a_crash(
     qtbot, hub: FakeHub, models_dir: Path, library_windows: LibraryFactory,  # noqa: F811
-    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(downloads, "REPORT_INTERVAL_S", 0.0)  # progress on every chunk: most emits
     entry = load_catalog()[0].target
     data = hashlib.sha256(b"specchat").digest() * (FILE_BYTES // 32)
     hub.add_file(entry.repo, entry.file, data, chunk_delay_s=CHUNK_DELAY_S)
 
     for round_ in range(ROUNDS):
         mode = MODES[round_ % len(MODES)]
-        window = library_windows()
+        window = library_windows(report_interval_s=0.0)  # progress on every chunk: the most emits
         task = _start_download(window)
         widget = window.downloads
 
         if mode == "cancel":
-            qtbot.waitUntil(lambda: widget.bar.value() > 0, timeout=WAIT_MS)
+            qtbot.waitUntil(lambda widget=widget: widget.bar.value() > 0, timeout=WAIT_MS)
             with qtbot.waitSignal(widget.cancelled, timeout=WAIT_MS):
                 qtbot.mouseClick(widget.cancel_button, Qt.MouseButton.LeftButton)
             assert widget.title.text() == "Download cancelled"
@@ -125,17 +123,16 @@ def test_open_close_and_cancel_200_times_without_a_crash(
             _close(qtbot, window)
         else:
             if mode == "close-while-downloading":
-                qtbot.waitUntil(lambda: widget.bar.value() > 0, timeout=WAIT_MS)
+                qtbot.waitUntil(lambda widget=widget: widget.bar.value() > 0, timeout=WAIT_MS)
             _close(qtbot, window)  # the download thread keeps reporting while the window goes
 
-        qtbot.waitUntil(lambda: not task.running, timeout=WAIT_MS)
+        qtbot.waitUntil(lambda task=task: not task.running, timeout=WAIT_MS)
         assert isinstance(task.error, DownloadCancelled), f"round {round_} ({mode}): {task.error!r}"
         assert task.result is None
         _check_partial(models_dir, entry, data, keep=round_ == ROUNDS - 1)
 
     # After all that, the next download resumes from what the last round kept and verifies.
-    monkeypatch.setattr(downloads, "REPORT_INTERVAL_S", 0.1)
-    window = library_windows()
+    window = library_windows()  # the default report interval
     with qtbot.waitSignal(window.downloads.finished, timeout=30_000) as finished:
         _start_download(window)
     path = models_dir / Path(entry.file).name

@@ -1,0 +1,149 @@
+"""Which models to load: what the model bar shows (paths, GPU layers, recent files, a file chosen
+in the model library), the workers that hold part of the target, and what the bar says while and
+after they load."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, Qt, Signal, Slot
+from PySide6.QtWidgets import QWidget
+
+from desktop_app.engine.api import LayerSplit, LoadedModels, ModelOptions, parse_workers
+from desktop_app.engine_process.protocol import AutoPlan, Load
+from desktop_app.store import History, Settings
+from desktop_app.ui.answer_settings import requested_drafter
+from desktop_app.ui.engine_client import EngineClient
+from desktop_app.ui.model_bar import ModelBar
+from desktop_app.ui.status_bar import EngineStatusBar
+
+if TYPE_CHECKING:  # imported when first opened: the library checks vocabularies with llama.cpp
+    from desktop_app.ui.model_library import ModelLibraryWindow
+
+
+class ModelLoader(QObject):
+    """Loads what the model bar shows, saving it as the models to load next time. Its dialogs
+    and the model library are children of ``window``.
+
+    Signals:
+        state_changed(): a load was asked for, ended or failed (what the window enables may change).
+    """
+
+    state_changed = Signal()
+
+    def __init__(self, window: QWidget, settings: Settings, history: History, client: EngineClient,
+                 model_bar: ModelBar, status: EngineStatusBar, save: Callable[[], None],
+                 show_error: Callable[[str], None]) -> None:
+        super().__init__(window)
+        self._window = window
+        self.settings = settings
+        self.library: ModelLibraryWindow | None = None
+        self._history = history
+        self._client = client
+        self._bar = model_bar
+        self._status = status
+        self._save = save
+        self._show_error = show_error
+        s = settings
+        model_bar.set_recent(s["recent_files"])
+        model_bar.show_paths(s["target_path"], s["draft_path"])
+        model_bar.target_gpu.setValue(s["n_gpu_layers"])
+        model_bar.draft_gpu.setValue(s["draft_n_gpu_layers"])
+        client.loading_started.connect(model_bar.set_loading)
+        client.load_progress.connect(lambda _stage, fraction: model_bar.set_load_fraction(fraction))
+        client.model_loaded.connect(self._on_model_loaded)
+        client.load_failed.connect(self._on_load_failed)
+        model_bar.load_requested.connect(self.load_models)
+        model_bar.file_opened.connect(self._remember_file)
+        model_bar.library_requested.connect(self.open_library)
+
+    def load_models(self) -> None:
+        """Load what the model bar shows, unless exactly that is already loaded (or loading)."""
+        s, bar = self.settings, self._bar
+        s.set("target_path", bar.target_path())
+        s.set("draft_path", bar.draft_path())
+        s.set("n_gpu_layers", bar.target_gpu.value())
+        s.set("draft_n_gpu_layers", bar.draft_gpu.value())
+        s.set("drafter", bar.drafter_choice())
+        self._save()
+        threads = s["n_threads"] or None  # None: the engine measures which count is fastest
+        command = Load(
+            target=s["target_path"],  # "" is the default model; the engine process finds it
+            target_options=ModelOptions(n_gpu_layers=s["n_gpu_layers"], n_ctx=s["n_ctx"], n_threads=threads,
+                                        workers=parse_workers(s["workers"]), split=LayerSplit.parse(s["worker_split"])),
+            draft=s["draft_path"] or None,
+            draft_options=ModelOptions(n_gpu_layers=s["draft_n_gpu_layers"], n_ctx=s["n_ctx"], n_threads=threads),
+            plan=AutoPlan(requested_drafter(s), s["draft_max"]),
+            history=str(self._history.path),  # what the n-gram cache learns from
+        )
+        if command == self._client.last_load and self._client.running:
+            return  # e.g. a GPU-layers box lost focus without a change
+        bar.set_loading("Loading…")
+        self._client.load(command)
+        self.state_changed.emit()
+
+    def edit_workers(self) -> None:
+        """Models → Workers…: change the workers and reload when they changed."""
+        from desktop_app.ui.workers_dialog import WorkersDialog
+
+        dialog = WorkersDialog(self.settings["workers"], self.settings["worker_split"], self._window)
+        if dialog.exec() != WorkersDialog.DialogCode.Accepted:
+            return
+        self.settings.set("workers", dialog.workers.text().strip())
+        self.settings.set("worker_split", dialog.split.text().strip())
+        self._save()
+        self.load_models()
+
+    def open_library(self) -> ModelLibraryWindow:
+        """Show the model library (one non-modal window), rescanning the models folder."""
+        if self.library is None:
+            # Not at start-up: the library pulls in llama.cpp (vocabulary checks), which the window
+            # process otherwise never loads (tests/ui/test_engine_process.py).
+            from desktop_app.ui.model_library import ModelLibraryWindow
+
+            self.library = ModelLibraryWindow(parent=self._window)
+            self.library.setWindowFlag(Qt.WindowType.Window)  # its own window, closed with the main one
+            self.library.target_chosen.connect(lambda path: self._use_library_file(path, as_draft=False))
+            self.library.draft_chosen.connect(lambda path: self._use_library_file(path, as_draft=True))
+        self.library.refresh()
+        self.library.show()
+        self.library.raise_()
+        self.library.activateWindow()
+        return self.library
+
+    def _use_library_file(self, path: str, as_draft: bool) -> None:
+        if not self._bar.isEnabled():
+            self._show_error("Stop the answer before switching models")
+            return
+        self._bar.use_file(path, as_draft=as_draft)
+
+    def _remember_file(self, path: str) -> None:
+        self.settings.add_recent_file(path)
+        self._save()
+        self._bar.set_recent(self.settings["recent_files"])
+
+    @Slot(object)
+    def _on_model_loaded(self, loaded: LoadedModels) -> None:
+        bar = self._bar
+        note = f"Ready: {loaded.target.name}"
+        if loaded.speculation_refusal:
+            note += " (speculation unavailable)"
+            bar.status.setToolTip(loaded.speculation_refusal)
+        else:
+            bar.status.setToolTip(f"Drafting available: {loaded.drafting_note}")
+        bar.set_idle(note)
+        if loaded.draft_error:
+            bar.set_compatibility(False, loaded.draft_error)
+        elif loaded.draft is not None:
+            bar.set_compatibility(True, loaded.draft_compatibility or "")
+        else:
+            bar.set_compatibility(None)
+        self._status.set_models(loaded)
+        self.state_changed.emit()
+
+    @Slot(str)
+    def _on_load_failed(self, message: str) -> None:
+        self._bar.set_idle("Load failed")
+        self._show_error(message)
+        self.state_changed.emit()

@@ -1,0 +1,39 @@
+"""The main window's menus: File (Quit), Models (library, workers, serve the API), Help (About)."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import QMainWindow, QMessageBox
+
+from desktop_app import __version__
+
+
+class WindowMenus:
+    """Builds the menu bar of ``window``; the window connects the actions' ``triggered`` (and
+    ``serve``'s ``toggled``) to what they do. Quit closes the window and About is shown here."""
+
+    def __init__(self, window: QMainWindow, api_port: int) -> None:
+        self._window = window
+        bar = window.menuBar()
+        file_menu = bar.addMenu("&File")
+        quit_action = file_menu.addAction("&Quit", window.close)
+        quit_action.setShortcut(QKeySequence.StandardKey.Quit)
+        models_menu = bar.addMenu("&Models")
+        self.library = models_menu.addAction("Model &library…")
+        self.library.setObjectName("openLibraryAction")
+        self.library.setShortcut(QKeySequence("Ctrl+L"))
+        self.library.setStatusTip("Local models, which drafts fit which targets, and the catalog to download")
+        self.workers = models_menu.addAction("&Workers…")
+        self.workers.setObjectName("workersAction")
+        self.workers.setStatusTip("Spread the target over other computers running `specchat worker`")
+        models_menu.addSeparator()
+        self.serve = models_menu.addAction(f"&Serve API on localhost:{api_port}")
+        self.serve.setObjectName("serveApiAction")
+        self.serve.setCheckable(True)
+        self.serve.setStatusTip("Serve the loaded models with the OpenAI API, for editors and scripts")
+        help_menu = bar.addMenu("&Help")
+        help_menu.addAction("&About SpecChat", self._show_about)
+
+    def _show_about(self) -> None:
+        QMessageBox.about(self._window, "About SpecChat",
+                          f"SpecChat {__version__}\nChat with local models, made faster by speculative decoding.")
