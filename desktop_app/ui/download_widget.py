@@ -2,7 +2,7 @@
 
 The download runs on :class:`desktop_app.library.downloads.DownloadTask`'s thread; its callbacks
 only emit signals of a :class:`_DownloadRelay`, which Qt queues to this widget's thread, so the
-widget never blocks and the worker never touches a widget.
+widget never blocks and the download thread never touches a widget.
 
 Why a relay and not signals of the widget itself: the GUI thread may delete the widget at any
 moment (its window closed and deleted, ``deleteLater``, a parent going away) while the download

@@ -1,11 +1,11 @@
-"""Where the relays of worker threads (download, library job, engine pipe reader) live until
+"""Where the relays of background threads (download, library job, engine pipe reader) live until
 their thread is over.
 
-A relay is a parentless QObject a worker thread emits on (see ui/download_widget.py for why).
-The worker ends it with ``deleteLater``, so Qt deletes it in the GUI thread. But the relay's
-Python wrapper owns it too: had the worker thread dropped the last Python reference (its frame
+A relay is a parentless QObject a background thread emits on (see ui/download_widget.py for why).
+The thread ends it with ``deleteLater``, so Qt deletes it in the GUI thread. But the relay's
+Python wrapper owns it too: had the background thread dropped the last Python reference (its frame
 ending, ``threading.Thread`` clearing its arguments), the wrapper would delete the C++ object
-right there, in the worker thread, while the GUI thread may be delivering that relay's queued
+right there, in the background thread, while the GUI thread may be delivering that relay's queued
 signals or its deferred delete. So the GUI thread keeps one reference to every relay it made
 until the relay's thread has finished, and lets it go in the GUI thread.
 """

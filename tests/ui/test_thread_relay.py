@@ -1,4 +1,4 @@
-"""A worker thread's relay is let go in the GUI thread, never deleted by the worker."""
+"""A background thread's relay is let go in the GUI thread, never deleted by that thread."""
 
 from __future__ import annotations
 
@@ -12,15 +12,15 @@ from PySide6.QtCore import QObject
 from desktop_app.ui.thread_relay import hold
 
 
-def test_a_relay_is_never_deleted_by_its_worker_thread(qtbot: Any) -> None:
+def test_a_relay_is_never_deleted_by_its_background_thread(qtbot: Any) -> None:
     relay = QObject()
     child = QObject(relay)  # goes with the relay's C++ object: tells whether it still exists
     thread = threading.Thread(target=lambda r: time.sleep(0.05), args=(relay,))
     hold(relay, thread)
     thread.start()
-    del relay  # the worker's arguments now hold the only reference but the GUI thread's
+    del relay  # the thread's arguments now hold the only reference but the GUI thread's
     thread.join()
-    # Without hold() the worker dropping the last reference deletes the QObject in the worker
+    # Without hold() the thread dropping the last reference deletes the QObject in that
     # thread, racing the GUI thread delivering its queued signals (a segfault now and then).
     assert shiboken6.isValid(child)
     hold(QObject(), threading.Thread(target=lambda: None))  # the next relay: ended ones are let go here
