@@ -8,10 +8,28 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QFileDialog
 
+from desktop_app.engine_process.protocol import Load
 from desktop_app.ui.chat_session import title_for
+from desktop_app.ui.engine_client import EngineClient
 from desktop_app.ui.model_bar import OPEN_FILE
 from tests.ui.conftest import LOAD_TIMEOUT_MS
 from tests.ui.helpers import last_answer, pick, send_and_wait
+
+
+def record_loads(monkeypatch: Any, client: EngineClient) -> list[Load]:
+    """Every Load command the window sends to the engine process from now on (still sent).
+
+    Sending happens in the call that asked for the load, so an empty list right after a user's
+    action proves that it loaded nothing, with no waiting."""
+    sent: list[Load] = []
+    load = client.load
+
+    def record(command: Load) -> None:
+        sent.append(command)
+        load(command)
+
+    monkeypatch.setattr(client, "load", record)
+    return sent
 
 
 def test_open_gguf_loads_it_and_remembers_it(
@@ -66,28 +84,29 @@ def test_cancelling_open_gguf_keeps_the_loaded_model(
     qtbot: Any, make_window: Any, models: Any, monkeypatch: Any
 ) -> None:
     window = make_window(target_path=models.target)
-    loads: list[dict] = []
-    window.client.model_loaded.connect(loads.append)
+    sent = record_loads(monkeypatch, window.client)
     monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: ("", ""))
-    pick(window.model_bar.target_picker, OPEN_FILE)
-    qtbot.wait(300)
+    with (qtbot.assertNotEmitted(window.model_bar.load_requested),
+          qtbot.assertNotEmitted(window.model_bar.file_opened)):
+        pick(window.model_bar.target_picker, OPEN_FILE)  # the dialog answers before pick() returns
     assert window.model_bar.target_picker.currentText() == "target.gguf"
-    assert loads == [] and window.settings["target_path"] == str(models.target)
+    assert sent == [] and not window.client.loading
+    assert window.settings["target_path"] == str(models.target) and window.settings["recent_files"] == []
 
 
 def test_gpu_layers_reload_with_the_new_value_and_no_change_does_not(
-    qtbot: Any, make_window: Any, models: Any
+    qtbot: Any, make_window: Any, models: Any, monkeypatch: Any
 ) -> None:
     window = make_window(target_path=models.target)
-    loads: list[dict] = []
-    window.client.model_loaded.connect(loads.append)
-    window.model_bar.target_gpu.editingFinished.emit()  # focus left the box, value unchanged
-    qtbot.wait(300)
-    assert loads == [] and not window.client.loading
+    sent = record_loads(monkeypatch, window.client)
+    with qtbot.waitSignal(window.model_bar.load_requested, timeout=1000):  # the bar asks the window
+        window.model_bar.target_gpu.editingFinished.emit()  # focus left the box, value unchanged
+    assert sent == [] and not window.client.loading  # the window saw that nothing changed
     window.model_bar.target_gpu.setValue(0)
     with qtbot.waitSignal(window.client.model_loaded, timeout=LOAD_TIMEOUT_MS) as loaded:
         window.model_bar.target_gpu.editingFinished.emit()
     assert loaded.args[0].target.n_gpu_layers == 0
+    assert [command.target_options.n_gpu_layers for command in sent] == [0]  # one load, the changed one
     assert window.settings["n_gpu_layers"] == 0
 
 
