@@ -1,7 +1,8 @@
 """Take resources/screenshots/chat.png: the real app, default model, speculation on, after a chat.
 
 Run under Xvfb (``xvfb-run -s "-screen 0 1400x900x24" .venv/bin/python resources/screenshots/take_screenshot.py``)
-or with QT_QPA_PLATFORM=offscreen. User data goes to a temporary SPECCHAT_HOME.
+or with QT_QPA_PLATFORM=offscreen. User data goes to a temporary SPECCHAT_HOME. A path given as the
+first argument is written instead of chat.png (to look at the window without touching the repo).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ OUT = Path(__file__).resolve().parent / "chat.png"
 
 
 def main() -> int:
+    out = Path(sys.argv[1]) if len(sys.argv) > 1 else OUT
     os.environ["SPECCHAT_HOME"] = tempfile.mkdtemp(prefix="specchat-shot-")
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
@@ -27,7 +29,7 @@ def main() -> int:
     from desktop_app.store import History, Settings
     from desktop_app.ui.main_window import MainWindow
 
-    app = QApplication(sys.argv)
+    app = QApplication(sys.argv[:1])
     settings = Settings.load()
     settings.set("drafter", "ngram")
     settings.set("spec_mode", "on")
@@ -38,8 +40,8 @@ def main() -> int:
     window.show()
 
     def shoot() -> None:
-        window.grab().save(str(OUT))
-        print(f"saved {OUT}")
+        window.grab().save(str(out))
+        print(f"saved {out}")
         window.close()
         app.quit()
 
@@ -52,7 +54,7 @@ def main() -> int:
             QTimer.singleShot(1200, shoot)
 
     window.client.model_loaded.connect(lambda _info: QTimer.singleShot(300, next_prompt))
-    window.session.answer_finished.connect(lambda _stats: QTimer.singleShot(300, next_prompt))
+    window.session.busy_changed.connect(lambda busy: busy or QTimer.singleShot(300, next_prompt))  # answered
     window.start()
     QTimer.singleShot(120_000, app.quit)
     return app.exec()
