@@ -2,7 +2,8 @@
 
 A :class:`Job` is one generation: its events arrive on a thread-safe queue, and setting its
 ``cancel`` event stops it at the next cycle (a client that disconnects). The queue is bounded:
-past :data:`MAX_WAITING` waiting jobs, :meth:`submit` raises :class:`Busy`.
+past ``max_waiting`` waiting jobs (:data:`MAX_WAITING` unless the backend is given another),
+:meth:`submit` raises :class:`Busy`.
 """
 
 from __future__ import annotations
@@ -22,18 +23,18 @@ from desktop_app.engine.events import Event
 if TYPE_CHECKING:
     from desktop_app.engine import Engine
 
-MAX_WAITING = 16
+MAX_WAITING = 16  # requests queued behind the running one before new ones get 503
 # The engine thread needs the GIL back the moment each decode returns; Python hands it over only
 # every switch interval (5 ms by default) while the HTTP thread holds it, a delay per token.
-GIL_SWITCH_S = 0.0005  # requests queued behind the running one before new ones get 503
+GIL_SWITCH_S = 0.0005
 
 
 class Busy(Exception):
     """The queue is full; the client should retry after ``retry_after_s``."""
 
-    def __init__(self, retry_after_s: int = 2) -> None:
+    def __init__(self, waiting: int, retry_after_s: int = 2) -> None:
         self.retry_after_s = retry_after_s
-        super().__init__(f"the engine is busy with {MAX_WAITING} queued requests; retry in {retry_after_s} s")
+        super().__init__(f"the engine is busy with {waiting} queued requests; retry in {retry_after_s} s")
 
 
 class Counter:
@@ -108,11 +109,13 @@ class GenerationBackend(Protocol):
 
 
 class EngineBackend:
-    """The headless server's backend: an Engine run by one worker thread, jobs in order."""
+    """The headless server's backend: an Engine run by one worker thread, jobs in order, at most
+    ``max_waiting`` of them queued behind the running one."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, max_waiting: int = MAX_WAITING) -> None:
         sys.setswitchinterval(min(sys.getswitchinterval(), GIL_SWITCH_S))
         self.engine = engine
+        self.max_waiting = max_waiting
         self._jobs: queue.Queue[Job | None] = queue.Queue()
         self._waiting = 0
         self._lock = threading.Lock()
@@ -127,8 +130,8 @@ class EngineBackend:
 
     def submit(self, request: GenerateRequest) -> Job:
         with self._lock:
-            if self._waiting >= MAX_WAITING:
-                raise Busy()
+            if self._waiting >= self.max_waiting:
+                raise Busy(self._waiting)
             self._waiting += 1
         job = Job(request)
         self._jobs.put(job)

@@ -6,7 +6,7 @@ ranges (``desktop_app.engine.api``), so the message is the same as in the CLI an
 ``speculation`` is our extra field: off, on or auto for this request.
 
 The request's field names are declared once, as :class:`Field` (a member's wire name is its own
-name in lower case); OpenAI's finish reasons "stop" and "length" are the engine's own words
+name in lower case); OpenAI's finish reasons ``stop`` and ``length`` are the engine's own words
 (:class:`~desktop_app.engine.api.FinishReason`), so the two vocabularies that share a word stay apart.
 """
 
@@ -160,7 +160,7 @@ def new_id(chat: bool) -> str:
 
 
 def finish_reason(stats: GenerationStats) -> str:
-    """OpenAI's word for why the answer ended: its "stop" and "length" are the engine's own words; a
+    """OpenAI's word for why the answer ended: its ``stop`` and ``length`` are the engine's own words; a
     full context is a length limit too, and anything else (a cancel) reads as a stop."""
     if stats.finish_reason in (FinishReason.LENGTH, FinishReason.CONTEXT_FULL):
         return FinishReason.LENGTH.value

@@ -23,6 +23,7 @@ from desktop_app.engine.api import (
     N_CTX,
     N_THREADS,
     NGPU_LAYERS,
+    NO_DRAFTER,
     SEED,
     TEMPERATURE,
     DrafterKind,
@@ -71,8 +72,9 @@ class Setting:
         return value
 
 
-NO_DRAFTER = "none"  # the drafter setting's extra choices: speculation off,
-BEST_DRAFTER = "best"  # or the best drafter the loaded models offer (DRAFTER_PREFERENCE)
+# The drafter setting's extra choices: NO_DRAFTER (speculation off; engine/api.py's word for an answer
+# nobody drafted for) or the best drafter the loaded models offer (DRAFTER_PREFERENCE).
+BEST_DRAFTER = "best"
 
 
 def _parses(parse: Callable[[str], Any]) -> Callable[[Any], bool]:
@@ -95,9 +97,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("target_path", str, "", "Target GGUF file; empty means the embedded default model"),
     Setting("draft_path", str, "", "Draft GGUF file sharing the target's vocabulary; empty: none"),
     Setting("drafter", str, BEST_DRAFTER,
-            "Who proposes tokens: " + ", ".join([NO_DRAFTER, f"{BEST_DRAFTER} (the best the models offer)",
+            "Who proposes tokens: " + ", ".join([NO_DRAFTER.value, f"{BEST_DRAFTER} (the best the models offer)",
                                                  *(f"{k.value} ({k.label})" for k in DrafterKind)]),
-            choices=(NO_DRAFTER, BEST_DRAFTER, *(k.value for k in DrafterKind))),
+            choices=(NO_DRAFTER.value, BEST_DRAFTER, *(k.value for k in DrafterKind))),
     Setting("spec_mode", str, DEFAULT_SPEC_MODE.value,
             "Speculation: " + ", ".join(f"{m.value} ({m.description})" for m in SpecMode),
             choices=tuple(m.value for m in SpecMode)),

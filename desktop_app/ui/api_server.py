@@ -57,8 +57,8 @@ class WindowBackend(QObject):
 
     def submit(self, request: GenerateRequest) -> Job:
         with self._lock:
-            if len(self._active) > server_backend.MAX_WAITING:
-                raise Busy()
+            if len(self._active) > server_backend.MAX_WAITING:  # the running one and those queued
+                raise Busy(len(self._active) - 1)
             job = Job(request)
             self._active[job.id] = (job, None)
         self._submitted.emit(job)

@@ -13,7 +13,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
-from desktop_app.engine.api import GenerateRequest, Message
+from desktop_app.engine.api import FinishReason, GenerateRequest, Message
 from desktop_app.engine.stats import GenerationStats
 from desktop_app.engine_process.protocol import Done
 from desktop_app.store import History
@@ -73,7 +73,7 @@ class ChatSession(QObject):
         """Show a stored conversation (None: a fresh one, stored at its first message)."""
         if self.busy:
             self.cancel()
-            self._end_answer({"finish_reason": "cancelled"})
+            self._end_answer({"finish_reason": FinishReason.CANCELLED.value})
         self.view.clear()
         conv = self.history.conversation(conversation_id) if conversation_id else None
         self.conversation_id = conv.id if conv else None
@@ -202,14 +202,15 @@ class ChatSession(QObject):
     @Slot(str)
     def _on_failed(self, message: str) -> None:
         if self._from_current():
-            self._end_answer({"finish_reason": "failed", "error": message})
+            self._end_answer({"finish_reason": FinishReason.FAILED.value, "error": message})
             self.error.emit(message)
 
     @Slot(str)
     def _on_crash(self, reason: str) -> None:
         if self.handle is not None:
             last = dict(self.answer.stats or {}) if self.answer is not None else {}
-            self._end_answer({**last, "finish_reason": "interrupted", "error": reason})  # keep the last live figures
+            # keep the last live figures
+            self._end_answer({**last, "finish_reason": FinishReason.INTERRUPTED.value, "error": reason})
 
     def _end_answer(self, stats: dict[str, Any], text: str | None = None) -> None:
         answer, answer_id = self.answer, self.answer_id
@@ -221,13 +222,13 @@ class ChatSession(QObject):
             if text is not None and text != answer.text:
                 answer.set_text(text)  # the final text is authoritative (stop strings trimmed)
             answer.render_text()
-            if stats.get("finish_reason") == "failed":
+            if stats.get("finish_reason") == FinishReason.FAILED:
                 answer.set_stats(None)
                 answer.footer.setText(f"failed: {stats.get('error', '')}")
             else:
                 answer.set_stats(stats)
             if answer_id is not None:
-                if answer.text or stats.get("finish_reason") != "failed":
+                if answer.text or stats.get("finish_reason") != FinishReason.FAILED:
                     self._write(lambda: self.history.update_message(answer_id, answer.text, stats))
                 else:
                     self._write(lambda: self.history.delete_message(answer_id))  # nothing worth keeping

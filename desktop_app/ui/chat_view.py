@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_app.engine.api import DrafterKind
+from desktop_app.engine.api import DrafterKind, FinishReason, SpecMode
 from desktop_app.engine_process.protocol import Piece
 from desktop_app.ui.drafter_tints import drafter_label, drafter_tint, legend_html
 
@@ -57,20 +57,20 @@ def format_footer(stats: dict[str, Any]) -> str:
         parts.append(f"acceptance {stats.get('acceptance_rate', 0.0):.0%}")
     else:
         parts.append("acceptance –")
-    mode = str(stats.get("mode", "off"))
+    mode = str(stats.get("mode", SpecMode.OFF.value))
     drafts = format_drafts(stats.get("by_drafter"))
     if drafts:
         parts += [f"mode {mode}", f"drafts: {drafts}"]
     else:
-        drafter = stats.get("drafter", "none")
+        drafter = stats.get("drafter")  # a DrafterKind value, or NO_DRAFTER when nobody drafted
         kinds = {k.value for k in DrafterKind}
         parts.append(f"mode {mode}" + (f" ({drafter_label(drafter).lower()})" if drafter in kinds else ""))
     reason = stats.get("finish_reason")
-    if reason == "cancelled":
+    if reason == FinishReason.CANCELLED:
         parts.append("stopped")
-    elif reason == "interrupted":
+    elif reason == FinishReason.INTERRUPTED:
         parts.append(f"interrupted: {stats.get('error') or 'the engine stopped'}")
-    elif reason == "context_full":
+    elif reason == FinishReason.CONTEXT_FULL:
         parts.append("context full")
     return " · ".join(parts)
 

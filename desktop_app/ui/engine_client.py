@@ -78,7 +78,7 @@ class GenerationHandle(QObject):
         token_received(str, str): answer text, and the DrafterKind value of the drafter whose accepted
             tokens made it ("" for the target's own text).
         stats_updated(GenerationStats): live figures about ten times a second.
-        finished(Done): the final text and stats; ``stats.finish_reason`` is "cancelled" after a stop.
+        finished(Done): the final text and stats; ``stats.finish_reason`` is FinishReason.CANCELLED after a stop.
         failed(str): the generation failed with this message (not emitted when the process dies:
             ``EngineClient.engine_crashed`` says that).
     """

@@ -20,7 +20,7 @@ from desktop_app.store.settings import BEST_DRAFTER, NO_DRAFTER
 
 OPEN_FILE = "<open>"
 OPEN_LIBRARY = "<library>"
-DRAFTERS = ((BEST_DRAFTER, "Best available"), (NO_DRAFTER, "No speculation"),
+DRAFTERS = ((BEST_DRAFTER, "Best available"), (NO_DRAFTER.value, "No speculation"),
             *((k.value, k.label) for k in DrafterKind))
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import math
+import pickle
 
 import pytest
 
@@ -10,16 +12,35 @@ from desktop_app.engine import Engine
 from desktop_app.engine.api import (
     DRAFT_K,
     DRAFTER_PREFERENCE,
+    NO_DRAFTER,
     TEMPERATURE,
     TOP_P,
     DrafterKind,
+    FinishReason,
     GenerateRequest,
     SamplingParams,
     SpecMode,
     choose_drafter,
 )
 from desktop_app.engine.auto.cost_model import CostModel
+from desktop_app.engine.stats import GenerationStats
 from tests.helpers import run, user
+
+
+def test_stats_words_read_and_written_as_before() -> None:
+    """Plain words (a record saved before the enums, JSON) become members; the CLI's --json, the API's
+    timings and the history get the same words back, and the engine's pipe carries the members."""
+    stats = GenerationStats(mode="auto", drafter="none", finish_reason="context_full")  # type: ignore[arg-type]
+    assert stats.mode is SpecMode.AUTO and stats.drafter is NO_DRAFTER
+    assert stats.finish_reason is FinishReason.CONTEXT_FULL
+    data = json.loads(json.dumps(stats.to_dict()))
+    assert (data["mode"], data["drafter"], data["finish_reason"]) == ("auto", "none", "context_full")
+    assert all(type(stats.to_dict()[key]) is str for key in ("mode", "drafter", "finish_reason"))
+    assert pickle.loads(pickle.dumps(stats)) == stats
+    assert f"mode {stats.mode}, drafter {stats.drafter}" == "mode auto, drafter none"  # the CLI's line
+    assert GenerationStats(drafter=DrafterKind.NGRAM_MAP).to_dict()["drafter"] == "ngram-map"
+    with pytest.raises(ValueError):
+        GenerationStats(finish_reason="done")  # type: ignore[arg-type]
 
 
 def test_choose_drafter_honours_the_request_and_falls_back_in_preference_order() -> None:

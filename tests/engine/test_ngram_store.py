@@ -27,14 +27,13 @@ def _quiet(line: str) -> None:
     pass
 
 
-def test_messages_left_out_by_the_budget_stay_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ngram_store, "MAX_TOKENS", 10)
+def test_messages_left_out_by_the_budget_stay_out(tmp_path: Path) -> None:
     path, tokenize = tmp_path / "c.npz", Tokenizer()
     messages = [SourceMessage(i, f"m{i} a b c") for i in range(1, 6)]  # 4 tokens each
-    state = sync(path, "v", messages, tokenize, _quiet)
+    state = sync(path, "v", messages, tokenize, _quiet, max_tokens=10)
     assert set(state.manifest) == {4, 5}  # the newest within 10 tokens
     tokenize.calls = 0
-    state = sync(path, "v", [*messages, SourceMessage(6, "m6 a b c")], tokenize, _quiet)
+    state = sync(path, "v", [*messages, SourceMessage(6, "m6 a b c")], tokenize, _quiet, max_tokens=10)
     assert tokenize.calls == 1 and set(state.manifest) == {4, 5, 6}  # only the new message
 
 

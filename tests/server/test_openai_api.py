@@ -16,7 +16,6 @@ import openai
 import pytest
 
 from desktop_app.engine import Engine
-from desktop_app.server import backend as backend_module
 from desktop_app.server.backend import EngineBackend
 from desktop_app.server.run import exposure_warning
 from tests.server.live_server import Server
@@ -145,9 +144,18 @@ def test_eight_clients_at_once_all_get_complete_correct_answers(client: openai.O
     assert results == expected
 
 
-def test_a_full_queue_answers_503_with_retry_after(server: Server, engine: Engine, backend: EngineBackend,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(backend_module, "MAX_WAITING", 1)
+@pytest.fixture()
+def one_may_wait(engine: Engine) -> Iterator[tuple[Server, EngineBackend]]:
+    """A server whose backend queues at most one request behind the running one."""
+    backend = EngineBackend(engine, max_waiting=1)
+    server = Server(backend, KEY)
+    yield server, backend
+    server.stop()
+    backend.close()
+
+
+def test_a_full_queue_answers_503_with_retry_after(engine: Engine, one_may_wait: tuple[Server, EngineBackend]) -> None:
+    server, backend = one_may_wait
     body = {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 8, "temperature": 0}
     headers = {"Authorization": f"Bearer {KEY}"}
     statuses: list[int] = []

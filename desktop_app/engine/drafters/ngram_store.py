@@ -207,12 +207,13 @@ def load(path: Path, vocab: str, n_vocab: int | None = None) -> tuple[NgramCount
 
 def sync(path: Path, vocab: str, messages: Sequence[SourceMessage], tokenize: Callable[[str], list[int]],
          log: Callable[[str], None] = print, n_vocab: int | None = None, known: CacheState | None = None,
-         ) -> CacheState:
+         max_tokens: int = MAX_TOKENS) -> CacheState:
     """The cache for exactly ``messages`` (oldest first), from ``path`` where it can be, saved back.
 
     ``known`` is what the last sync returned: while the file is still the one it saved, it is
     used instead of reading the file again (and returned as is when nothing changed). A file
-    that cannot be written is said in ``log``; the cache is still returned.
+    that cannot be written is said in ``log``; the cache is still returned. A (re)build reads the
+    newest messages up to ``max_tokens`` tokens.
     """
     wanted = {m.id: m.digest for m in messages}
     rebuilt = False
@@ -238,7 +239,7 @@ def sync(path: Path, vocab: str, messages: Sequence[SourceMessage], tokenize: Ca
         return known or CacheState(counts, manifest, _stamp(path))  # the file is right as it is
     if known is not None and counts is known.counts:
         counts = _copy(counts)  # the engine may be drafting from the known one
-    budget = MAX_TOKENS
+    budget = max_tokens
     for message in reversed(new):  # newest first, within the token budget
         tokens = tokenize(message.text)
         budget -= len(tokens)
