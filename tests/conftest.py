@@ -1,4 +1,11 @@
-"""Shared fixtures: factory models built once per session, user data in a temp dir."""
+"""Shared fixtures: factory models built once per session, user data in a temp dir.
+
+Test tiers: `make check` runs `pytest -m "not slow"`, `make test` runs everything. A test is
+slow when it loads a model, starts the engine process, a worker or the real window, or measures
+time. Tests that use a fixture in `SLOW_FIXTURES` (directly or through another fixture) are
+marked slow here, so a new model test cannot forget it; the rest carry `@pytest.mark.slow` or
+a module-level `pytestmark`.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +20,27 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 _BUNDLE = Path(os.environ.get("SPECCHAT_BUNDLE", Path(__file__).resolve().parents[1] / "dist/specchat/specchat"))
 # The bundle's own test runs where a bundle was built (`make package-test`), not from a checkout.
 collect_ignore = [] if _BUNDLE.exists() else ["test_bundle.py"]
+
+
+# Fixtures that load a model or start a process: any test that uses one is slow.
+SLOW_FIXTURES = frozenset(
+    {
+        "models",  # builds the factory GGUFs
+        "default_model",  # the embedded SmolLM2
+        "hybrid_models",
+        "gemma4_pair",
+        "make_window",  # the real window with its engine process (tests/ui/conftest.py)
+        "two_workers",  # llama.cpp RPC worker processes (tests/remote/conftest.py)
+    }
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark slow every test that uses a fixture in SLOW_FIXTURES, however indirectly."""
+    slow = pytest.mark.slow
+    for item in items:
+        if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(slow)
 
 
 @pytest.fixture(scope="session", autouse=True)

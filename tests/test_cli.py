@@ -47,6 +47,7 @@ def test_messages_file_and_raw_prompt(models, tmp_path: Path) -> None:
     assert json.loads(raw.stdout)["stats"]["prompt_tokens"] == 1  # "Hi" alone, no template
 
 
+@pytest.mark.slow  # loads the default model in a subprocess
 def test_default_model_is_used_without_target() -> None:
     out = specchat("generate", "--prompt", "Say hello.", "--max-tokens", "8", "--spec", "on", "--drafter", "ngram", "--json")
     assert out.returncode == 0, out.stderr
@@ -75,6 +76,7 @@ def test_errors_are_one_line_without_traceback(models, args: list[str], message:
     assert len(out.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow  # the self-test loads models in a subprocess
 def test_self_test_passes() -> None:
     out = specchat("--self-test")
     assert out.returncode == 0, out.stderr
@@ -82,6 +84,7 @@ def test_self_test_passes() -> None:
     assert "identical" in out.stdout
 
 
+@pytest.mark.slow  # loads the default model in two subprocesses
 def test_raw_prompts_turn_special_token_texts_into_special_tokens() -> None:
     chatml = "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"
     parsed = specchat("generate", "--raw", "--prompt", chatml, "--max-tokens", "6", "--spec", "off", "--json")
@@ -105,6 +108,7 @@ def test_cli_defaults_are_the_apps() -> None:
     assert args.draft_max == DRAFT_K.default == BY_NAME["draft_max"].default
 
 
+@pytest.mark.slow  # generates with the default model in a subprocess
 def test_auto_reports_the_users_maximum_k() -> None:
     out = specchat("generate", "--prompt", "Repeat exactly: one two three four five six seven eight.",
                    "--spec", "auto", "--draft-max", "2", "--drafter", "ngram", "--max-tokens", "24", "--json")
@@ -173,6 +177,7 @@ def test_non_finite_numbers_get_the_engines_own_message(value: str) -> None:
     assert len(out.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow  # loads llama.cpp and the default model in a subprocess
 def test_bytes_that_are_not_text_are_named_in_the_users_prompt() -> None:
     out = subprocess.run([sys.executable.encode(), b"-m", b"desktop_app", b"generate", b"--prompt", b"caf\xe9!",
                           b"--max-tokens", b"4"], capture_output=True, text=True, timeout=180)
@@ -180,6 +185,7 @@ def test_bytes_that_are_not_text_are_named_in_the_users_prompt() -> None:
     assert "message 1 (user) has a character that is not valid text (U+DCE9) at character 4 of 5" in out.stderr
 
 
+@pytest.mark.slow  # loads llama.cpp in a subprocess
 def test_a_folder_is_not_a_model(tmp_path: Path) -> None:
     out = specchat("generate", "--target", str(tmp_path), "--prompt", "Hi")
     assert out.returncode == 1 and "is a folder, not a GGUF model file" in out.stderr

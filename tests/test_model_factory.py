@@ -7,6 +7,7 @@ from pathlib import Path
 
 import llama_cpp
 import numpy as np
+import pytest
 
 from desktop_app.engine.llama.model import LlamaModel
 from tests.model_factory import build_all
@@ -52,6 +53,7 @@ def test_draft_agrees_with_target_on_most_but_not_all_positions(models) -> None:
     assert 0.6 * len(greedy) <= agree < len(greedy), f"draft agreed on {agree}/{len(greedy)}"
 
 
+@pytest.mark.slow  # builds a model in a subprocess
 def test_the_hybrid_mtp_model_is_written_by_the_factory_cli(tmp_path: Path) -> None:
     import subprocess
     import sys

@@ -39,7 +39,7 @@ from desktop_app.library.hub import DEFAULT_TIMEOUT_S, RemoteFile, describe_fail
 from desktop_app.library.names import check_hub_file
 
 DISK_MARGIN_BYTES = 16 * 2**20  # keep a little room for the OS and the rename
-REPORT_INTERVAL_S = 0.1
+REPORT_INTERVAL_S = 0.1  # the default gap between two progress reports (a parameter of download_file)
 HASH_BLOCK = 4 * 2**20
 
 
@@ -100,7 +100,12 @@ class _Transfer:
     """The state of one download: the partial file, the running hash, progress reporting."""
 
     def __init__(
-        self, remote: RemoteFile, partial: Path, progress: ProgressCallback | None, cancel: threading.Event | None
+        self,
+        remote: RemoteFile,
+        partial: Path,
+        progress: ProgressCallback | None,
+        cancel: threading.Event | None,
+        report_interval_s: float,
     ) -> None:
         self.remote = remote
         self.partial = partial
@@ -109,12 +114,13 @@ class _Transfer:
         self.hasher = hashlib.sha256()
         self.done = 0
         self.meter = SpeedMeter()
+        self.report_interval_s = report_interval_s
         self._last_report = 0.0
 
     def report(self, phase: str, force: bool = False) -> None:
         now = time.monotonic()
         self.meter.add(self.done, now)
-        if self.progress is None or (not force and now - self._last_report < REPORT_INTERVAL_S):
+        if self.progress is None or (not force and now - self._last_report < self.report_interval_s):
             return
         self._last_report = now
         total = self.remote.size
@@ -204,12 +210,15 @@ def download_file(
     timeout: float = DEFAULT_TIMEOUT_S,
     max_retries: int = 3,
     force: bool = False,
+    report_interval_s: float = REPORT_INTERVAL_S,
 ) -> DownloadResult:
     """Download ``filename`` from ``repo_id`` into ``dest_dir`` (default: the models folder).
 
     A file already there is returned without touching the network (unless ``force``). A dropped
     connection is retried ``max_retries`` times with a Range request; whatever arrived stays in
-    the ``.incomplete`` file, so calling again later resumes too.
+    the ``.incomplete`` file, so calling again later resumes too. ``progress`` is called at most
+    once per ``report_interval_s`` while bytes arrive (0: on every chunk); the start, the
+    verification and the end are always reported.
     """
     name = check_hub_file(repo_id, filename, revision)  # before any path or URL is built from them
     folder = Path(dest_dir) if dest_dir else paths.models_dir()
@@ -221,7 +230,7 @@ def download_file(
 
     remote = fetch_remote_file(repo_id, filename, revision, endpoint, token, timeout)
     partial = partial_path(dest, remote)
-    transfer = _Transfer(remote, partial, progress, cancel)
+    transfer = _Transfer(remote, partial, progress, cancel, report_interval_s)
     if partial.exists() and remote.size is not None and partial.stat().st_size > remote.size:
         partial.unlink()
     if partial.exists():
@@ -256,10 +265,11 @@ def download_file(
         except OSError as exc:
             if exc.errno == errno.ENOSPC:
                 raise DiskSpaceError(
-                    f"the disk filled up while writing {dest.name}; free some space and run the download again to resume"
+                    f"the disk filled up while writing {dest.name}; "
+                    "free some space and run the download again to resume"
                 ) from None
             raise
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - described in one line for the user, as every failure is
             raise describe_failure(exc, repo_id, filename, revision, remote.endpoint, timeout) from None
 
     if remote.size is not None and transfer.done != remote.size:
@@ -352,7 +362,7 @@ class DownloadTask:
             )
         except DownloadError as exc:
             self.error = exc
-        except Exception as exc:  # a bug or an OS error: still report it, never die silently
+        except Exception as exc:  # noqa: BLE001 - a bug or an OS error: still report it, never die silently
             self.error = DownloadError(f"download of {self.filename} failed: {exc}")
         if self.error is not None:
             self._notify(self._on_failed, self.error)

@@ -23,7 +23,7 @@ from desktop_app.library.errors import (
     RemoteNotFoundError,
 )
 from tests.library.conftest import REPO
-from tests.library.hub_server import FakeHub
+from tests.library.hub_server import CHUNK, FakeHub
 
 
 def sha256(path: Path) -> str:
@@ -42,7 +42,9 @@ def test_full_download_is_verified_lands_in_the_models_folder_and_is_listed(hub:
     assert seen[-1].phase == "done" and seen[-1].done == seen[-1].total == models.draft.stat().st_size
     assert [p.done for p in seen] == sorted(p.done for p in seen)
     midway = [p for p in seen if p.phase == "downloading" and 0 < p.done < p.total]
-    assert midway and all(p.speed > 0 and p.eta_s is not None for p in midway[1:])
+    assert midway and all(p.speed > 0 for p in midway[1:])
+    for p in midway[1:]:  # the time left shown is what remains at the speed shown
+        assert p.total is not None and p.eta_s == pytest.approx((p.total - p.done) / p.speed)
     listed = {m.path.name: m for m in local.scan_models()}
     assert listed["draft.gguf"].architecture == "llama" and listed["draft.gguf"].quantization == "Q8_0"
     # The token goes to the hub, never to the CDN it redirects to.
@@ -186,6 +188,22 @@ def test_cancel_stops_a_background_download_and_keeps_the_partial_file(hub: Fake
     (partial,) = models_dir.glob("target.gguf.*.incomplete")
     assert 0 < partial.stat().st_size < models.target.stat().st_size
     assert not (models_dir / "target.gguf").exists()
+
+
+def test_progress_comes_at_most_once_per_report_interval(hub: FakeHub, models_dir: Path) -> None:
+    data = hashlib.sha256(b"report").digest() * (16 * CHUNK // 32)  # 1 MiB: many network reads
+    hub.add_file(REPO, "every.gguf", data)
+    hub.add_file(REPO, "rare.gguf", data)
+    every: list[DownloadProgress] = []
+    rare: list[DownloadProgress] = []
+
+    download_file(REPO, "every.gguf", endpoint=hub.endpoint, progress=every.append, report_interval_s=0.0)
+    download_file(REPO, "rare.gguf", endpoint=hub.endpoint, progress=rare.append, report_interval_s=3600.0)
+
+    arriving = [p.done for p in every if p.phase == "downloading"]
+    assert len(arriving) >= 8 and arriving == sorted(set(arriving))  # one report per read as bytes come
+    assert arriving[0] == 0 and arriving[-1] == len(data)
+    assert [(p.phase, p.done) for p in rare] == [("downloading", 0), ("verifying", len(data)), ("done", len(data))]
 
 
 def test_speed_and_time_left_come_from_the_recent_rate() -> None:

@@ -69,6 +69,7 @@ def test_the_hello_is_recognised_byte_by_byte() -> None:
     assert hello_state(struct.pack("<BQ", 14, 1 << 40)) is False  # an absurd size: dropped at once
 
 
+@pytest.mark.slow  # measures a timeout
 def test_an_idle_connection_is_dropped_and_the_next_client_is_served_meanwhile(gate: RpcGate) -> None:
     start = time.monotonic()
     idle = _connect(gate)
@@ -97,6 +98,7 @@ def test_clients_with_a_hello_wait_their_turn_in_order(gate: RpcGate) -> None:
     second.close()
 
 
+@pytest.mark.slow  # measures time
 def test_garbage_is_dropped_without_waiting(gate: RpcGate) -> None:
     sock = _connect(gate)
     sock.sendall(b"GET / HTTP/1.1\r\n\r\n")
@@ -133,6 +135,7 @@ def test_an_idle_connection_does_not_block_a_real_worker(models: Any, worker: Ru
     assert f"serving on {worker.address}" in worker.output()
 
 
+@pytest.mark.slow  # starts a worker process
 def test_a_worker_serves_again_after_a_client_that_sent_garbage(worker: RunningWorker, tmp_path: Path) -> None:
     with socket.create_connection((worker.address.host, worker.address.port)) as sock:
         sock.sendall(b"\x00" * 64)

@@ -132,6 +132,7 @@ class _EndlessBackend:
         return 0
 
 
+@pytest.mark.slow  # measures time
 def test_stopping_with_answers_in_flight_is_quick_and_quiet() -> None:
     backend = _EndlessBackend()
     endless = Server(backend)  # type: ignore[arg-type]

@@ -78,6 +78,7 @@ def test_closing_the_widget_stops_its_download(qtbot, hub: FakeHub, models_dir: 
     assert not (models_dir / "target.gguf").exists()
 
 
+@pytest.mark.slow  # a stress loop of downloads
 def test_a_widget_that_goes_as_its_download_ends_never_crashes(qtbot, hub: FakeHub, models_dir: Path) -> None:  # noqa: F811
     """A finished download's widget dropped at once (a test returning, a window closed): its
     ``destroyed`` signal and the download thread ending meet. Connected to the task's own

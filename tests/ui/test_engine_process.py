@@ -83,6 +83,7 @@ def test_a_broken_target_is_a_message_and_the_old_model_stays(
     assert last_answer(window).text
 
 
+@pytest.mark.slow  # starts the engine process
 def test_a_failed_generation_is_reported_and_the_process_lives_on(qtbot: Any) -> None:
     client = EngineClient()
     try:
