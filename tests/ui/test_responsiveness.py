@@ -7,7 +7,7 @@ from typing import Any
 
 from PySide6.QtCore import QTimer
 
-from tests.ui.conftest import ANSWER_TIMEOUT_MS, LOAD_TIMEOUT_MS
+from tests.ui.conftest import LOAD_TIMEOUT_MS
 from tests.ui.helpers import next_answer, type_and_send
 
 PROBE_MS = 10
