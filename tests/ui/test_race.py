@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from PySide6.QtCore import Qt
 
 from desktop_app.engine.stats import GenerationStats
@@ -31,10 +32,15 @@ def test_race_shows_both_answers_the_speedup_and_that_they_are_identical(
     assert result.identical is True
     off_text, on_text = dialog.texts["off"].toPlainText(), dialog.texts["on"].toPlainText()
     assert off_text and off_text == on_text
-    assert "tok/s" in dialog.stats_labels["off"].text() and "tok/s" in dialog.stats_labels["on"].text()
+    assert result.off.generated_tokens == result.on.generated_tokens > 0  # the same answer, token for token
+    # Each lane shows its own measured speed, and the summary's factor is their ratio.
+    off_speed, on_speed = result.off.decode_tokens_per_s, result.on.decode_tokens_per_s
+    assert off_speed > 0 and on_speed > 0
+    for lane, stats in (("off", result.off), ("on", result.on)):
+        assert f"{stats.to_dict()['decode_tokens_per_s']:.1f} tok/s" in dialog.stats_labels[lane].text()
+    assert result.speedup == pytest.approx(on_speed / off_speed)
     summary = dialog.summary.text()
-    assert f"{result.speedup:.2f}×" in summary and "identical text" in summary
-    assert result.speedup > 0
+    assert f"{on_speed / off_speed:.2f}× the speed of off" in summary and "identical text" in summary
     # the race does not touch the conversation
     assert len(window.chat_view.messages) == 2
     assert window.send_button.isEnabled()
