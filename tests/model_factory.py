@@ -110,7 +110,7 @@ def _weights(spec: ModelSpec, n_vocab: int) -> dict[str, np.ndarray]:
         layer_rng = np.random.default_rng([spec.seed, i])
         scale = 1.0 if i < spec.tail_from else spec.tail_scale
 
-        def mat(rows: int, cols: int, gain: float = 1.0) -> np.ndarray:
+        def mat(rows: int, cols: int, gain: float = 1.0, layer_rng: np.random.Generator = layer_rng) -> np.ndarray:
             return (layer_rng.normal(0.0, gain / np.sqrt(cols), (rows, cols))).astype(np.float32)
 
         tensors.update(

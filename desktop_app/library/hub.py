@@ -83,7 +83,7 @@ def fetch_remote_file(
     url = hf_hub_url(repo_id, filename, revision=revision, endpoint=base)
     try:
         meta = get_hf_file_metadata(url, token=token, timeout=timeout, endpoint=base)
-    except Exception as exc:  # mapped to a user-facing error below
+    except Exception as exc:  # noqa: BLE001 - any hub/network failure is mapped to a user-facing error below
         raise describe_failure(exc, repo_id, filename, revision, base, timeout) from None
     etag = (meta.etag or "").lower()
     return RemoteFile(

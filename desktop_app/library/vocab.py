@@ -54,7 +54,7 @@ class VocabOnlyModel(VocabProperties):
     def __del__(self) -> None:  # pragma: no cover - best effort
         try:
             self.close()
-        except Exception:
+        except Exception:  # noqa: BLE001 - a finaliser must never raise
             pass
 
 

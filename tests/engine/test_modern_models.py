@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from desktop_app.engine import Engine, IncompatibleDraftError
-from desktop_app.engine.api import DrafterKind, ModelOptions
+from desktop_app.engine.api import DrafterKind
 from desktop_app.engine.llama import llama_ext
 from tests.helpers import assert_same_distribution, assert_verified_three_positions, run, sample_sequences, user
 

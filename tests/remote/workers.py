@@ -57,5 +57,5 @@ def start_worker(directory: Path, threads: int = 1) -> RunningWorker:
         except WorkerError:
             if time.monotonic() > deadline:
                 worker.kill()
-                raise AssertionError(f"the worker did not start in {START_TIMEOUT_S:.0f} s: {worker.output()}")
+                raise AssertionError(f"the worker did not start in {START_TIMEOUT_S:.0f} s: {worker.output()}") from None
             time.sleep(0.1)
