@@ -357,8 +357,11 @@ class DownloadTask:
     def _run(self) -> None:
         try:
             self.result = download_file(
-                self.repo_id, self.filename, progress=lambda p: self._notify(self._on_progress, p),
-                cancel=self._cancel, **self._options,  # type: ignore[arg-type]
+                self.repo_id,
+                self.filename,
+                progress=lambda p: self._notify(self._on_progress, p),
+                cancel=self._cancel,
+                **self._options,  # type: ignore[arg-type]
             )
         except DownloadError as exc:
             self.error = exc
