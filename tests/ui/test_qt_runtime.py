@@ -43,6 +43,7 @@ class _Receiver(QObject):
         super().__init__()
         self.received = 0
         self.matched = 0
+        self.expect_none = False  # the None test sends None on purpose
 
     @Slot(str, bool)
     def on_token(self, text: str, flag: bool) -> None:
@@ -53,8 +54,6 @@ class _Receiver(QObject):
     def on_value(self, value: object) -> None:
         self.received += 1
         self.matched += value is not None or self.expect_none
-
-    expect_none = False
 
 
 def _installed_pyside() -> str:
