@@ -45,21 +45,27 @@ def _build_parser() -> argparse.ArgumentParser:
 
     gen = sub.add_parser("generate", help="generate one answer and print it (or JSON)")
     add_model_args(gen)
-    gen.add_argument("--spec", choices=[m.value for m in SpecMode], default=DEFAULT_SPEC_MODE.value,
-                     help="; ".join(f"{m.value}: {m.description}" for m in SpecMode))
+    gen.add_argument(
+        "--spec",
+        choices=[m.value for m in SpecMode],
+        default=DEFAULT_SPEC_MODE.value,
+        help="; ".join(f"{m.value}: {m.description}" for m in SpecMode),
+    )
     gen.add_argument("--draft-max", type=checked(DRAFT_K), default=DRAFT_K.default, help=DRAFT_K.description)
     src = gen.add_mutually_exclusive_group(required=True)
     src.add_argument("--prompt", help="one user message (chat template applied unless --raw)")
     src.add_argument("--messages", type=Path, help="JSON file with a list of {role, content}")
-    gen.add_argument("--raw", action="store_true",
-                     help="use --prompt as is, without the chat template; special-token texts such as "
-                          "<|im_start|> become those tokens, as in llama.cpp's tools")
-    gen.add_argument("--literal", action="store_true",
-                     help="with --raw: tokenize special-token texts as plain text")
-    gen.add_argument("--max-tokens", type=checked(MAX_TOKENS), default=MAX_TOKENS.default,
-                     help=MAX_TOKENS.description)
-    gen.add_argument("--temperature", type=checked(TEMPERATURE), default=TEMPERATURE.default,
-                     help=TEMPERATURE.description)
+    gen.add_argument(
+        "--raw",
+        action="store_true",
+        help="use --prompt as is, without the chat template; special-token texts such as "
+        "<|im_start|> become those tokens, as in llama.cpp's tools",
+    )
+    gen.add_argument("--literal", action="store_true", help="with --raw: tokenize special-token texts as plain text")
+    gen.add_argument("--max-tokens", type=checked(MAX_TOKENS), default=MAX_TOKENS.default, help=MAX_TOKENS.description)
+    gen.add_argument(
+        "--temperature", type=checked(TEMPERATURE), default=TEMPERATURE.default, help=TEMPERATURE.description
+    )
     gen.add_argument("--top-k", type=checked(TOP_K), default=TOP_K.default, help=TOP_K.description)
     gen.add_argument("--top-p", type=checked(TOP_P), default=TOP_P.default, help=TOP_P.description)
     gen.add_argument("--min-p", type=checked(MIN_P), default=MIN_P.default, help=MIN_P.description)
@@ -76,19 +82,34 @@ def _build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=checked(API_PORT), default=API_PORT.default, help=API_PORT.description)
     # Where the key comes from is decided in one place: desktop_app/server/api_key.py.
     keys = serve.add_mutually_exclusive_group()
-    keys.add_argument("--api-key-file", type=Path, metavar="PATH",
-                      help="require 'Authorization: Bearer KEY' on every request, KEY being the one line in PATH. "
-                           "The key comes from --api-key-file or --api-key (one of them), else from the "
-                           "SPECCHAT_API_KEY environment variable; none of the three: no key")
-    keys.add_argument("--api-key", default=None, metavar="KEY",
-                      help="the same with KEY on the command line, where other users of this computer can read "
-                           "it (ps, /proc); prefer --api-key-file or SPECCHAT_API_KEY")
-    serve.add_argument("--spec", choices=[m.value for m in SpecMode], default=DEFAULT_SPEC_MODE.value,
-                       help="the default speculation mode (a request's 'speculation' field overrides it)")
+    keys.add_argument(
+        "--api-key-file",
+        type=Path,
+        metavar="PATH",
+        help="require 'Authorization: Bearer KEY' on every request, KEY being the one line in PATH. "
+        "The key comes from --api-key-file or --api-key (one of them), else from the "
+        "SPECCHAT_API_KEY environment variable; none of the three: no key",
+    )
+    keys.add_argument(
+        "--api-key",
+        default=None,
+        metavar="KEY",
+        help="the same with KEY on the command line, where other users of this computer can read "
+        "it (ps, /proc); prefer --api-key-file or SPECCHAT_API_KEY",
+    )
+    serve.add_argument(
+        "--spec",
+        choices=[m.value for m in SpecMode],
+        default=DEFAULT_SPEC_MODE.value,
+        help="the default speculation mode (a request's 'speculation' field overrides it)",
+    )
 
     worker = sub.add_parser("worker", help="lend this computer to another SpecChat over the network (llama.cpp RPC)")
-    worker.add_argument("--host", default=WORKER_HOST,
-                        help="address to listen on (default: this computer only; give its LAN address to serve others)")
+    worker.add_argument(
+        "--host",
+        default=WORKER_HOST,
+        help="address to listen on (default: this computer only; give its LAN address to serve others)",
+    )
     worker.add_argument("--port", type=checked(WORKER_PORT), default=WORKER_PORT.default, help=WORKER_PORT.description)
     worker.add_argument("--threads", type=checked(N_THREADS), default=0, help="CPU threads (0: every core)")
 
@@ -142,8 +163,12 @@ def load_engine(args: argparse.Namespace) -> Any:
     if args.workers:
         from desktop_app.engine.llama import rpc
 
-        rpc.on_fatal(lambda reason: print(f"\nspecchat: error: {reason}; the answer above is incomplete",
-                                          file=sys.stderr, flush=True), lambda: args.workers)
+        rpc.on_fatal(
+            lambda reason: print(
+                f"\nspecchat: error: {reason}; the answer above is incomplete", file=sys.stderr, flush=True
+            ),
+            lambda: args.workers,
+        )
     info = engine.load_target(args.target or default_model_path(), _model_options(args))
     if info.placement:
         print(f"specchat: {info.name} spread over {info.placement}", file=sys.stderr)
@@ -155,8 +180,10 @@ def load_engine(args: argparse.Namespace) -> Any:
         raise CliError("--drafter model needs --draft PATH")
     refusal = engine.speculation_refusal()
     if args.drafter and not refusal and DrafterKind(args.drafter) not in engine.drafters_available():
-        raise CliError(f"--drafter {args.drafter} is not available here; this pair supports: "
-                       f"{engine.drafting_note(engine.drafters_available())}")
+        raise CliError(
+            f"--drafter {args.drafter} is not available here; this pair supports: "
+            f"{engine.drafting_note(engine.drafters_available())}"
+        )
     if refusal and getattr(args, "spec", SpecMode.OFF.value) != SpecMode.OFF.value:
         print(f"specchat: note: {refusal}", file=sys.stderr)  # it still answers, without speculation
     return engine
@@ -196,8 +223,14 @@ def cmd_generate(args: argparse.Namespace) -> int:
         messages = [Message(role="user", content=args.prompt)]
     try:
         request = GenerateRequest(
-            messages=messages, prompt=prompt, max_tokens=args.max_tokens, sampling=sampling,
-            spec=args.spec, draft_max=args.draft_max, drafter=args.drafter, stop=args.stop,
+            messages=messages,
+            prompt=prompt,
+            max_tokens=args.max_tokens,
+            sampling=sampling,
+            spec=args.spec,
+            draft_max=args.draft_max,
+            drafter=args.drafter,
+            stop=args.stop,
             parse_special=not args.literal,
         )
     except ValueError as exc:
@@ -211,7 +244,12 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
     result = final_result(engine.generate(request), None if args.json else show)
     if args.json:
-        print(json.dumps({"text": result.text, "token_ids": result.token_ids, "stats": result.stats.to_dict()}, ensure_ascii=False))
+        print(
+            json.dumps(
+                {"text": result.text, "token_ids": result.token_ids, "stats": result.stats.to_dict()},
+                ensure_ascii=False,
+            )
+        )
     else:
         s = result.stats
         print(
@@ -259,9 +297,10 @@ def _run_command(args: argparse.Namespace) -> int:
     try:
         from desktop_app.ui.app import run_app
     except ImportError as exc:  # Qt or one of its system libraries is missing
-        raise CliError(f"the window cannot start: {exc}. Qt needs system libraries to show a window; on "
-                       "Debian/Ubuntu run packaging/linux/ensure-qt-libs.sh as root (the command line still works)"
-                       ) from None
+        raise CliError(
+            f"the window cannot start: {exc}. Qt needs system libraries to show a window; on "
+            "Debian/Ubuntu run packaging/linux/ensure-qt-libs.sh as root (the command line still works)"
+        ) from None
     return run_app()
 
 

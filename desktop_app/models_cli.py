@@ -59,7 +59,14 @@ def _row(m: LocalModel) -> tuple[str, str, str, str, str, str]:
     if m.error:
         return (m.path.name, "unusable", "-", "-", "-", human_size(m.size_bytes))
     context = str(m.context_length) if m.context_length else "-"
-    return (m.path.name, m.architecture, human_params(m.n_parameters), m.quantization, context, human_size(m.size_bytes))
+    return (
+        m.path.name,
+        m.architecture,
+        human_params(m.n_parameters),
+        m.quantization,
+        context,
+        human_size(m.size_bytes),
+    )
 
 
 class ProgressLine:
@@ -117,7 +124,9 @@ def _pair(target: str, draft: str) -> int:
         print(f"  drafting: {drafting.summary()}")
         if t.n_parameters and d.n_parameters:
             ratio = t.n_parameters / d.n_parameters
-            print(f"  target {human_params(t.n_parameters)} params, draft {human_params(d.n_parameters)}: {ratio:.1f}x smaller")
+            print(
+                f"  target {human_params(t.n_parameters)} params, draft {human_params(d.n_parameters)}: {ratio:.1f}x smaller"
+            )
             if ratio < 3:
                 print("  note: the draft is not much smaller than the target, so expect little speed-up")
         return COMPATIBLE
@@ -131,13 +140,30 @@ def _pair(target: str, draft: str) -> int:
 def _catalog(as_json: bool) -> int:
     pairs = load_catalog()
     if as_json:
-        print(json.dumps([
-            {"id": p.id, "name": p.name, "family": p.family, "drafting": p.drafting, "uses": list(p.uses),
-             "license": p.license, "notes": p.notes, "download_bytes": p.download_bytes,
-             "size_approx": p.size_approx, "ram_gb": round(p.ram_gb, 2), "context_tokens": p.context_tokens,
-             "kv_cache_gb": p.kv_cache_gb, "target": vars(p.target), "draft": vars(p.draft) if p.draft else None}
-            for p in pairs
-        ], indent=2))
+        print(
+            json.dumps(
+                [
+                    {
+                        "id": p.id,
+                        "name": p.name,
+                        "family": p.family,
+                        "drafting": p.drafting,
+                        "uses": list(p.uses),
+                        "license": p.license,
+                        "notes": p.notes,
+                        "download_bytes": p.download_bytes,
+                        "size_approx": p.size_approx,
+                        "ram_gb": round(p.ram_gb, 2),
+                        "context_tokens": p.context_tokens,
+                        "kv_cache_gb": p.kv_cache_gb,
+                        "target": vars(p.target),
+                        "draft": vars(p.draft) if p.draft else None,
+                    }
+                    for p in pairs
+                ],
+                indent=2,
+            )
+        )
         return 0
     for p in pairs:
         print(f"{p.id}  ({', '.join(p.uses)}; {p.license})\n  {p.name}")

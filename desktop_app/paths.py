@@ -32,8 +32,10 @@ def ensure_folder(path: Path) -> Path:
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise DataDirError(f"SpecChat cannot create its folder {path} ({exc.strerror or exc}): {_remedy(path)}, "
-                           f"or set {HOME_ENV} to a folder you can write to") from exc
+        raise DataDirError(
+            f"SpecChat cannot create its folder {path} ({exc.strerror or exc}): {_remedy(path)}, "
+            f"or set {HOME_ENV} to a folder you can write to"
+        ) from exc
     return path
 
 

@@ -32,13 +32,18 @@ def run_self_test() -> int:
         results: dict[str, Finished] = {}
         for spec in (SpecMode.OFF, SpecMode.ON):
             request = GenerateRequest(
-                messages=[{"role": "user", "content": PROMPT}], max_tokens=32, spec=spec, draft_max=4,
+                messages=[{"role": "user", "content": PROMPT}],
+                max_tokens=32,
+                spec=spec,
+                draft_max=4,
                 drafter=DrafterKind.NGRAM,
             )
             results[spec] = final_result(engine.generate(request))
             s = results[spec].stats
-            print(f"speculation {spec.value:3}: {s.generated_tokens} tokens, {s.decode_tokens_per_s:.1f} tok/s, "
-                  f"acceptance {s.acceptance_rate:.0%}")
+            print(
+                f"speculation {spec.value:3}: {s.generated_tokens} tokens, {s.decode_tokens_per_s:.1f} tok/s, "
+                f"acceptance {s.acceptance_rate:.0%}"
+            )
         off, on = results[SpecMode.OFF], results[SpecMode.ON]
         if not off.token_ids:
             print("self-test FAILED: the model generated nothing", file=sys.stderr)

@@ -23,12 +23,19 @@ def run_worker(host: str, port: int, threads: int) -> int:
     rpc.require_rpc()
     print(f"specchat worker: {SECURITY_WARNING.format(where=address)}", file=sys.stderr)
     if not address.is_loopback:
-        print(f"specchat worker: listening on {address}, beyond this computer: other computers on that "
-              "network can use it now", file=sys.stderr)
+        print(
+            f"specchat worker: listening on {address}, beyond this computer: other computers on that "
+            "network can use it now",
+            file=sys.stderr,
+        )
     sys.stderr.flush()
     # llama.cpp's server thread never returns to Python: let Ctrl+C and SIGTERM end the process at once.
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    rpc.serve(address.host, address.port, threads or os.cpu_count() or 1,
-              lambda line: print(line, file=sys.stderr, flush=True))
+    rpc.serve(
+        address.host,
+        address.port,
+        threads or os.cpu_count() or 1,
+        lambda line: print(line, file=sys.stderr, flush=True),
+    )
     return 1  # not reached: serve() raises when it cannot listen

@@ -24,8 +24,12 @@ PROMPT = "Write a short story about a lighthouse keeper and a storm."
 
 
 def _in_process(engine: Engine, max_tokens: int, spec: SpecMode) -> tuple[float, int]:
-    request = GenerateRequest(messages=[Message(role="user", content=PROMPT)], max_tokens=max_tokens, spec=spec,
-                              sampling=SamplingParams(temperature=0.0))
+    request = GenerateRequest(
+        messages=[Message(role="user", content=PROMPT)],
+        max_tokens=max_tokens,
+        spec=spec,
+        sampling=SamplingParams(temperature=0.0),
+    )
     pieces: list[str] = []
     start = time.perf_counter()
     done = final_result(engine.generate(request), lambda chunk: pieces.append(chunk.text))
@@ -55,8 +59,13 @@ with httpx.Client(timeout=600) as client:
 
 
 def _over_api(url: str, max_tokens: int, spec: SpecMode) -> tuple[float, int]:
-    out = subprocess.run([sys.executable, "-c", _CLIENT, url, str(max_tokens), spec.value, PROMPT],
-                         capture_output=True, text=True, timeout=600, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", _CLIENT, url, str(max_tokens), spec.value, PROMPT],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    )
     seconds, tokens = out.stdout.split()
     return float(seconds), int(tokens)
 
@@ -82,8 +91,9 @@ def measure(engine: Engine, rounds: int = 7, max_tokens: int = 128, spec: SpecMo
             order = ("local", "api") if i % 2 == 0 else ("api", "local")
             speeds = {}
             for side in order:
-                seconds, tokens = (_in_process(engine, max_tokens, spec) if side == "local"
-                                   else _over_api(url, max_tokens, spec))
+                seconds, tokens = (
+                    _in_process(engine, max_tokens, spec) if side == "local" else _over_api(url, max_tokens, spec)
+                )
                 speeds[side] = tokens / seconds
             local_tps.append(speeds["local"])
             api_tps.append(speeds["api"])
@@ -93,8 +103,11 @@ def measure(engine: Engine, rounds: int = 7, max_tokens: int = 128, spec: SpecMo
         thread.join(timeout=10)
         backend.close()
     return {
-        "model": engine.target.name if engine.target else "?", "rounds": rounds, "max_tokens": max_tokens,
-        "spec": spec.value, "in_process_tokens_per_s": round(statistics.median(local_tps), 2),
+        "model": engine.target.name if engine.target else "?",
+        "rounds": rounds,
+        "max_tokens": max_tokens,
+        "spec": spec.value,
+        "in_process_tokens_per_s": round(statistics.median(local_tps), 2),
         "api_streamed_tokens_per_s": round(statistics.median(api_tps), 2),
         "api_vs_in_process": round(statistics.median(ratios), 4),
         "ratios": [round(r, 4) for r in ratios],

@@ -29,16 +29,21 @@ MODES = (SpecMode.OFF, SpecMode.AUTO)
 
 def _engine(args: argparse.Namespace, flash: bool) -> Engine:
     engine = Engine()
-    engine.load_target(args.target or default_model_path(), ModelOptions(
-        n_ctx=args.ctx, n_threads=args.threads, n_gpu_layers=0, flash_attn=flash))
+    engine.load_target(
+        args.target or default_model_path(),
+        ModelOptions(n_ctx=args.ctx, n_threads=args.threads, n_gpu_layers=0, flash_attn=flash),
+    )
     engine.prepare_auto(None, max(args.draft_max))
     return engine
 
 
 def _speed(engine: Engine, messages: list[Message], mode: SpecMode, args: argparse.Namespace) -> tuple[float, int]:
     engine.forget_last_answer()
-    done = final_result(engine.generate(GenerateRequest(
-        messages=messages, max_tokens=args.max_tokens, spec=mode, draft_max=max(args.draft_max))))
+    done = final_result(
+        engine.generate(
+            GenerateRequest(messages=messages, max_tokens=args.max_tokens, spec=mode, draft_max=max(args.draft_max))
+        )
+    )
     return done.stats.decode_tokens_per_s, done.stats.prompt_tokens
 
 
@@ -63,28 +68,46 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                         engine.ngrams.clear()
                     speed, depth[case] = _speed(engines[name], messages, mode, args)
                     speeds.setdefault((case, mode.value, name), []).append(speed)
-                    print(f"  round {r + 1} {case:8} {mode.value:5} {name:10} {speed:7.1f} tok/s",
-                          file=sys.stderr, flush=True)
+                    print(
+                        f"  round {r + 1} {case:8} {mode.value:5} {name:10} {speed:7.1f} tok/s",
+                        file=sys.stderr,
+                        flush=True,
+                    )
     rows = []
     for case in cases:
         for mode in MODES:
             off, on = (speeds[(case, mode.value, name)] for name in KERNELS)
-            rows.append({"prompt": case, "prompt_tokens": depth[case], "mode": mode.value,
-                         "flash_off_tokens_per_s": round(statistics.median(off), 1),
-                         "flash_on_tokens_per_s": round(statistics.median(on), 1),
-                         "off_vs_on": round(statistics.median(a / b for a, b in zip(off, on)), 3)})
-    return {"model": str(args.target or default_model_path()), "threads": args.threads,
-            "max_tokens": args.max_tokens, "rounds": max(args.repeats, 1), "rows": rows,
-            "runs": {" / ".join(k): v for k, v in speeds.items()}}
+            rows.append(
+                {
+                    "prompt": case,
+                    "prompt_tokens": depth[case],
+                    "mode": mode.value,
+                    "flash_off_tokens_per_s": round(statistics.median(off), 1),
+                    "flash_on_tokens_per_s": round(statistics.median(on), 1),
+                    "off_vs_on": round(statistics.median(a / b for a, b in zip(off, on)), 3),
+                }
+            )
+    return {
+        "model": str(args.target or default_model_path()),
+        "threads": args.threads,
+        "max_tokens": args.max_tokens,
+        "rounds": max(args.repeats, 1),
+        "rows": rows,
+        "runs": {" / ".join(k): v for k, v in speeds.items()},
+    }
 
 
 def table(report: dict[str, Any]) -> str:
-    lines = ["| prompt | prompt tokens | speculation | flash attention off tok/s | on tok/s | off vs on (paired) |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        "| prompt | prompt tokens | speculation | flash attention off tok/s | on tok/s | off vs on (paired) |",
+        "|---|---|---|---|---|---|",
+    ]
     for row in report["rows"]:
-        lines.append(f"| {row['prompt']} | {row['prompt_tokens']} | {row['mode']} | "
-                     f"{row['flash_off_tokens_per_s']:.1f} | {row['flash_on_tokens_per_s']:.1f} | "
-                     f"**{row['off_vs_on']:.2f}x** |")
+        lines.append(
+            f"| {row['prompt']} | {row['prompt_tokens']} | {row['mode']} | "
+            f"{row['flash_off_tokens_per_s']:.1f} | {row['flash_on_tokens_per_s']:.1f} | "
+            f"**{row['off_vs_on']:.2f}x** |"
+        )
     return "\n".join(lines)
 
 

@@ -58,11 +58,13 @@ class Cell:
 
 def _engine(args: argparse.Namespace, count: int | None) -> Engine:
     engine = Engine()
-    engine.load_target(args.target or _default(), ModelOptions(
-        n_ctx=args.ctx, n_threads=count, n_gpu_layers=args.n_gpu_layers))
+    engine.load_target(
+        args.target or _default(), ModelOptions(n_ctx=args.ctx, n_threads=count, n_gpu_layers=args.n_gpu_layers)
+    )
     if args.draft:
-        engine.load_draft(args.draft, ModelOptions(n_ctx=args.ctx, n_threads=count,
-                                                   n_gpu_layers=args.draft_n_gpu_layers))
+        engine.load_draft(
+            args.draft, ModelOptions(n_ctx=args.ctx, n_threads=count, n_gpu_layers=args.draft_n_gpu_layers)
+        )
     engine.prepare_auto(args.drafter, args.draft_max[0])  # Auto's costs (and the adaptive count) while idle
     return engine
 
@@ -75,9 +77,17 @@ def _default() -> Path:
 
 def _answer(engine: Engine, prompt: str, mode: SpecMode, args: argparse.Namespace) -> tuple[float, str, list[int]]:
     engine.forget_last_answer()
-    done = final_result(engine.generate(GenerateRequest(
-        messages=[{"role": "user", "content": prompt}], max_tokens=args.max_tokens, spec=mode,
-        drafter=args.drafter, draft_max=args.draft_max[0])))
+    done = final_result(
+        engine.generate(
+            GenerateRequest(
+                messages=[{"role": "user", "content": prompt}],
+                max_tokens=args.max_tokens,
+                spec=mode,
+                drafter=args.drafter,
+                draft_max=args.draft_max[0],
+            )
+        )
+    )
     s = done.stats
     return s.generated_tokens / s.decode_s if s.decode_s > 0 else 0.0, s.threads, done.token_ids
 
@@ -106,23 +116,43 @@ def measure(args: argparse.Namespace, prompt: str, rounds: int) -> dict[str, Any
                             cells[(busy, mode)].speeds[name].append(speed)
                             if name == ADAPTIVE:
                                 cells[(busy, mode)].chosen.append(threads)
-                print(f"load {busy} round {r}: " + ", ".join(
-                    f"{m.value} {n} {cells[(busy, m)].speeds[n][-1]:.1f}" for m in MODES for n in names
-                    if r and cells[(busy, m)].speeds[n]), file=sys.stderr, flush=True)
+                print(
+                    f"load {busy} round {r}: "
+                    + ", ".join(
+                        f"{m.value} {n} {cells[(busy, m)].speeds[n][-1]:.1f}"
+                        for m in MODES
+                        for n in names
+                        if r and cells[(busy, m)].speeds[n]
+                    ),
+                    file=sys.stderr,
+                    flush=True,
+                )
     report: dict[str, Any] = {
-        "model": target.name, "layers": target.info.arch_int("block_count"), "max_tokens": args.max_tokens,
-        "rounds": rounds, "configs": names, "greedy_outputs_identical": identical, "cells": [],
+        "model": target.name,
+        "layers": target.info.arch_int("block_count"),
+        "max_tokens": args.max_tokens,
+        "rounds": rounds,
+        "configs": names,
+        "greedy_outputs_identical": identical,
+        "cells": [],
     }
     for (busy, mode), cell in cells.items():
         best = cell.best_fixed()
         one = config_name(1)
         vs_best, vs_one = cell.ratio(best), cell.ratio(one)
         met = (vs_best >= IDLE_VS_BEST) if busy == 0 else (vs_best >= LOADED_VS_BEST and vs_one >= LOADED_VS_ONE)
-        report["cells"].append({
-            "busy": busy, "mode": mode.value, "tok_s": {n: round(cell.median(n), 1) for n in names},
-            "best_fixed": best, "adaptive_vs_best": round(vs_best, 3), "adaptive_vs_1_thread": round(vs_one, 3),
-            "adaptive_chose": cell.chosen, "target_met": met,
-        })
+        report["cells"].append(
+            {
+                "busy": busy,
+                "mode": mode.value,
+                "tok_s": {n: round(cell.median(n), 1) for n in names},
+                "best_fixed": best,
+                "adaptive_vs_best": round(vs_best, 3),
+                "adaptive_vs_1_thread": round(vs_one, 3),
+                "adaptive_chose": cell.chosen,
+                "target_met": met,
+            }
+        )
     for engine in engines.values():
         engine.close()
     return report
@@ -134,19 +164,25 @@ def markdown(report: dict[str, Any]) -> str:
         f"**{report['model']}** ({report['layers']} layers), {report['max_tokens']} tokens, median of "
         f"{report['rounds']} rounds; ratios: median of same-round ratios",
         "",
-        "| busy processes | mode | " + " | ".join(f"{n} tok/s" for n in names)
+        "| busy processes | mode | "
+        + " | ".join(f"{n} tok/s" for n in names)
         + " | adaptive / best fixed | adaptive / 1 thread | adaptive used | target |",
         "|---|---|" + "---|" * (len(names) + 4),
     ]
     for c in report["cells"]:
         used = ", ".join(sorted(set(c["adaptive_chose"])))
         lines.append(
-            f"| {c['busy']} | {c['mode']} | " + " | ".join(f"{c['tok_s'][n]:.1f}" for n in names)
+            f"| {c['busy']} | {c['mode']} | "
+            + " | ".join(f"{c['tok_s'][n]:.1f}" for n in names)
             + f" | {c['adaptive_vs_best']:.2f}x ({c['best_fixed']}) | {c['adaptive_vs_1_thread']:.2f}x | {used} | "
-            + ("met" if c["target_met"] else "**missed**") + " |")
+            + ("met" if c["target_met"] else "**missed**")
+            + " |"
+        )
     lines.append("")
-    lines.append(f"greedy outputs identical across every configuration and load: "
-                 f"{'yes' if report['greedy_outputs_identical'] else 'NO'}")
+    lines.append(
+        f"greedy outputs identical across every configuration and load: "
+        f"{'yes' if report['greedy_outputs_identical'] else 'NO'}"
+    )
     return "\n".join(lines)
 
 

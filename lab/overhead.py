@@ -45,9 +45,14 @@ def vs_llama_cpp_python(engine: Engine, max_tokens: int, threads: int) -> dict[s
         engine.load_target(engine.target.path, dataclasses.replace(engine.target.options, flash_attn=False))
     assert engine.target is not None
     llm = llama_cpp.Llama(
-        model_path=str(engine.target.path), n_ctx=engine.target.n_ctx, n_batch=engine.target.n_batch,
-        n_threads=threads, n_threads_batch=threads, n_gpu_layers=engine.target.options.n_gpu_layers,
-        flash_attn=flash, verbose=False,
+        model_path=str(engine.target.path),
+        n_ctx=engine.target.n_ctx,
+        n_batch=engine.target.n_batch,
+        n_threads=threads,
+        n_threads_batch=threads,
+        n_gpu_layers=engine.target.options.n_gpu_layers,
+        flash_attn=flash,
+        verbose=False,
     )
     ours, theirs, counts = [], [], []
     request = GenerateRequest(prompt=OVERHEAD_PROMPT, max_tokens=max_tokens, spec=SpecMode.OFF)
@@ -77,9 +82,7 @@ def vs_llama_cpp_python(engine: Engine, max_tokens: int, threads: int) -> dict[s
     }
 
 
-def vs_prediction(
-    engine: Engine, prompts: list[str], k: int, drafter: DrafterKind, max_tokens: int
-) -> dict[str, Any]:
+def vs_prediction(engine: Engine, prompts: list[str], k: int, drafter: DrafterKind, max_tokens: int) -> dict[str, Any]:
     """Measured fixed-k tokens/s against the formula fed with costs measured just before."""
     d = engine.drafter_for(drafter)
     engine._costs.clear()
@@ -87,8 +90,13 @@ def vs_prediction(
     measured_tps, predicted_tps, per_cycle_tps, in_run_tps = [], [], [], []
     trials = successes = 0
     for prompt in prompts:
-        request = GenerateRequest(messages=[{"role": "user", "content": prompt}], max_tokens=max_tokens,
-                                  spec=SpecMode.ON, draft_max=k, drafter=drafter)
+        request = GenerateRequest(
+            messages=[{"role": "user", "content": prompt}],
+            max_tokens=max_tokens,
+            spec=SpecMode.ON,
+            draft_max=k,
+            drafter=drafter,
+        )
         _run(engine, request)  # warm the prompt cache; measure the second run
         s = _run(engine, request).stats
         run_trials = sum(acc + (1 if acc < n else 0) for n, acc in s.cycles if n)
@@ -111,7 +119,8 @@ def vs_prediction(
     ratio_cycles = statistics.median(m / p for m, p in zip(measured_tps, per_cycle_tps))
     ratio_in_run = statistics.median(m / p for m, p in zip(measured_tps, in_run_tps))
     return {
-        "drafter": drafter.value, "k": k,
+        "drafter": drafter.value,
+        "k": k,
         "target_batch_ms": [round(x * 1000, 2) for x in costs.target_batch_s],
         "draft_token_ms": round(costs.draft_token_s * 1000, 3),
         "acceptance": round(successes / trials, 3) if trials else 0.0,

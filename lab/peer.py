@@ -40,18 +40,62 @@ _DECODED = re.compile(r"decoded\s+(\d+) tokens in\s+([\d.]+) seconds, speed:\s+(
 def _ours(model: Path, prompt: str, k: int, tokens: int, threads: int) -> float:
     command = [sys.executable, "-m", "desktop_app"] if not getattr(sys, "frozen", False) else [sys.executable]
     out = subprocess.run(
-        [*command, "generate", "--target", str(model), "--raw", "--prompt", prompt, "--spec", "on", "--drafter",
-         "ngram", "--draft-max", str(k), "--max-tokens", str(tokens), "--threads", str(threads), "--json"],
-        capture_output=True, text=True, timeout=600, check=True)
+        [
+            *command,
+            "generate",
+            "--target",
+            str(model),
+            "--raw",
+            "--prompt",
+            prompt,
+            "--spec",
+            "on",
+            "--drafter",
+            "ngram",
+            "--draft-max",
+            str(k),
+            "--max-tokens",
+            str(tokens),
+            "--threads",
+            str(threads),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    )
     return float(json.loads(out.stdout)["stats"]["decode_tokens_per_s"])
 
 
 def _peer(binary: Path, model: Path, prompt: str, n: int, m: int, fa: str, tokens: int, threads: int) -> float:
     out = subprocess.run(
-        [str(binary), "-m", str(model), "-p", prompt, "-n", str(tokens), "-t", str(threads), "--temp", "0",
-         "--spec-type", "ngram-simple", "--spec-ngram-simple-size-n", str(n), "--spec-ngram-simple-size-m", str(m),
-         "-fa", fa],
-        capture_output=True, text=True, timeout=600, check=True)
+        [
+            str(binary),
+            "-m",
+            str(model),
+            "-p",
+            prompt,
+            "-n",
+            str(tokens),
+            "-t",
+            str(threads),
+            "--temp",
+            "0",
+            "--spec-type",
+            "ngram-simple",
+            "--spec-ngram-simple-size-n",
+            str(n),
+            "--spec-ngram-simple-size-m",
+            str(m),
+            "-fa",
+            fa,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    )
     found = _DECODED.search(out.stdout + out.stderr)
     if found is None:
         raise ValueError(f"llama-speculative-simple printed no speed line:\n{out.stderr[-2000:]}")
@@ -63,15 +107,19 @@ def measure(args: argparse.Namespace, prompt: str) -> dict[str, Any]:
 
     binary = Path(args.peer) / "llama-speculative-simple"
     if not binary.exists():
-        raise ValueError(f"{binary} not found: build it with shared/tools/build-llama-peer.sh DIR "
-                         "and pass DIR/build/bin")
+        raise ValueError(
+            f"{binary} not found: build it with shared/tools/build-llama-peer.sh DIR and pass DIR/build/bin"
+        )
     model = args.target or default_model_path()
     threads = args.threads or 2
     tokens = args.max_tokens
     configs: dict[str, Callable[[], float]] = {
         **{f"ours k={k}": functools.partial(_ours, model, prompt, k, tokens, threads) for k in OUR_K},
-        **{f"peer n={n} m={m} fa={fa}": functools.partial(_peer, binary, model, prompt, n, m, fa, tokens, threads)
-           for fa in PEER_FA for n, m in PEER_NM},
+        **{
+            f"peer n={n} m={m} fa={fa}": functools.partial(_peer, binary, model, prompt, n, m, fa, tokens, threads)
+            for fa in PEER_FA
+            for n, m in PEER_NM
+        },
     }
     names = list(configs)
 
@@ -82,7 +130,7 @@ def measure(args: argparse.Namespace, prompt: str) -> dict[str, Any]:
     rounds = max(args.repeats, 3)
     for r in range(rounds):
         wait_for_quiet(args.quiet_wait)
-        for name in names[r % len(names):] + names[: r % len(names)]:
+        for name in names[r % len(names) :] + names[: r % len(names)]:
             runs.setdefault(name, []).append(speed := run(name))
             print(f"  round {r + 1} {name:22} {speed:7.1f} tok/s", file=sys.stderr, flush=True)
     medians = {name: statistics.median(v) for name, v in runs.items()}
@@ -97,10 +145,26 @@ def measure(args: argparse.Namespace, prompt: str) -> dict[str, Any]:
     speeds: dict[str, list[float]] = {name: [] for name in finalists}
     for p in range(FINAL_ROUNDS_PER_REPEAT * max(args.repeats, 1)):
         wait_for_quiet(args.quiet_wait)
-        for name in finalists[p % len(finalists):] + finalists[: p % len(finalists)]:  # back to back, the order rotating
+        for name in (
+            finalists[p % len(finalists) :] + finalists[: p % len(finalists)]
+        ):  # back to back, the order rotating
             speeds[name].append(run(name))
-        print(f"  final round {p + 1} " + "  ".join(f"{n} {speeds[n][-1]:7.1f}" for n in finalists), file=sys.stderr, flush=True)
+        print(
+            f"  final round {p + 1} " + "  ".join(f"{n} {speeds[n][-1]:7.1f}" for n in finalists),
+            file=sys.stderr,
+            flush=True,
+        )
     ratios = {peer: round(statistics.median(a / b for a, b in zip(speeds[ours], speeds[peer])), 3) for peer in peers}
-    return {"model": str(model), "threads": threads, "max_tokens": args.max_tokens, "rounds": rounds,
-            "medians": medians, "best_ours": ours, "best_peer": peers[0], "ours_vs_peer": ratios[peers[0]],
-            "ours_vs": ratios, "paired_runs": speeds, "runs": runs}
+    return {
+        "model": str(model),
+        "threads": threads,
+        "max_tokens": args.max_tokens,
+        "rounds": rounds,
+        "medians": medians,
+        "best_ours": ours,
+        "best_peer": peers[0],
+        "ours_vs_peer": ratios[peers[0]],
+        "ours_vs": ratios,
+        "paired_runs": speeds,
+        "runs": runs,
+    }

@@ -119,9 +119,13 @@ def local_workers(n: int, threads: int, log_dir: Path) -> Iterator[list[WorkerAd
                 probe_port.bind(("127.0.0.1", 0))
                 port = probe_port.getsockname()[1]
             with (log_dir / f"worker-{port}.log").open("wb") as log:
-                processes.append(subprocess.Popen(
-                    [*_specchat_command(), "worker", "--port", str(port), "--threads", str(threads)],
-                    stdout=log, stderr=subprocess.STDOUT))
+                processes.append(
+                    subprocess.Popen(
+                        [*_specchat_command(), "worker", "--port", str(port), "--threads", str(threads)],
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                    )
+                )
             address = WorkerAddress("127.0.0.1", port)
             deadline = time.monotonic() + START_TIMEOUT_S
             while True:
@@ -141,13 +145,15 @@ def local_workers(n: int, threads: int, log_dir: Path) -> Iterator[list[WorkerAd
 
 
 def _run(engine: Any, prompt: str, spec: SpecMode, max_tokens: int, draft_max: int) -> Any:
-    request = GenerateRequest(messages=[{"role": "user", "content": prompt}], max_tokens=max_tokens, spec=spec,
-                              draft_max=draft_max)
+    request = GenerateRequest(
+        messages=[{"role": "user", "content": prompt}], max_tokens=max_tokens, spec=spec, draft_max=draft_max
+    )
     return final_result(engine.generate(request)).stats
 
 
-def measure(args: argparse.Namespace, prompts: list[str], out_dir: Path,
-            engine_factory: Callable[[], Any]) -> dict[str, Any]:
+def measure(
+    args: argparse.Namespace, prompts: list[str], out_dir: Path, engine_factory: Callable[[], Any]
+) -> dict[str, Any]:
     """For each delay: off vs Auto, ``args.repeats`` interleaved rounds over ``prompts``."""
     from desktop_app.engine import default_model_path
 
@@ -159,9 +165,15 @@ def measure(args: argparse.Namespace, prompts: list[str], out_dir: Path,
             relays = [DelayRelay(w, delay_ms / 1000) for w in workers]
             engine = engine_factory()
             try:
-                engine.load_target(target, ModelOptions(n_ctx=args.ctx, n_threads=args.threads or 1,
-                                                        workers=tuple(r.address for r in relays),
-                                                        split=args.split or LayerSplit()))
+                engine.load_target(
+                    target,
+                    ModelOptions(
+                        n_ctx=args.ctx,
+                        n_threads=args.threads or 1,
+                        workers=tuple(r.address for r in relays),
+                        split=args.split or LayerSplit(),
+                    ),
+                )
                 engine.prepare_auto(None, max(args.draft_max))
                 ratios: list[float] = []
                 off_tps: list[float] = []
@@ -179,16 +191,18 @@ def measure(args: argparse.Namespace, prompts: list[str], out_dir: Path,
                         per_pass_off.append(off.tokens_per_pass)
                         per_pass_auto.append(auto.tokens_per_pass)
                         k_used.append(statistics.mean(auto.k_history) if auto.k_history else 0.0)
-                rows.append({
-                    "delay_ms": delay_ms,
-                    "off_tok_s": statistics.median(off_tps),
-                    "auto_tok_s": statistics.median(auto_tps),
-                    "speedup": statistics.median(ratios),
-                    "off_tokens_per_pass": statistics.median(per_pass_off),
-                    "auto_tokens_per_pass": statistics.median(per_pass_auto),
-                    "auto_k_mean": statistics.median(k_used),
-                    "runs": len(ratios),
-                })
+                rows.append(
+                    {
+                        "delay_ms": delay_ms,
+                        "off_tok_s": statistics.median(off_tps),
+                        "auto_tok_s": statistics.median(auto_tps),
+                        "speedup": statistics.median(ratios),
+                        "off_tokens_per_pass": statistics.median(per_pass_off),
+                        "auto_tokens_per_pass": statistics.median(per_pass_auto),
+                        "auto_k_mean": statistics.median(k_used),
+                        "runs": len(ratios),
+                    }
+                )
                 print(_row(rows[-1]), flush=True)
             finally:
                 engine.close()
@@ -200,13 +214,17 @@ def measure(args: argparse.Namespace, prompts: list[str], out_dir: Path,
     return report
 
 
-HEADER = ("| added delay per round trip | off tok/s | Auto tok/s | Auto / off (median of ratios) "
-          "| tokens per target pass, off → Auto | Auto's mean k |\n|---|---|---|---|---|---|\n")
+HEADER = (
+    "| added delay per round trip | off tok/s | Auto tok/s | Auto / off (median of ratios) "
+    "| tokens per target pass, off → Auto | Auto's mean k |\n|---|---|---|---|---|---|\n"
+)
 
 
 def _row(r: dict[str, Any]) -> str:
-    return (f"| {r['delay_ms']:g} ms | {r['off_tok_s']:.1f} | {r['auto_tok_s']:.1f} | {r['speedup']:.2f}x "
-            f"| {r['off_tokens_per_pass']:.2f} → {r['auto_tokens_per_pass']:.2f} | {r['auto_k_mean']:.1f} |")
+    return (
+        f"| {r['delay_ms']:g} ms | {r['off_tok_s']:.1f} | {r['auto_tok_s']:.1f} | {r['speedup']:.2f}x "
+        f"| {r['off_tokens_per_pass']:.2f} → {r['auto_tokens_per_pass']:.2f} | {r['auto_k_mean']:.1f} |"
+    )
 
 
 def table(rows: list[dict[str, Any]]) -> str:

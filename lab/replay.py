@@ -46,8 +46,9 @@ class ReplayTarget(LlamaModel):
     vocabulary and options, its own list of cached tokens, and passes that answer from the
     recorded greedy answer and advance the clock by the table's cost for their rows."""
 
-    def __init__(self, real: LlamaModel, pass_s: Sequence[float], clock: VirtualClock, answers: Answers,
-                 max_tokens: int) -> None:
+    def __init__(
+        self, real: LlamaModel, pass_s: Sequence[float], clock: VirtualClock, answers: Answers, max_tokens: int
+    ) -> None:
         self.__dict__.update(real.__dict__)  # vocabulary, chat template, options: the real model's
         self.kv_tokens = []
         self._real = real
@@ -122,8 +123,9 @@ class ReplayTarget(LlamaModel):
 
 
 @contextmanager
-def replaying(engine: Engine, pass_s: Sequence[float], answers: Answers, max_tokens: int,
-              k_max: int) -> Iterator[VirtualClock]:
+def replaying(
+    engine: Engine, pass_s: Sequence[float], answers: Answers, max_tokens: int, k_max: int
+) -> Iterator[VirtualClock]:
     """The engine's target replayed at ``pass_s`` (seconds per pass of 1, 2, ... rows) for the
     block: Auto plans with exactly these costs, the thread count stays, and what Auto learned
     before starts afresh (as a bench in a new process would)."""
@@ -131,12 +133,16 @@ def replaying(engine: Engine, pass_s: Sequence[float], answers: Answers, max_tok
     if real is None:
         raise ValueError("no target loaded")
     if len(pass_s) < k_max + 1:
-        raise ValueError(f"a cost table for drafts of up to {k_max} tokens needs {k_max + 1} pass costs "
-                         f"(1 to {k_max + 1} rows), not {len(pass_s)}")
+        raise ValueError(
+            f"a cost table for drafts of up to {k_max} tokens needs {k_max + 1} pass costs "
+            f"(1 to {k_max + 1} rows), not {len(pass_s)}"
+        )
     modelled = [k.label for k in engine.drafters_available() if k.needs_model]
     if modelled:
-        raise ValueError(f"a replay times target passes only, and {', '.join(modelled)} would draft for free: "
-                         "replay with a target that has no draft model or MTP layers")
+        raise ValueError(
+            f"a replay times target passes only, and {', '.join(modelled)} would draft for free: "
+            "replay with a target that has no draft model or MTP layers"
+        )
     clock = VirtualClock()
     threads, engine_clock = engine.threads, engine.clock
     engine.target = ReplayTarget(real, pass_s, clock, answers, max_tokens)
@@ -166,9 +172,11 @@ def time_weighted(results: list[RunResult]) -> dict[str, dict[str, Any]]:
                 runs[r.mode] = runs.get(r.mode, 0) + 1
         per_run = {m: s / runs[m] for m, s in seconds.items()}
         best = min((m for m in per_run if is_fixed(m)), key=per_run.__getitem__)
-        out[category] = {"auto_vs_off": round(per_run["off"] / per_run["auto"], 4),
-                         "best_fixed": best,
-                         "auto_vs_best_fixed": round(per_run[best] / per_run["auto"], 4)}
+        out[category] = {
+            "auto_vs_off": round(per_run["off"] / per_run["auto"], 4),
+            "best_fixed": best,
+            "auto_vs_best_fixed": round(per_run[best] / per_run["auto"], 4),
+        }
     return out
 
 
@@ -195,8 +203,12 @@ def run(engine: Engine, args: argparse.Namespace) -> dict[str, Any]:
 
 def _table_text(table: dict[str, Any]) -> str:
     ms = ", ".join(f"{m:g}" for m in table["pass_ms"])
-    weighted = "\n".join(f"- {c}: auto {w['auto_vs_off']:.3f}x of off, {w['auto_vs_best_fixed']:.3f}x of "
-                         f"{w['best_fixed']}" for c, w in table["time_weighted"].items())
-    return (markdown(table["summary"], f"Replayed at {ms} ms per pass of 1, 2, ... rows") +
-            "\n\nIn total time over all answers:\n" + weighted)
-
+    weighted = "\n".join(
+        f"- {c}: auto {w['auto_vs_off']:.3f}x of off, {w['auto_vs_best_fixed']:.3f}x of {w['best_fixed']}"
+        for c, w in table["time_weighted"].items()
+    )
+    return (
+        markdown(table["summary"], f"Replayed at {ms} ms per pass of 1, 2, ... rows")
+        + "\n\nIn total time over all answers:\n"
+        + weighted
+    )

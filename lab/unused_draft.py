@@ -27,19 +27,31 @@ AUTO_VS_OFF = 0.97
 
 def _engine(args: argparse.Namespace, with_draft: bool) -> Engine:
     engine = Engine()
-    engine.load_target(args.target or default_model_path(), ModelOptions(n_ctx=args.ctx, n_threads=args.threads, n_gpu_layers=args.n_gpu_layers))
+    engine.load_target(
+        args.target or default_model_path(),
+        ModelOptions(n_ctx=args.ctx, n_threads=args.threads, n_gpu_layers=args.n_gpu_layers),
+    )
     if with_draft:
-        engine.load_draft(args.draft, ModelOptions(n_ctx=args.ctx, n_threads=args.threads,
-                                                   n_gpu_layers=args.draft_n_gpu_layers))
+        engine.load_draft(
+            args.draft, ModelOptions(n_ctx=args.ctx, n_threads=args.threads, n_gpu_layers=args.draft_n_gpu_layers)
+        )
         engine.prepare_auto(DrafterKind.MODEL, args.draft_max[0])
     return engine
 
 
 def _answer(engine: Engine, prompt: str, mode: SpecMode, args: argparse.Namespace) -> tuple[GenerationStats, list[int]]:
     engine.forget_last_answer()
-    done = final_result(engine.generate(GenerateRequest(
-        messages=[{"role": "user", "content": prompt}], max_tokens=args.max_tokens, spec=mode,
-        drafter=DrafterKind.MODEL if mode is SpecMode.AUTO else None, draft_max=args.draft_max[0])))
+    done = final_result(
+        engine.generate(
+            GenerateRequest(
+                messages=[{"role": "user", "content": prompt}],
+                max_tokens=args.max_tokens,
+                spec=mode,
+                drafter=DrafterKind.MODEL if mode is SpecMode.AUTO else None,
+                draft_max=args.draft_max[0],
+            )
+        )
+    )
     return done.stats, done.token_ids
 
 
@@ -67,9 +79,14 @@ def measure(args: argparse.Namespace, prompt: str, rounds: int) -> dict[str, Any
         auto, auto_tokens = _answer(paired, prompt, SpecMode.AUTO, args)
         reference = reference or off_tokens
         identical &= off_tokens == loaded_tokens == auto_tokens == reference
-        row = {"off_tok_s": _speed(off), "off_draft_loaded_tok_s": _speed(loaded), "auto_tok_s": _speed(auto),
-               "off_pass_ms": _pass_s(off) * 1e3, "off_draft_loaded_pass_ms": _pass_s(loaded) * 1e3,
-               "auto_drafted": auto.drafted}
+        row = {
+            "off_tok_s": _speed(off),
+            "off_draft_loaded_tok_s": _speed(loaded),
+            "auto_tok_s": _speed(auto),
+            "off_pass_ms": _pass_s(off) * 1e3,
+            "off_draft_loaded_pass_ms": _pass_s(loaded) * 1e3,
+            "auto_drafted": auto.drafted,
+        }
         print(f"round {r}: " + ", ".join(f"{k} {v:.2f}" for k, v in row.items()), file=sys.stderr, flush=True)
         if r:
             rows.append(row)
@@ -82,33 +99,39 @@ def measure(args: argparse.Namespace, prompt: str, rounds: int) -> dict[str, Any
     report = {
         "target": f"{target.name} ({target.info.arch_int('block_count')} layers)",
         "draft": f"{draft.name} ({draft.info.arch_int('block_count')} layers)",
-        "max_tokens": args.max_tokens, "rounds": rounds,
+        "max_tokens": args.max_tokens,
+        "rounds": rounds,
         "pass_cost_with_draft_loaded": round(statistics.median(pass_ratio), 3),
         "auto_vs_off": round(statistics.median(auto_vs_off), 3),
         "auto_vs_off_with_draft_loaded": round(statistics.median(auto_vs_paired_off), 3),
         "auto_drafted_per_answer": statistics.median(drafted),
-        "greedy_outputs_identical": identical, "rows": rows,
+        "greedy_outputs_identical": identical,
+        "rows": rows,
     }
-    report["target_met"] = (abs(report["pass_cost_with_draft_loaded"] - 1) <= PASS_COST_TOLERANCE
-                            and report["auto_vs_off"] >= AUTO_VS_OFF)
+    report["target_met"] = (
+        abs(report["pass_cost_with_draft_loaded"] - 1) <= PASS_COST_TOLERANCE and report["auto_vs_off"] >= AUTO_VS_OFF
+    )
     plain.close()
     paired.close()
     return report
 
 
 def markdown(report: dict[str, Any]) -> str:
-    return "\n".join([
-        f"{report['target']} + draft {report['draft']}, {report['max_tokens']} tokens, median of "
-        f"{report['rounds']} same-round ratios",
-        "",
-        "| target pass with the draft loaded / without | Auto / off | Auto / off (draft loaded in both) "
-        "| Auto drafted per answer | greedy outputs identical | target |",
-        "|---|---|---|---|---|---|",
-        f"| {report['pass_cost_with_draft_loaded']:.3f}x | {report['auto_vs_off']:.3f}x | "
-        f"{report['auto_vs_off_with_draft_loaded']:.3f}x | {report['auto_drafted_per_answer']:g} tokens | "
-        f"{'yes' if report['greedy_outputs_identical'] else 'NO'} | " + ("met" if report["target_met"] else "**missed**")
-        + " |",
-    ])
+    return "\n".join(
+        [
+            f"{report['target']} + draft {report['draft']}, {report['max_tokens']} tokens, median of "
+            f"{report['rounds']} same-round ratios",
+            "",
+            "| target pass with the draft loaded / without | Auto / off | Auto / off (draft loaded in both) "
+            "| Auto drafted per answer | greedy outputs identical | target |",
+            "|---|---|---|---|---|---|",
+            f"| {report['pass_cost_with_draft_loaded']:.3f}x | {report['auto_vs_off']:.3f}x | "
+            f"{report['auto_vs_off_with_draft_loaded']:.3f}x | {report['auto_drafted_per_answer']:g} tokens | "
+            f"{'yes' if report['greedy_outputs_identical'] else 'NO'} | "
+            + ("met" if report["target_met"] else "**missed**")
+            + " |",
+        ]
+    )
 
 
 def run(args: argparse.Namespace, prompt: str) -> int:

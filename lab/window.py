@@ -31,8 +31,21 @@ ANSWER_TIMEOUT_S = 300.0
 
 
 def _cli_speed(args: argparse.Namespace, prompt: str) -> float:
-    command = [sys.executable, "-m", "desktop_app", "generate", "--prompt", prompt, "--spec", SPEC,
-               "--max-tokens", str(args.max_tokens), "--json", "--ctx", str(args.ctx)]
+    command = [
+        sys.executable,
+        "-m",
+        "desktop_app",
+        "generate",
+        "--prompt",
+        prompt,
+        "--spec",
+        SPEC,
+        "--max-tokens",
+        str(args.max_tokens),
+        "--json",
+        "--ctx",
+        str(args.ctx),
+    ]
     if args.target:
         command += ["--target", str(args.target)]
     if args.threads:
@@ -125,8 +138,11 @@ def measure(args: argparse.Namespace, prompt: str, rounds: int) -> dict[str, Any
     gui_cpu: list[float] = []  # the window process's CPU time per second of decoding
     for r in range(rounds + 1):  # round 0 warms up both
         wait_for_quiet(args.quiet_wait)
-        pair = (_cli_speed(args, prompt), window_speed()) if r % 2 == 0 else tuple(
-            reversed((window_speed(), _cli_speed(args, prompt))))
+        pair = (
+            (_cli_speed(args, prompt), window_speed())
+            if r % 2 == 0
+            else tuple(reversed((window_speed(), _cli_speed(args, prompt))))
+        )
         print(f"round {r}: cli {pair[0]:.1f} tok/s, window {pair[1]:.1f} tok/s", file=sys.stderr, flush=True)
         if r:
             cli.append(pair[0])
@@ -138,28 +154,35 @@ def measure(args: argparse.Namespace, prompt: str, rounds: int) -> dict[str, Any
     ratio = statistics.median(w / c for w, c in zip(win, cli, strict=True))
     return {
         "model": Path(args.target).name if args.target else "the embedded default model",
-        "spec": SPEC, "max_tokens": args.max_tokens, "rounds": rounds,
-        "cli_tok_s": round(statistics.median(cli), 1), "window_tok_s": round(statistics.median(win), 1),
-        "window_vs_cli": round(ratio, 3), "target_met": ratio >= WINDOW_VS_CLI,
+        "spec": SPEC,
+        "max_tokens": args.max_tokens,
+        "rounds": rounds,
+        "cli_tok_s": round(statistics.median(cli), 1),
+        "window_tok_s": round(statistics.median(win), 1),
+        "window_vs_cli": round(ratio, 3),
+        "target_met": ratio >= WINDOW_VS_CLI,
         "max_event_loop_gap_ms": round(max(gaps, default=0.0) * 1000, 1),
-        "window_threads": threads, "cli": cli, "window": win,
+        "window_threads": threads,
+        "cli": cli,
+        "window": win,
         "window_cpu_share": round(statistics.median(gui_cpu[1:] or gui_cpu), 3),
     }
 
 
 def markdown(report: dict[str, Any]) -> str:
-    return "\n".join([
-        f"{report['model']}, spec {report['spec']}, {report['max_tokens']} tokens, median of {report['rounds']} "
-        "rounds (ratio: median of same-round ratios)",
-        "",
-        "| `specchat generate` tok/s | window tok/s | window / CLI | window's longest event-loop gap "
-        "| window's CPU while streaming | window's threads | target |",
-        "|---|---|---|---|---|---|---|",
-        f"| {report['cli_tok_s']:.1f} | {report['window_tok_s']:.1f} | {report['window_vs_cli']:.2f}x | "
-        f"{report['max_event_loop_gap_ms']:.0f} ms | {report['window_cpu_share']:.0%} of a core | "
-        f"{report['window_threads']} | "
-        + ("met" if report["target_met"] else "**missed**") + " |",
-    ])
+    return "\n".join(
+        [
+            f"{report['model']}, spec {report['spec']}, {report['max_tokens']} tokens, median of {report['rounds']} "
+            "rounds (ratio: median of same-round ratios)",
+            "",
+            "| `specchat generate` tok/s | window tok/s | window / CLI | window's longest event-loop gap "
+            "| window's CPU while streaming | window's threads | target |",
+            "|---|---|---|---|---|---|---|",
+            f"| {report['cli_tok_s']:.1f} | {report['window_tok_s']:.1f} | {report['window_vs_cli']:.2f}x | "
+            f"{report['max_event_loop_gap_ms']:.0f} ms | {report['window_cpu_share']:.0%} of a core | "
+            f"{report['window_threads']} | " + ("met" if report["target_met"] else "**missed**") + " |",
+        ]
+    )
 
 
 def run(args: argparse.Namespace, prompt: str) -> int:

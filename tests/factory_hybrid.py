@@ -404,8 +404,12 @@ def build_no_rollback(directory: Path) -> Path:
 
 
 def build_hybrid_all(directory: Path) -> HybridModels:
-    return HybridModels(build_hybrid_mtp(directory), build_hybrid(directory), build_no_rollback(directory),
-                        build_hybrid_draft(directory))
+    return HybridModels(
+        build_hybrid_mtp(directory),
+        build_hybrid(directory),
+        build_no_rollback(directory),
+        build_hybrid_draft(directory),
+    )
 
 
 if __name__ == "__main__":

@@ -27,14 +27,23 @@ def user(text: str) -> list[dict[str, str]]:
 
 
 def sample_sequences(
-    engine: Engine, spec: str, n: int, params: dict[str, Any], drafter: str,
+    engine: Engine,
+    spec: str,
+    n: int,
+    params: dict[str, Any],
+    drafter: str,
     cycles: list[tuple[int, int]] | None = None,
 ) -> Counter[tuple[int, ...]]:
     """Four-token answers sampled with seeds 0..n-1 (k = 3: the first cycle verifies 3 drafts)."""
     counts: Counter[tuple[int, ...]] = Counter()
     for seed in range(n):
         result, _ = run(
-            engine, messages=user("Say something."), max_tokens=4, spec=spec, draft_max=3, drafter=drafter,
+            engine,
+            messages=user("Say something."),
+            max_tokens=4,
+            spec=spec,
+            draft_max=3,
+            drafter=drafter,
             sampling=SamplingParams(seed=seed, **params),
         )
         counts[tuple(result.token_ids)] += 1

@@ -37,6 +37,7 @@ TAIL_SCALE = 0.1
 SEED = 1234
 CONTEXT = 4096
 
+
 @dataclass(frozen=True)
 class Tokenizer:
     """Tokenizer metadata read from a GGUF file, ready to be written into another."""

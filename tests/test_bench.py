@@ -22,9 +22,25 @@ def test_bench_writes_report_and_chart(models, tmp_path: Path) -> None:
     prompts = tmp_path / "prompts.json"
     prompts.write_text(json.dumps({"chat": ["Hello there"], "code": ["Write a loop"]}))
     out = subprocess.run(
-        [sys.executable, "-m", "desktop_app", "bench", "--target", str(models.target), "--draft", str(models.draft),
-         "--prompts", str(prompts), "--max-tokens", "16", "--out", str(tmp_path / "out")],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "desktop_app",
+            "bench",
+            "--target",
+            str(models.target),
+            "--draft",
+            str(models.draft),
+            "--prompts",
+            str(prompts),
+            "--max-tokens",
+            "16",
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert out.returncode == 0, out.stderr
     report = json.loads((tmp_path / "out" / "bench.json").read_text())
@@ -53,9 +69,25 @@ def test_a_multi_turn_category_runs_from_a_fresh_and_from_a_warm_cache(models, t
     conversation = ["Write a list of fruits.", "Repeat that list and add two more fruits."]
     prompts.write_text(json.dumps({"chat": ["Hello there"], "multi-turn": [conversation]}))
     out = subprocess.run(
-        [sys.executable, "-m", "desktop_app", "bench", "--target", str(models.target), "--prompts", str(prompts),
-         "--max-tokens", "12", "--draft-max", "4", "--out", str(tmp_path / "out")],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "desktop_app",
+            "bench",
+            "--target",
+            str(models.target),
+            "--prompts",
+            str(prompts),
+            "--max-tokens",
+            "12",
+            "--draft-max",
+            "4",
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert out.returncode == 0, out.stderr
     summary = json.loads((tmp_path / "out" / "bench.json").read_text())["summary"]
@@ -81,8 +113,9 @@ def test_shipped_prompt_set_covers_the_categories() -> None:
 
 
 def _lab(*args: str, timeout: int = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "lab", *args], capture_output=True, text=True, timeout=timeout,
-                          cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "lab", *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT
+    )
 
 
 def _bench(name: str, *args: str, timeout: int = 600) -> subprocess.CompletedProcess[str]:
@@ -93,8 +126,9 @@ def _bench(name: str, *args: str, timeout: int = 600) -> subprocess.CompletedPro
 
 
 def test_load_bench_compares_adaptive_threads_with_each_fixed_count(models, tmp_path: Path) -> None:
-    out = _bench("load", "--target", str(models.target), "--max-tokens", "8", "--draft-max", "4",
-                 "--out", str(tmp_path))
+    out = _bench(
+        "load", "--target", str(models.target), "--max-tokens", "8", "--draft-max", "4", "--out", str(tmp_path)
+    )
     report = json.loads((tmp_path / "load.json").read_text())
     assert report["configs"][0] == "adaptive" and "1 thread" in report["configs"]
     cells = {(c["busy"], c["mode"]) for c in report["cells"]}
@@ -108,8 +142,17 @@ def test_load_bench_compares_adaptive_threads_with_each_fixed_count(models, tmp_
 
 
 def test_unused_draft_bench_reports_pass_cost_and_auto_vs_off(models, tmp_path: Path) -> None:
-    out = _bench("unused-draft", "--target", str(models.target), "--draft", str(models.draft),
-                 "--max-tokens", "12", "--out", str(tmp_path))
+    out = _bench(
+        "unused-draft",
+        "--target",
+        str(models.target),
+        "--draft",
+        str(models.draft),
+        "--max-tokens",
+        "12",
+        "--out",
+        str(tmp_path),
+    )
     report = json.loads((tmp_path / "unused-draft.json").read_text())
     assert report["pass_cost_with_draft_loaded"] > 0 and report["auto_vs_off"] > 0
     assert report["greedy_outputs_identical"] is True and len(report["rows"]) == report["rounds"]
@@ -131,11 +174,23 @@ def test_window_bench_streams_in_the_real_window_and_the_cli(tmp_path: Path) -> 
 
 
 def test_attention_bench_compares_flash_attention_off_and_on(models, tmp_path: Path) -> None:
-    out = _bench("attention", "--target", str(models.target), "--max-tokens", "8", "--draft-max", "4",
-                 "--repeats", "2", "--out", str(tmp_path))
+    out = _bench(
+        "attention",
+        "--target",
+        str(models.target),
+        "--max-tokens",
+        "8",
+        "--draft-max",
+        "4",
+        "--repeats",
+        "2",
+        "--out",
+        str(tmp_path),
+    )
     report = json.loads((tmp_path / "attention.json").read_text())
     assert {(r["prompt"], r["mode"]) for r in report["rows"]} == {
-        (p, m) for p in ("shallow", "deep") for m in ("off", "auto")}
+        (p, m) for p in ("shallow", "deep") for m in ("off", "auto")
+    }
     rows = {r["prompt"]: r for r in report["rows"]}
     assert rows["deep"]["prompt_tokens"] > rows["shallow"]["prompt_tokens"]  # a conversation's last turn
     for row in report["rows"]:  # each figure is the median of the runs the report lists
@@ -158,7 +213,7 @@ def test_each_round_runs_every_fixed_mode_once_and_off_and_auto_around_the_same_
         order = [m.name for m in _round_order(modes, turn)]
         assert sorted(order) == sorted([*(m.name for m in modes), "off", "auto"])  # off and Auto twice
         start = min(order.index("off"), order.index("auto"))
-        units.add(tuple(order[start:start + 4]))
+        units.add(tuple(order[start : start + 4]))
         firsts.add(order[0])
     assert units == {("off", "auto", "auto", "off"), ("auto", "off", "off", "auto")}
     assert len(firsts) > 2  # the fixed modes rotate too
@@ -187,8 +242,22 @@ def test_a_replay_times_every_mode_s_passes_by_the_cost_table(default_model: Pat
     prompts.write_text(json.dumps({"rewrite": [f"Repeat this sentence exactly: {text}"]}))
 
     def replay(*tables: str) -> dict:
-        out = _lab("replay", *tables, "--target", str(default_model), "--prompts", str(prompts),
-                   "--max-tokens", "32", "--draft-max", "4", "8", "--out", str(tmp_path / "out"), timeout=300)
+        out = _lab(
+            "replay",
+            *tables,
+            "--target",
+            str(default_model),
+            "--prompts",
+            str(prompts),
+            "--max-tokens",
+            "32",
+            "--draft-max",
+            "4",
+            "8",
+            "--out",
+            str(tmp_path / "out"),
+            timeout=300,
+        )
         assert out.returncode == 0, out.stderr
         assert "In total time over all answers" in out.stdout
         return json.loads((tmp_path / "out" / "replay.json").read_text())
@@ -208,8 +277,19 @@ def test_a_replay_times_every_mode_s_passes_by_the_cost_table(default_model: Pat
 
     bad = _lab("replay", "10,abc", timeout=60)
     assert bad.returncode != 0 and "comma-separated milliseconds" in bad.stderr
-    short = _lab("replay", "10,12,14", "--target", str(default_model), "--prompts", str(prompts),
-                 "--draft-max", "8", "--out", str(tmp_path / "short"), timeout=120)
+    short = _lab(
+        "replay",
+        "10,12,14",
+        "--target",
+        str(default_model),
+        "--prompts",
+        str(prompts),
+        "--draft-max",
+        "8",
+        "--out",
+        str(tmp_path / "short"),
+        timeout=120,
+    )
     assert short.returncode != 0 and "needs 9 pass costs" in short.stderr
 
 
@@ -217,8 +297,17 @@ def test_the_lab_has_a_subcommand_per_bench_with_the_bench_options() -> None:
     from lab.cli import BENCHES, build_parser
 
     parser = build_parser()
-    assert set(BENCHES) == {"replay", "attention", "unused-draft", "peer", "overhead", "api-overhead", "load",
-                            "remote", "window"}
+    assert set(BENCHES) == {
+        "replay",
+        "attention",
+        "unused-draft",
+        "peer",
+        "overhead",
+        "api-overhead",
+        "load",
+        "remote",
+        "window",
+    }
     replay = parser.parse_args(["replay", "10,12", "20,30", "--draft-max", "4", "8", "--repeats", "2"])
     assert replay.replay == [[10.0, 12.0], [20.0, 30.0]] and replay.draft_max == [4, 8] and replay.repeats == 2
     assert parser.parse_args(["peer", "build/bin"]).peer == Path("build/bin")

@@ -17,7 +17,9 @@ BUNDLE = Path(os.environ.get("SPECCHAT_BUNDLE", ROOT / "dist" / "specchat" / "sp
 def test_bundle_self_test_passes_offline(tmp_path: Path) -> None:
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "HF_HUB_OFFLINE": "1", "SPECCHAT_HOME": str(tmp_path)}
     env.pop("SPECCHAT_DEFAULT_MODEL", None)
-    out = subprocess.run([str(BUNDLE), "--self-test"], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+    out = subprocess.run(
+        [str(BUNDLE), "--self-test"], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     assert "identical" in out.stdout
     assert "backend:" in out.stdout

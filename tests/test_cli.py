@@ -10,8 +10,17 @@ from pathlib import Path
 
 import pytest
 
-STATS_KEYS = {"generated_tokens", "decode_tokens_per_s", "ttft_s", "drafted", "accepted",
-              "acceptance_rate", "target_passes", "mode", "draft_max"}
+STATS_KEYS = {
+    "generated_tokens",
+    "decode_tokens_per_s",
+    "ttft_s",
+    "drafted",
+    "accepted",
+    "acceptance_rate",
+    "target_passes",
+    "mode",
+    "draft_max",
+}
 
 
 def specchat(*args: str, timeout: int = 180) -> subprocess.CompletedProcess[str]:
@@ -19,8 +28,26 @@ def specchat(*args: str, timeout: int = 180) -> subprocess.CompletedProcess[str]
 
 
 def test_generate_json_with_a_draft_model(models) -> None:
-    out = specchat("generate", "--target", str(models.target), "--draft", str(models.draft), "--spec", "on",
-                   "--draft-max", "3", "--prompt", "Hello", "--max-tokens", "12", "--temperature", "0", "--seed", "1", "--json")
+    out = specchat(
+        "generate",
+        "--target",
+        str(models.target),
+        "--draft",
+        str(models.draft),
+        "--spec",
+        "on",
+        "--draft-max",
+        "3",
+        "--prompt",
+        "Hello",
+        "--max-tokens",
+        "12",
+        "--temperature",
+        "0",
+        "--seed",
+        "1",
+        "--json",
+    )
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert set(data) == {"text", "token_ids", "stats"}
@@ -31,7 +58,18 @@ def test_generate_json_with_a_draft_model(models) -> None:
 
 
 def test_spec_off_and_on_print_the_same_text(models) -> None:
-    base = ["generate", "--target", str(models.target), "--draft", str(models.draft), "--prompt", "Hi", "--max-tokens", "20", "--json"]
+    base = [
+        "generate",
+        "--target",
+        str(models.target),
+        "--draft",
+        str(models.draft),
+        "--prompt",
+        "Hi",
+        "--max-tokens",
+        "20",
+        "--json",
+    ]
     off = json.loads(specchat(*base, "--spec", "off").stdout)
     on = json.loads(specchat(*base, "--spec", "on").stdout)
     assert off["token_ids"] == on["token_ids"]
@@ -40,7 +78,9 @@ def test_spec_off_and_on_print_the_same_text(models) -> None:
 def test_messages_file_and_raw_prompt(models, tmp_path: Path) -> None:
     messages = tmp_path / "chat.json"
     messages.write_text(json.dumps([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]))
-    out = specchat("generate", "--target", str(models.target), "--messages", str(messages), "--max-tokens", "4", "--json")
+    out = specchat(
+        "generate", "--target", str(models.target), "--messages", str(messages), "--max-tokens", "4", "--json"
+    )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["stats"]["prompt_tokens"] > 10
     raw = specchat("generate", "--target", str(models.target), "--prompt", "Hi", "--raw", "--max-tokens", "4", "--json")
@@ -49,7 +89,9 @@ def test_messages_file_and_raw_prompt(models, tmp_path: Path) -> None:
 
 @pytest.mark.slow  # loads the default model in a subprocess
 def test_default_model_is_used_without_target() -> None:
-    out = specchat("generate", "--prompt", "Say hello.", "--max-tokens", "8", "--spec", "on", "--drafter", "ngram", "--json")
+    out = specchat(
+        "generate", "--prompt", "Say hello.", "--max-tokens", "8", "--spec", "on", "--drafter", "ngram", "--json"
+    )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["text"].strip()
 
@@ -88,8 +130,9 @@ def test_self_test_passes() -> None:
 def test_raw_prompts_turn_special_token_texts_into_special_tokens() -> None:
     chatml = "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"
     parsed = specchat("generate", "--raw", "--prompt", chatml, "--max-tokens", "6", "--spec", "off", "--json")
-    literal = specchat("generate", "--raw", "--literal", "--prompt", chatml, "--max-tokens", "6", "--spec", "off",
-                       "--json")
+    literal = specchat(
+        "generate", "--raw", "--literal", "--prompt", chatml, "--max-tokens", "6", "--spec", "off", "--json"
+    )
     assert parsed.returncode == 0 and literal.returncode == 0, parsed.stderr + literal.stderr
     as_tokens = json.loads(parsed.stdout)["stats"]["prompt_tokens"]
     as_text = json.loads(literal.stdout)["stats"]["prompt_tokens"]
@@ -110,34 +153,81 @@ def test_cli_defaults_are_the_apps() -> None:
 
 @pytest.mark.slow  # generates with the default model in a subprocess
 def test_auto_reports_the_users_maximum_k() -> None:
-    out = specchat("generate", "--prompt", "Repeat exactly: one two three four five six seven eight.",
-                   "--spec", "auto", "--draft-max", "2", "--drafter", "ngram", "--max-tokens", "24", "--json")
+    out = specchat(
+        "generate",
+        "--prompt",
+        "Repeat exactly: one two three four five six seven eight.",
+        "--spec",
+        "auto",
+        "--draft-max",
+        "2",
+        "--drafter",
+        "ngram",
+        "--max-tokens",
+        "24",
+        "--json",
+    )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["stats"]["draft_max"] == 2
 
 
 def test_auto_picks_the_built_in_mtp_drafter_and_says_so(hybrid_models) -> None:
-    out = specchat("generate", "--target", str(hybrid_models.hybrid_mtp), "--prompt", "Tell me a story.",
-                   "--spec", "auto", "--max-tokens", "32", "--json")
+    out = specchat(
+        "generate",
+        "--target",
+        str(hybrid_models.hybrid_mtp),
+        "--prompt",
+        "Tell me a story.",
+        "--spec",
+        "auto",
+        "--max-tokens",
+        "32",
+        "--json",
+    )
     assert out.returncode == 0, out.stderr
     stats = json.loads(out.stdout)["stats"]
     assert stats["mode"] == "auto" and stats["drafter"] == "mtp"
 
 
 def test_mtp_is_offered_only_where_the_target_has_it(hybrid_models) -> None:
-    ok = specchat("generate", "--target", str(hybrid_models.hybrid_mtp), "--drafter", "mtp", "--spec", "on",
-                  "--draft-max", "2", "--prompt", "Hi", "--max-tokens", "12", "--json")
+    ok = specchat(
+        "generate",
+        "--target",
+        str(hybrid_models.hybrid_mtp),
+        "--drafter",
+        "mtp",
+        "--spec",
+        "on",
+        "--draft-max",
+        "2",
+        "--prompt",
+        "Hi",
+        "--max-tokens",
+        "12",
+        "--json",
+    )
     assert ok.returncode == 0, ok.stderr
     assert json.loads(ok.stdout)["stats"]["drafter"] == "mtp" and json.loads(ok.stdout)["stats"]["drafted"] > 0
-    missing = specchat("generate", "--target", str(hybrid_models.hybrid), "--drafter", "mtp", "--prompt", "Hi",
-                       "--max-tokens", "4")
+    missing = specchat(
+        "generate", "--target", str(hybrid_models.hybrid), "--drafter", "mtp", "--prompt", "Hi", "--max-tokens", "4"
+    )
     assert missing.returncode == 1
     assert "--drafter mtp is not available" in missing.stderr and len(missing.stderr.strip().splitlines()) == 1
 
 
 def test_a_target_that_cannot_roll_back_gets_one_line_and_an_answer(hybrid_models) -> None:
-    out = specchat("generate", "--target", str(hybrid_models.no_rollback), "--prompt", "Hi", "--spec", "on",
-                   "--max-tokens", "6", "--json")
+    out = specchat(
+        "generate",
+        "--target",
+        str(hybrid_models.no_rollback),
+        "--prompt",
+        "Hi",
+        "--spec",
+        "on",
+        "--max-tokens",
+        "6",
+        "--json",
+    )
     assert out.returncode == 0, out.stderr
     notes = [line for line in out.stderr.splitlines() if "cannot roll back" in line]
     assert len(notes) == 1 and notes[0].startswith("specchat: note: ")
@@ -179,8 +269,12 @@ def test_non_finite_numbers_get_the_engines_own_message(value: str) -> None:
 
 @pytest.mark.slow  # loads llama.cpp and the default model in a subprocess
 def test_bytes_that_are_not_text_are_named_in_the_users_prompt() -> None:
-    out = subprocess.run([sys.executable.encode(), b"-m", b"desktop_app", b"generate", b"--prompt", b"caf\xe9!",
-                          b"--max-tokens", b"4"], capture_output=True, text=True, timeout=180)
+    out = subprocess.run(
+        [sys.executable.encode(), b"-m", b"desktop_app", b"generate", b"--prompt", b"caf\xe9!", b"--max-tokens", b"4"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert out.returncode == 1
     assert "message 1 (user) has a character that is not valid text (U+DCE9) at character 4 of 5" in out.stderr
 
@@ -206,22 +300,26 @@ def test_missing_qt_libraries_are_one_line_not_a_traceback(tmp_path: Path) -> No
 HUGE = "9" * 400
 
 
-@pytest.mark.parametrize("args,parameter", [
-    (["generate", "--prompt", "Hi", "--max-tokens", HUGE], "max_tokens"),
-    (["generate", "--prompt", "Hi", "--seed", HUGE], "seed"),
-    (["generate", "--prompt", "Hi", "--threads", HUGE], "n_threads"),
-    (["generate", "--prompt", "Hi", "--ctx", HUGE], "n_ctx"),
-    (["generate", "--prompt", "Hi", "--top-k", HUGE], "top_k"),
-    (["generate", "--prompt", "Hi", "--draft-max", HUGE], "draft_max"),
-    (["generate", "--prompt", "Hi", "--n-gpu-layers", HUGE], "n_gpu_layers"),
-    (["generate", "--prompt", "Hi", "--temperature", HUGE], "temperature"),
-    (["generate", "--prompt", "Hi", "--workers", f"127.0.0.1:{HUGE}"], "worker_port"),
-    (["serve", "--port", HUGE], "api_port"),
-    (["worker", "--port", HUGE], "worker_port"),
-    (["worker", "--threads", HUGE], "n_threads"),
-    (["bench", "--repeats", HUGE], "repeats"),
-    (["bench", "--quiet-wait", HUGE], "quiet_wait"),
-], ids=lambda v: v if isinstance(v, str) else " ".join(a for a in v if a != HUGE and not a.endswith(HUGE)))
+@pytest.mark.parametrize(
+    "args,parameter",
+    [
+        (["generate", "--prompt", "Hi", "--max-tokens", HUGE], "max_tokens"),
+        (["generate", "--prompt", "Hi", "--seed", HUGE], "seed"),
+        (["generate", "--prompt", "Hi", "--threads", HUGE], "n_threads"),
+        (["generate", "--prompt", "Hi", "--ctx", HUGE], "n_ctx"),
+        (["generate", "--prompt", "Hi", "--top-k", HUGE], "top_k"),
+        (["generate", "--prompt", "Hi", "--draft-max", HUGE], "draft_max"),
+        (["generate", "--prompt", "Hi", "--n-gpu-layers", HUGE], "n_gpu_layers"),
+        (["generate", "--prompt", "Hi", "--temperature", HUGE], "temperature"),
+        (["generate", "--prompt", "Hi", "--workers", f"127.0.0.1:{HUGE}"], "worker_port"),
+        (["serve", "--port", HUGE], "api_port"),
+        (["worker", "--port", HUGE], "worker_port"),
+        (["worker", "--threads", HUGE], "n_threads"),
+        (["bench", "--repeats", HUGE], "repeats"),
+        (["bench", "--quiet-wait", HUGE], "quiet_wait"),
+    ],
+    ids=lambda v: v if isinstance(v, str) else " ".join(a for a in v if a != HUGE and not a.endswith(HUGE)),
+)
 def test_a_400_digit_number_is_one_line_naming_the_flag(args: list[str], parameter: str) -> None:
     out = specchat(*args, timeout=60)
     assert out.returncode == 1 and "Traceback" not in out.stderr
@@ -238,18 +336,21 @@ def test_a_bad_seed_names_the_seed_and_its_range(value: str) -> None:
     assert "argument --seed: seed must be " in out.stderr and " 0 and 9223372036854775807, not " in out.stderr
 
 
-@pytest.mark.parametrize("command", [["models", "list"], ["models", "pull", "owner/repo", "x.gguf"]],
-                         ids=["models list", "models pull"])
+@pytest.mark.parametrize(
+    "command", [["models", "list"], ["models", "pull", "owner/repo", "x.gguf"]], ids=["models list", "models pull"]
+)
 def test_a_home_that_cannot_be_created_is_one_line(tmp_path: Path, command: list[str]) -> None:
     blocker = tmp_path / "file"  # a real state even root cannot write through
     blocker.write_text("")
     env = {**__import__("os").environ, "SPECCHAT_HOME": str(blocker / "home")}
-    out = subprocess.run([sys.executable, "-m", "desktop_app", *command], capture_output=True, text=True,
-                         timeout=60, env=env)
+    out = subprocess.run(
+        [sys.executable, "-m", "desktop_app", *command], capture_output=True, text=True, timeout=60, env=env
+    )
     assert out.returncode == 1 and "Traceback" not in out.stderr
     assert out.stderr.splitlines() == [
         f"specchat: error: SpecChat cannot create its folder {blocker / 'home' / 'data'} (Not a directory): "
-        f"{blocker} is a file, not a folder: move it away, or set SPECCHAT_HOME to a folder you can write to"]
+        f"{blocker} is a file, not a folder: move it away, or set SPECCHAT_HOME to a folder you can write to"
+    ]
 
 
 def test_a_foreign_llama_cpp_build_is_one_warning_line_and_ours_none() -> None:
@@ -259,22 +360,48 @@ def test_a_foreign_llama_cpp_build_is_one_warning_line_and_ours_none() -> None:
     assert build_warning_line(BackendInfo("CPU", False)) is None
     foreign = BackendInfo("CPU", False, build_gaps=("no RPC backend: workers are unavailable",))
     line = build_warning_line(foreign)
-    assert line == ("specchat: warning: this llama-cpp-python is not SpecChat's build (no RPC backend: workers "
-                    "are unavailable): rebuild it with `make setup`")
+    assert line == (
+        "specchat: warning: this llama-cpp-python is not SpecChat's build (no RPC backend: workers "
+        "are unavailable): rebuild it with `make setup`"
+    )
     assert "\n" not in line
 
 
-LAB_FLAGS = {"--replay", "--attention", "--unused-draft", "--peer", "--overhead", "--api-overhead", "--load",
-             "--remote", "--window"}
+LAB_FLAGS = {
+    "--replay",
+    "--attention",
+    "--unused-draft",
+    "--peer",
+    "--overhead",
+    "--api-overhead",
+    "--load",
+    "--remote",
+    "--window",
+}
 
 
 def test_bench_help_lists_only_the_user_s_options_and_no_lab_bench() -> None:
     bench = specchat("bench", "--help", timeout=60)
     assert bench.returncode == 0, bench.stderr
     assert set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", bench.stdout)) == {
-        "--help", "--target", "--draft", "--drafter", "--n-gpu-layers", "--draft-n-gpu-layers", "--ctx", "--threads",
-        "--workers", "--split", "--prompts", "--draft-max", "--max-tokens", "--repeats", "--categories", "--out",
-        "--quiet-wait"}
+        "--help",
+        "--target",
+        "--draft",
+        "--drafter",
+        "--n-gpu-layers",
+        "--draft-n-gpu-layers",
+        "--ctx",
+        "--threads",
+        "--workers",
+        "--split",
+        "--prompts",
+        "--draft-max",
+        "--max-tokens",
+        "--repeats",
+        "--categories",
+        "--out",
+        "--quiet-wait",
+    }
     top = specchat("--help", timeout=60)
     assert top.returncode == 0 and "bench" in top.stdout
     assert not LAB_FLAGS & set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", top.stdout))

@@ -58,8 +58,12 @@ def test_the_hybrid_mtp_model_is_written_by_the_factory_cli(tmp_path: Path) -> N
     import subprocess
     import sys
 
-    out = subprocess.run([sys.executable, "-m", "tests.model_factory", "--hybrid-mtp", str(tmp_path)],
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "tests.model_factory", "--hybrid-mtp", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     path = tmp_path / "hybrid-mtp.gguf"
     assert path.stat().st_size < 10 * MB

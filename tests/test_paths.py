@@ -16,8 +16,9 @@ def test_one_variable_relocates_every_folder(tmp_path: Path, monkeypatch: pytest
     assert paths.models_dir() == tmp_path / "home" / "data" / "models" and paths.models_dir().is_dir()
 
 
-@pytest.mark.parametrize("folder", [paths.config_dir, paths.data_dir, paths.models_dir],
-                         ids=["config", "data", "models"])
+@pytest.mark.parametrize(
+    "folder", [paths.config_dir, paths.data_dir, paths.models_dir], ids=["config", "data", "models"]
+)
 def test_a_home_under_a_file_names_the_folder_and_what_to_do(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, folder: Callable[[], Path]
 ) -> None:

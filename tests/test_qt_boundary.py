@@ -16,8 +16,10 @@ def _loaded_after(imports: str, prefixes: tuple[str, ...]) -> list[str]:
 
 
 def test_importing_the_engine_and_store_loads_no_qt() -> None:
-    imports = ("import desktop_app.engine, desktop_app.engine.loop.engine, desktop_app.store, desktop_app.library, "
-               "desktop_app.models_cli, desktop_app.cli, desktop_app.engine_process.service")
+    imports = (
+        "import desktop_app.engine, desktop_app.engine.loop.engine, desktop_app.store, desktop_app.library, "
+        "desktop_app.models_cli, desktop_app.cli, desktop_app.engine_process.service"
+    )
     assert _loaded_after(imports, ("PySide6", "shiboken6")) == []
 
 

@@ -47,8 +47,7 @@ class Mode:
 def modes_for(ks: list[int], drafters: list[DrafterKind], auto_drafter: DrafterKind | None) -> list[Mode]:
     """off, each drafter at each fixed k (named "k4" when there is one drafter, "ngram:k4" when
     several), and auto (with ``auto_drafter``, or choosing among them all when None)."""
-    fixed = [Mode(f"{d.value}:k{k}" if len(drafters) > 1 else f"k{k}", SpecMode.ON, d, k)
-             for d in drafters for k in ks]
+    fixed = [Mode(f"{d.value}:k{k}" if len(drafters) > 1 else f"k{k}", SpecMode.ON, d, k) for d in drafters for k in ks]
     return [Mode("off", SpecMode.OFF), *fixed, Mode("auto", SpecMode.AUTO, auto_drafter, max(ks))]
 
 
@@ -89,8 +88,10 @@ def load_prompts(path: Path | None) -> dict[str, list[Prompt]]:
     if not isinstance(data, dict) or not all(
         isinstance(v, list) and v and all(_is_prompt(p) for p in v) for v in data.values()
     ):
-        raise ValueError(f"{path} must map category names to non-empty lists of prompts "
-                         "(a prompt is a string, or a list of a conversation's user turns)")
+        raise ValueError(
+            f"{path} must map category names to non-empty lists of prompts "
+            "(a prompt is a string, or a list of a conversation's user turns)"
+        )
     return data
 
 
@@ -120,8 +121,13 @@ def bench_modes(engine: Engine, args: argparse.Namespace) -> list[Mode]:
 
 
 def _generate(engine: Engine, messages: list[Message], mode: Mode, args: argparse.Namespace) -> Finished:
-    request = GenerateRequest(messages=messages, max_tokens=args.max_tokens, spec=mode.spec,
-                              draft_max=mode.k or max(args.draft_max), drafter=mode.drafter)
+    request = GenerateRequest(
+        messages=messages,
+        max_tokens=args.max_tokens,
+        spec=mode.spec,
+        draft_max=mode.k or max(args.draft_max),
+        drafter=mode.drafter,
+    )
     return final_result(engine.generate(request))
 
 
@@ -142,8 +148,16 @@ def timed_turns(engine: Engine, prompt: Prompt, args: argparse.Namespace) -> lis
     return timed
 
 
-def run_category(engine: Engine, category: str, prompts: list[Prompt], modes: list[Mode], args: argparse.Namespace,
-                 repeat: int, progress: Callable[[str], None], slots: list[int] | None = None) -> list[RunResult]:
+def run_category(
+    engine: Engine,
+    category: str,
+    prompts: list[Prompt],
+    modes: list[Mode],
+    args: argparse.Namespace,
+    repeat: int,
+    progress: Callable[[str], None],
+    slots: list[int] | None = None,
+) -> list[RunResult]:
     """Every mode on every prompt of one category, interleaved (the order rotates). Off and Auto
     run twice, as off-Auto-Auto-off (or Auto-off-off-Auto): the ratio the bench is most about is
     taken between runs around the same moment, with a steady drift of the machine's speed
@@ -165,13 +179,25 @@ def run_category(engine: Engine, category: str, prompts: list[Prompt], modes: li
                 out = _generate(engine, turn, mode, args)
                 answers[mode.name] = out
                 s = out.stats
-                results.append(RunResult(
-                    category, index, mode.name, s.decode_tokens_per_s, s.generated_tokens,
-                    s.acceptance_rate, s.tokens_per_pass, out.token_ids,
-                    statistics.fmean(s.k_history) if s.k_history else 0.0, dict(s.by_drafter), slots[0],
-                ))
-                progress(f"  {category:24} #{index} {mode.name:16} {s.decode_tokens_per_s:7.1f} tok/s "
-                         f"acc {s.acceptance_rate:4.0%} tok/pass {s.tokens_per_pass:4.2f}")
+                results.append(
+                    RunResult(
+                        category,
+                        index,
+                        mode.name,
+                        s.decode_tokens_per_s,
+                        s.generated_tokens,
+                        s.acceptance_rate,
+                        s.tokens_per_pass,
+                        out.token_ids,
+                        statistics.fmean(s.k_history) if s.k_history else 0.0,
+                        dict(s.by_drafter),
+                        slots[0],
+                    )
+                )
+                progress(
+                    f"  {category:24} #{index} {mode.name:16} {s.decode_tokens_per_s:7.1f} tok/s "
+                    f"acc {s.acceptance_rate:4.0%} tok/pass {s.tokens_per_pass:4.2f}"
+                )
             engine.ngrams.restore(before)
             engine.ngrams.learn(answers["off"].token_ids)
     return results
@@ -187,8 +213,9 @@ def _round_order(modes: list[Mode], turn: int) -> list[Mode]:
     return [m for unit in units[rotation:] + units[:rotation] for m in unit]
 
 
-def run_bench(engine: Engine, prompts: dict[str, list[Prompt]], args: argparse.Namespace,
-              progress: Callable[[str], None] = print) -> list[RunResult]:
+def run_bench(
+    engine: Engine, prompts: dict[str, list[Prompt]], args: argparse.Namespace, progress: Callable[[str], None] = print
+) -> list[RunResult]:
     """All categories; a multi-turn category runs twice: first from an empty n-gram cache, last
     from the cache the other categories' answers warmed (its own fresh run forgotten)."""
     modes = bench_modes(engine, args)
@@ -200,13 +227,17 @@ def run_bench(engine: Engine, prompts: dict[str, list[Prompt]], args: argparse.N
     for repeat in range(args.repeats):
         engine.ngrams.clear()
         if MULTI_TURN in prompts:
-            results += run_category(engine, MULTI_TURN + FRESH, prompts[MULTI_TURN], modes, args, repeat, progress, slots)
+            results += run_category(
+                engine, MULTI_TURN + FRESH, prompts[MULTI_TURN], modes, args, repeat, progress, slots
+            )
             engine.ngrams.clear()
         for category, texts in prompts.items():
             if category != MULTI_TURN:
                 results += run_category(engine, category, texts, modes, args, repeat, progress, slots)
         if MULTI_TURN in prompts:
-            results += run_category(engine, MULTI_TURN + WARM, prompts[MULTI_TURN], modes, args, repeat, progress, slots)
+            results += run_category(
+                engine, MULTI_TURN + WARM, prompts[MULTI_TURN], modes, args, repeat, progress, slots
+            )
     return results
 
 
@@ -234,7 +265,8 @@ def summarise(results: list[RunResult]) -> dict[str, dict[str, Any]]:
         entry["best_fixed"] = best
         entry["auto"]["vs_best_fixed"] = _paired_ratio(rows, "auto", best)
         entry["auto"]["accepted_by_drafter"] = _accepted_by_drafter(
-            [r for r in rows if r.mode == "auto"], runs_per_slot=_runs_per_slot(rows, "auto"))
+            [r for r in rows if r.mode == "auto"], runs_per_slot=_runs_per_slot(rows, "auto")
+        )
         reference = {r.slot: r.token_ids for r in rows if r.mode == "off"}
         entry["identical_at_t0"] = bool(reference) and all(r.token_ids == reference[r.slot] for r in rows)
         summary[category] = entry
@@ -260,17 +292,22 @@ def _paired_ratio(rows: list[RunResult], mode: str, baseline: str) -> float:
     speeds: dict[tuple[str, int], list[float]] = {}
     for r in rows:
         speeds.setdefault((r.mode, r.slot), []).append(r.tokens_per_s)
-    ratios = [statistics.fmean(v) / statistics.fmean(speeds[(baseline, slot)])
-              for (m, slot), v in speeds.items()
-              if m == mode and speeds.get((baseline, slot)) and statistics.fmean(speeds[(baseline, slot)]) > 0]
+    ratios = [
+        statistics.fmean(v) / statistics.fmean(speeds[(baseline, slot)])
+        for (m, slot), v in speeds.items()
+        if m == mode and speeds.get((baseline, slot)) and statistics.fmean(speeds[(baseline, slot)]) > 0
+    ]
     return round(statistics.median(ratios), 3) if ratios else 0.0
 
 
 def markdown(summary: dict[str, dict[str, Any]], header: str) -> str:
-    lines = [header, "",
-             "| category | off tok/s | best fixed | best fixed tok/s | auto tok/s | best fixed vs off | auto vs off "
-             "| auto vs best fixed | auto's accepted tokens by drafter | auto mean k | identical at T=0 |",
-             "|---" * 11 + "|"]
+    lines = [
+        header,
+        "",
+        "| category | off tok/s | best fixed | best fixed tok/s | auto tok/s | best fixed vs off | auto vs off "
+        "| auto vs best fixed | auto's accepted tokens by drafter | auto mean k | identical at T=0 |",
+        "|---" * 11 + "|",
+    ]
     for category, e in summary.items():
         best = e["best_fixed"]
         drafters = ", ".join(f"{name} {n}" for name, n in e["auto"].get("accepted_by_drafter", {}).items()) or "none"
@@ -286,7 +323,9 @@ def markdown(summary: dict[str, dict[str, Any]], header: str) -> str:
 ChartFn = Callable[[dict[str, dict[str, Any]], Path, str], None]
 
 
-def cmd_bench(args: argparse.Namespace, load_engine: Callable[[argparse.Namespace], Engine], draw_chart: ChartFn) -> int:
+def cmd_bench(
+    args: argparse.Namespace, load_engine: Callable[[argparse.Namespace], Engine], draw_chart: ChartFn
+) -> int:
     """Run the bench; ``draw_chart`` (from the GUI layer: it paints with Qt) writes the PNG."""
     prompts = chosen_prompts(args)
     engine = load_engine(args)
@@ -295,24 +334,35 @@ def cmd_bench(args: argparse.Namespace, load_engine: Callable[[argparse.Namespac
     draft_name = engine.draft.name if engine.draft is not None and drafter is DrafterKind.MODEL else drafter.label
     if args.auto_all:
         draft_name = "every drafter (" + ", ".join(k.label for k in engine.drafters_available()) + ")"
-    header = (f"**{engine.target.name}** + **{draft_name}** on {engine.backend().summary()} "
-              f"({platform.machine()}, {__import__('os').cpu_count()} cores), max {args.max_tokens} tokens, "
-              f"{args.repeats} repeat(s), greedy")
+    header = (
+        f"**{engine.target.name}** + **{draft_name}** on {engine.backend().summary()} "
+        f"({platform.machine()}, {__import__('os').cpu_count()} cores), max {args.max_tokens} tokens, "
+        f"{args.repeats} repeat(s), greedy"
+    )
     print(header, file=sys.stderr)
     costs = engine.prepare_auto(None if args.auto_all else drafter, max(args.draft_max))  # run_bench's, measured now
     calibrated = list(costs.target_batch_s) if costs is not None else []
     results = run_bench(engine, prompts, args, progress=lambda line: print(line, file=sys.stderr))
     summary = summarise(results)
     args.out.mkdir(parents=True, exist_ok=True)
-    pass_ms = {"calibrated": [round(c * 1e3, 2) for c in calibrated],
-               "after the run": [round(c * 1e3, 2) for c in costs.target_batch_s] if costs is not None else []}
-    report = {"header": header, "fixed_k": args.draft_max, "summary": summary, "auto_pass_ms": pass_ms,
-              "runs": [{k: v for k, v in vars(r).items() if k != "token_ids"} for r in results]}
+    pass_ms = {
+        "calibrated": [round(c * 1e3, 2) for c in calibrated],
+        "after the run": [round(c * 1e3, 2) for c in costs.target_batch_s] if costs is not None else [],
+    }
+    report = {
+        "header": header,
+        "fixed_k": args.draft_max,
+        "summary": summary,
+        "auto_pass_ms": pass_ms,
+        "runs": [{k: v for k, v in vars(r).items() if k != "token_ids"} for r in results],
+    }
     (args.out / "bench.json").write_text(json.dumps(report, indent=2, ensure_ascii=False), encoding="utf-8")
     table = markdown(summary, header)
     if calibrated:
-        table += "\n\n" + "\n".join(f"Auto's target pass of 1, 2, ... rows, ms ({when}): {', '.join(f'{c:g}' for c in ms)}"
-                                     for when, ms in pass_ms.items())
+        table += "\n\n" + "\n".join(
+            f"Auto's target pass of 1, 2, ... rows, ms ({when}): {', '.join(f'{c:g}' for c in ms)}"
+            for when, ms in pass_ms.items()
+        )
     (args.out / "bench.md").write_text(table + "\n", encoding="utf-8")
     draw_chart(summary, args.out / "bench.png", f"{engine.target.name} + {draft_name}")
     print(table)

@@ -28,11 +28,41 @@ from desktop_app.engine.ranges import NumberRange
 from desktop_app.engine.workers import WORKER_HOST, WORKER_PORT, LayerSplit, WorkerAddress, parse_workers
 
 __all__ = [
-    "API_HOST", "API_PORT", "DEFAULT_SPEC_MODE", "DRAFTER_PREFERENCE", "DRAFT_FREE", "DRAFT_K", "DrafterKind",
-    "FinishReason", "GenerateRequest", "LoadedModels", "MAX_TOKENS", "MIN_P", "Message", "ModelInfo", "ModelOptions",
-    "NGPU_LAYERS", "NO_DRAFTER", "N_CTX", "N_THREADS", "NoDrafter", "NumberRange", "SEED", "SamplingParams",
-    "SpecMode", "TEMPERATURE", "TOP_K", "TOP_P", "WORKER_HOST", "WORKER_PORT", "LayerSplit", "WorkerAddress",
-    "Word", "choose_drafter", "drafter_named", "parse_workers",
+    "API_HOST",
+    "API_PORT",
+    "DEFAULT_SPEC_MODE",
+    "DRAFTER_PREFERENCE",
+    "DRAFT_FREE",
+    "DRAFT_K",
+    "DrafterKind",
+    "FinishReason",
+    "GenerateRequest",
+    "LoadedModels",
+    "MAX_TOKENS",
+    "MIN_P",
+    "Message",
+    "ModelInfo",
+    "ModelOptions",
+    "NGPU_LAYERS",
+    "NO_DRAFTER",
+    "N_CTX",
+    "N_THREADS",
+    "NoDrafter",
+    "NumberRange",
+    "SEED",
+    "SamplingParams",
+    "SpecMode",
+    "TEMPERATURE",
+    "TOP_K",
+    "TOP_P",
+    "WORKER_HOST",
+    "WORKER_PORT",
+    "LayerSplit",
+    "WorkerAddress",
+    "Word",
+    "choose_drafter",
+    "drafter_named",
+    "parse_workers",
 ]
 
 
@@ -108,9 +138,14 @@ class DrafterKind(Word):
 
     @property
     def label(self) -> str:
-        return {DrafterKind.MTP: "Built-in (MTP)", DrafterKind.ASSISTANT: "Gemma 4 assistant",
-                DrafterKind.MODEL: "Draft model", DrafterKind.NGRAM_CACHE: "Your chats (n-gram cache)",
-                DrafterKind.NGRAM_MAP: "N-gram map", DrafterKind.NGRAM: "Prompt lookup"}[self]
+        return {
+            DrafterKind.MTP: "Built-in (MTP)",
+            DrafterKind.ASSISTANT: "Gemma 4 assistant",
+            DrafterKind.MODEL: "Draft model",
+            DrafterKind.NGRAM_CACHE: "Your chats (n-gram cache)",
+            DrafterKind.NGRAM_MAP: "N-gram map",
+            DrafterKind.NGRAM: "Prompt lookup",
+        }[self]
 
     @property
     def needs_draft_file(self) -> bool:
@@ -129,8 +164,13 @@ DRAFT_FREE: frozenset[DrafterKind] = frozenset({DrafterKind.NGRAM_CACHE, Drafter
 # drafter): drafters trained with the target first, a separate draft model next, then the
 # model-free ones, prompt lookup first among them. Auto tries them all, every cycle.
 DRAFTER_PREFERENCE: tuple[DrafterKind, ...] = (
-    DrafterKind.MTP, DrafterKind.ASSISTANT, DrafterKind.MODEL, DrafterKind.NGRAM, DrafterKind.NGRAM_MAP,
-    DrafterKind.NGRAM_CACHE)
+    DrafterKind.MTP,
+    DrafterKind.ASSISTANT,
+    DrafterKind.MODEL,
+    DrafterKind.NGRAM,
+    DrafterKind.NGRAM_MAP,
+    DrafterKind.NGRAM_CACHE,
+)
 
 
 def choose_drafter(requested: DrafterKind | str | None, available: Collection[DrafterKind]) -> DrafterKind:
@@ -151,8 +191,9 @@ def drafter_named(word: str) -> DrafterKind | NoDrafter:
     return NO_DRAFTER if word == NO_DRAFTER else DrafterKind(word)
 
 
-DRAFT_K = NumberRange("draft_max", int, 1, 32, 8,
-                      "Tokens drafted per cycle: k with speculation on, the most auto may draft")
+DRAFT_K = NumberRange(
+    "draft_max", int, 1, 32, 8, "Tokens drafted per cycle: k with speculation on, the most auto may draft"
+)
 MAX_TOKENS = NumberRange("max_tokens", int, 1, 1 << 20, 512, "Longest answer in tokens")
 TEMPERATURE = NumberRange("temperature", float, 0.0, 5.0, 0.0, "Sampling temperature; 0 is greedy")
 TOP_K = NumberRange("top_k", int, 0, 1 << 20, 0, "Sample among the k likeliest tokens (0: off)")
@@ -163,8 +204,14 @@ N_CTX = NumberRange("n_ctx", int, 32, 1 << 20, 4096, "Context size in tokens")
 NGPU_LAYERS = NumberRange("n_gpu_layers", int, -1, 9999, -1, "Layers offloaded to the GPU (-1 all, 0 none)")
 API_HOST = "127.0.0.1"  # the local API answers this machine only unless told otherwise
 API_PORT = NumberRange("api_port", int, 1024, 65535, 8080, "Port of the local OpenAI-compatible API")
-N_THREADS = NumberRange("n_threads", int, 0, 1024, 0,
-                        "CPU threads for the engine; 0: the fastest count, measured as the machine's load changes")
+N_THREADS = NumberRange(
+    "n_threads",
+    int,
+    0,
+    1024,
+    0,
+    "CPU threads for the engine; 0: the fastest count, measured as the machine's load changes",
+)
 
 
 @dataclass(frozen=True)

@@ -51,9 +51,7 @@ def next_token(logits: np.ndarray, params: SamplingParams, rng: np.random.Genera
     return sample(probabilities(logits, params), rng)
 
 
-def accept_draft(
-    p: np.ndarray, q: np.ndarray | None, token: int, rng: np.random.Generator
-) -> tuple[bool, int | None]:
+def accept_draft(p: np.ndarray, q: np.ndarray | None, token: int, rng: np.random.Generator) -> tuple[bool, int | None]:
     """Decide one drafted token under sampling.
 
     ``p``: target distribution at this position; ``q``: draft distribution (None = the draft

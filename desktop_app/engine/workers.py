@@ -41,7 +41,7 @@ class WorkerAddress:
             end = spec.find("]")
             if end < 0:
                 raise ValueError(f"worker address {shown(text)} opens '[' without closing it")
-            host, rest = spec[1:end], spec[end + 1:]
+            host, rest = spec[1:end], spec[end + 1 :]
             if rest and not rest.startswith(":"):
                 raise ValueError(f"worker address {shown(text)}: expected ':port' after ']'")
             port_text = rest[1:]
@@ -121,7 +121,8 @@ class LayerSplit:
         if len(weights) != n_workers + 1:
             raise ValueError(
                 f"split has {len(weights)} weights but there {'is' if n_workers == 1 else 'are'} {n_workers} "
-                f"worker{'s' if n_workers != 1 else ''}: give one for this machine and one per worker")
+                f"worker{'s' if n_workers != 1 else ''}: give one for this machine and one per worker"
+            )
         total = sum(weights)
         return tuple(w / total for w in weights)
 

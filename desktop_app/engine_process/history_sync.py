@@ -43,8 +43,11 @@ def cache_path(history: Path, fingerprint: str) -> Path:
 def source_messages(history: Path) -> list[SourceMessage]:
     """What the cache learns from, oldest first: the user's messages and the answers that ended
     (one still streaming, or cut off by a crash of the window, has no stats yet)."""
-    return [SourceMessage(m.id, m.content) for m in read_messages(history)
-            if m.content and (m.role == "user" or (m.role == "assistant" and m.stats is not None))]
+    return [
+        SourceMessage(m.id, m.content)
+        for m in read_messages(history)
+        if m.content and (m.role == "user" or (m.role == "assistant" and m.stats is not None))
+    ]
 
 
 def tidy_folder(keep: Path, others: int) -> None:

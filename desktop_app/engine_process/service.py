@@ -54,8 +54,9 @@ class LoadProgress:
     sure the stage ends on 1.0 even when the loader skipped its last call.
     """
 
-    def __init__(self, send: Callable[[EngineEvent], None], stage: Stage,
-                 interval_s: float = PROGRESS_INTERVAL_S) -> None:
+    def __init__(
+        self, send: Callable[[EngineEvent], None], stage: Stage, interval_s: float = PROGRESS_INTERVAL_S
+    ) -> None:
         self._send = send
         self._stage = stage
         self._interval_s = interval_s

@@ -37,17 +37,34 @@ RUNTIME_OVERHEAD_GB = 0.5  # compute buffers and the runtime itself, on top of w
 _ID_RE = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
 _TOP_KEYS = {"schema_version", "context_tokens", "pair"}
 _PAIR_KEYS: dict[str, Any] = {
-    "id": str, "name": str, "family": str, "drafting": str, "license": str, "uses": list, "notes": str,
-    "kv_cache_gb": (int, float), "target": dict, "draft": dict,
+    "id": str,
+    "name": str,
+    "family": str,
+    "drafting": str,
+    "license": str,
+    "uses": list,
+    "notes": str,
+    "kv_cache_gb": (int, float),
+    "target": dict,
+    "draft": dict,
 }
 _PAIR_OPTIONAL = {"draft"}
 _FILE_KEYS: dict[str, Any] = {
-    "repo": str, "file": str, "quantization": str, "size_bytes": int, "size_approx": bool,
-    "parameters_b": (int, float), "source": str,
+    "repo": str,
+    "file": str,
+    "quantization": str,
+    "size_bytes": int,
+    "size_approx": bool,
+    "parameters_b": (int, float),
+    "source": str,
 }
 _FILE_OPTIONAL = {"quantization", "size_approx", "parameters_b"}
 _KIND_NAMES: dict[type, str] = {
-    str: "a string", int: "an integer", bool: "true or false", list: "a list", dict: "a table",
+    str: "a string",
+    int: "an integer",
+    bool: "true or false",
+    list: "a list",
+    dict: "a table",
 }
 
 
@@ -184,8 +201,13 @@ def _parse_file(where: str, table: Any) -> CatalogFile:
         )
     parameters = table.get("parameters_b")
     return CatalogFile(
-        repo=repo, file=file, size_bytes=table["size_bytes"], source=table["source"], quantization=quantization,
-        parameters_b=float(parameters) if parameters is not None else None, size_approx=table.get("size_approx", False),
+        repo=repo,
+        file=file,
+        size_bytes=table["size_bytes"],
+        source=table["source"],
+        quantization=quantization,
+        parameters_b=float(parameters) if parameters is not None else None,
+        size_approx=table.get("size_approx", False),
     )
 
 
@@ -227,9 +249,17 @@ def _parse_pair(index: int, table: Any, context_tokens: int) -> CatalogPair:
                 f"{where}: the draft ({draft.parameters_b}B) must be smaller than the target ({target.parameters_b}B)"
             )
     return CatalogPair(
-        id=table["id"], name=table["name"], family=table["family"], drafting=drafting, license=table["license"],
-        uses=tuple(uses), target=target, draft=draft, kv_cache_gb=float(table["kv_cache_gb"]),
-        context_tokens=context_tokens, notes=notes,
+        id=table["id"],
+        name=table["name"],
+        family=table["family"],
+        drafting=drafting,
+        license=table["license"],
+        uses=tuple(uses),
+        target=target,
+        draft=draft,
+        kv_cache_gb=float(table["kv_cache_gb"]),
+        context_tokens=context_tokens,
+        notes=notes,
     )
 
 

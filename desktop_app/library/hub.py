@@ -87,8 +87,14 @@ def fetch_remote_file(
         raise describe_failure(exc, repo_id, filename, revision, base, timeout) from None
     etag = (meta.etag or "").lower()
     return RemoteFile(
-        repo_id=repo_id, filename=filename, revision=revision, endpoint=base, location=meta.location,
-        size=meta.size, sha256=etag if _SHA256_RE.match(etag) else None, commit=meta.commit_hash,
+        repo_id=repo_id,
+        filename=filename,
+        revision=revision,
+        endpoint=base,
+        location=meta.location,
+        size=meta.size,
+        sha256=etag if _SHA256_RE.match(etag) else None,
+        commit=meta.commit_hash,
     )
 
 
@@ -115,7 +121,9 @@ def describe_failure(
     if isinstance(exc, errors.RemoteEntryNotFoundError):
         return RemoteNotFoundError(f"{filename} not found in {repo_id} at revision '{revision}' (HTTP 404)")
     if isinstance(exc, errors.RepositoryNotFoundError) or status == 404:
-        return RemoteNotFoundError(f"{repo_id}/{filename} not found on {endpoint} (HTTP 404): check the repo id and file name")
+        return RemoteNotFoundError(
+            f"{repo_id}/{filename} not found on {endpoint} (HTTP 404): check the repo id and file name"
+        )
     if status is not None:
         return HubHTTPError(f"{endpoint} answered HTTP {status} for {filename} from {repo_id}")
     if isinstance(exc, httpx2.TimeoutException):

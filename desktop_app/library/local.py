@@ -43,9 +43,14 @@ class LocalModel:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "path": str(self.path), "name": self.name, "architecture": self.architecture,
-            "n_parameters": self.n_parameters, "quantization": self.quantization,
-            "context_length": self.context_length, "size_bytes": self.size_bytes, "error": self.error,
+            "path": str(self.path),
+            "name": self.name,
+            "architecture": self.architecture,
+            "n_parameters": self.n_parameters,
+            "quantization": self.quantization,
+            "context_length": self.context_length,
+            "size_bytes": self.size_bytes,
+            "error": self.error,
             "drafting": self.drafting,
         }
 
@@ -59,10 +64,17 @@ def describe(path: str | Path) -> LocalModel:
     except EngineError as exc:
         return LocalModel(path, path.stem, "unknown", 0, "unknown", None, size, str(exc))
     name = str(info.get("general.name") or path.stem)
-    drafting = ("built-in MTP" if has_mtp_layers(info) else
-                "Gemma 4 assistant drafter" if is_assistant(info) else "")
-    return LocalModel(path, name, info.architecture, info.n_parameters, info.quantization, info.context_length, size,
-                      drafting=drafting)
+    drafting = "built-in MTP" if has_mtp_layers(info) else "Gemma 4 assistant drafter" if is_assistant(info) else ""
+    return LocalModel(
+        path,
+        name,
+        info.architecture,
+        info.n_parameters,
+        info.quantization,
+        info.context_length,
+        size,
+        drafting=drafting,
+    )
 
 
 def library_folders(extra: Iterable[str | Path] = ()) -> list[Path]:
@@ -186,7 +198,9 @@ def compatibility_matrix(models: Sequence[LocalModel]) -> list[PairVerdict]:
                     continue
                 t, d = vocabs[target.path], vocabs[draft.path]
                 if isinstance(t, str) or isinstance(d, str):
-                    verdicts.append(PairVerdict(target, draft, DraftCompatibility([t if isinstance(t, str) else str(d)])))
+                    verdicts.append(
+                        PairVerdict(target, draft, DraftCompatibility([t if isinstance(t, str) else str(d)]))
+                    )
                 else:
                     verdict = check_draft(t, d)
                     verdicts.append(PairVerdict(target, draft, verdict, pair_drafting(t, d, verdict)))

@@ -41,7 +41,8 @@ def check_repo_id(repo_id: str) -> str:
     except HFValidationError:
         raise InvalidNameError(
             f"repo id {shown(repo_id)} is not a Hugging Face repo id: write owner/name, with letters, digits, "
-            "'-', '_' and '.' (e.g. bartowski/Qwen2.5-0.5B-Instruct-GGUF)") from None
+            "'-', '_' and '.' (e.g. bartowski/Qwen2.5-0.5B-Instruct-GGUF)"
+        ) from None
     return repo_id
 
 

@@ -65,6 +65,7 @@ def check_pair(target: str | Path, draft: str | Path) -> tuple[DraftCompatibilit
         return verdict, pair_drafting(t, d, verdict)
 
 
-def pair_drafting(target: VocabOnlyModel, draft: VocabOnlyModel | None,
-                  verdict: DraftCompatibility | None) -> DraftingSupport:
+def pair_drafting(
+    target: VocabOnlyModel, draft: VocabOnlyModel | None, verdict: DraftCompatibility | None
+) -> DraftingSupport:
     return drafting_support(target.info, draft.info if draft is not None else None, target.recurrent, verdict)

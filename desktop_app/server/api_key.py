@@ -22,8 +22,9 @@ class ApiKeyError(ValueError):
     """A key source that cannot be used; the message is one line for the user."""
 
 
-def resolve_api_key(key: str | None = None, key_file: Path | None = None,
-                    environ: Mapping[str, str] = os.environ) -> str | None:
+def resolve_api_key(
+    key: str | None = None, key_file: Path | None = None, environ: Mapping[str, str] = os.environ
+) -> str | None:
     """The key to require, or None for none (see the module's docstring for the order)."""
     if key_file is not None:
         return _usable(read_key_file(key_file), f"the API key file {key_file}")

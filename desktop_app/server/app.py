@@ -34,8 +34,13 @@ POLL_S = 0.05  # how often a waiting handler looks for the client going away
 FLUSH_S = 0.03  # streamed text goes out at most ~30 times a second, whatever the model's speed
 
 
-def create_app(backend: GenerationBackend, api_key: str | None = None, counter: Counter | None = None,
-               default_spec: SpecMode = DEFAULT_SPEC_MODE, limits: ServerLimits = DEFAULT_LIMITS) -> Starlette:
+def create_app(
+    backend: GenerationBackend,
+    api_key: str | None = None,
+    counter: Counter | None = None,
+    default_spec: SpecMode = DEFAULT_SPEC_MODE,
+    limits: ServerLimits = DEFAULT_LIMITS,
+) -> Starlette:
     counter = counter or Counter()
 
     def authorized(request: Request) -> bool:
@@ -45,15 +50,26 @@ def create_app(backend: GenerationBackend, api_key: str | None = None, counter: 
         return given.startswith("Bearer ") and hmac.compare_digest(given[7:].encode(), api_key.encode())
 
     def unauthorized() -> JSONResponse:
-        return error(401, "a valid API key is required: send 'Authorization: Bearer <key>'", "authentication_error",
-                     code="invalid_api_key")
+        return error(
+            401,
+            "a valid API key is required: send 'Authorization: Bearer <key>'",
+            "authentication_error",
+            code="invalid_api_key",
+        )
 
     async def models(request: Request) -> Response:
         if not authorized(request):
             return unauthorized()
         now = int(time.time())
-        return JSONResponse({"object": "list", "data": [
-            {"id": name, "object": "model", "created": now, "owned_by": "specchat"} for name in backend.model_names()]})
+        return JSONResponse(
+            {
+                "object": "list",
+                "data": [
+                    {"id": name, "object": "model", "created": now, "owned_by": "specchat"}
+                    for name in backend.model_names()
+                ],
+            }
+        )
 
     async def generate(request: Request, chat: bool) -> Response:
         if not authorized(request):
@@ -85,8 +101,11 @@ def create_app(backend: GenerationBackend, api_key: str | None = None, counter: 
             if stream or isinstance(event, Finished):
                 break
         if stream:
-            return StreamingResponse(_stream(job, request, event, chat, response_id, model, include_usage),
-                                     media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+            return StreamingResponse(
+                _stream(job, request, event, chat, response_id, model, include_usage),
+                media_type="text/event-stream",
+                headers={"Cache-Control": "no-cache"},
+            )
         return JSONResponse(complete_response(chat, response_id, model, event.text, event.stats))
 
     async def chat_completions(request: Request) -> Response:
@@ -95,11 +114,14 @@ def create_app(backend: GenerationBackend, api_key: str | None = None, counter: 
     async def completions(request: Request) -> Response:
         return await generate(request, chat=False)
 
-    app = Starlette(routes=[
-        Route("/v1/models", models, methods=["GET"]),
-        Route("/v1/chat/completions", chat_completions, methods=["POST"]),
-        Route("/v1/completions", completions, methods=["POST"]),
-    ], exception_handlers=EXCEPTION_HANDLERS)
+    app = Starlette(
+        routes=[
+            Route("/v1/models", models, methods=["GET"]),
+            Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+            Route("/v1/completions", completions, methods=["POST"]),
+        ],
+        exception_handlers=EXCEPTION_HANDLERS,
+    )
     app.state.counter = counter
     return app
 
@@ -132,8 +154,9 @@ async def _next(job: Job, request: Request) -> Any:
             return None
 
 
-async def _stream(job: Job, request: Request, first: Any, chat: bool, response_id: str, model: str,
-                  include_usage: bool) -> AsyncIterator[str]:
+async def _stream(
+    job: Job, request: Request, first: Any, chat: bool, response_id: str, model: str, include_usage: bool
+) -> AsyncIterator[str]:
     # Events already waiting are taken together: consecutive text pieces go out as one SSE
     # chunk (one per token would cost an HTTP chunk and a thread hop each).
     buffer: deque[Any] = deque([first, *job.ready()])

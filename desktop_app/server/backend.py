@@ -107,7 +107,6 @@ class GenerationBackend(Protocol):
     def waiting(self) -> int: ...
 
 
-
 class EngineBackend:
     """The headless server's backend: an Engine run by one worker thread, jobs in order, at most
     ``max_waiting`` of them queued behind the running one."""

@@ -20,8 +20,14 @@ log = logging.getLogger("specchat.server")
 CLIENT_GONE = 499  # nginx's "client closed request": nobody reads it, the access log shows it
 
 
-def error(status: int, message: str, kind: str = "invalid_request_error", param: str | None = None,
-          code: str | None = None, headers: Mapping[str, str] | None = None) -> JSONResponse:
+def error(
+    status: int,
+    message: str,
+    kind: str = "invalid_request_error",
+    param: str | None = None,
+    code: str | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> JSONResponse:
     body = {"error": {"message": message, "type": kind, "param": param, "code": code}}
     return JSONResponse(body, status_code=status, headers=headers)
 
@@ -29,8 +35,15 @@ def error(status: int, message: str, kind: str = "invalid_request_error", param:
 class ApiError(Exception):
     """An answer other than success, raised wherever it is found and answered by :func:`_api_error`."""
 
-    def __init__(self, status: int, message: str, kind: str = "invalid_request_error", param: str | None = None,
-                 code: str | None = None, headers: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        kind: str = "invalid_request_error",
+        param: str | None = None,
+        code: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         super().__init__(message)
         self.status, self.kind, self.param, self.code = status, kind, param, code
         self.headers = headers
@@ -46,12 +59,19 @@ async def _api_error(request: Request, exc: Exception) -> Response:
 
 async def _http_exception(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
-    messages = {404: f"no such endpoint: {request.url.path} (this server has /v1/models, /v1/chat/completions "
-                     "and /v1/completions)",
-                405: f"{request.method} is not allowed on {request.url.path}"}
+    messages = {
+        404: f"no such endpoint: {request.url.path} (this server has /v1/models, /v1/chat/completions "
+        "and /v1/completions)",
+        405: f"{request.method} is not allowed on {request.url.path}",
+    }
     message = messages.get(exc.status_code, str(exc.detail))
-    return error(exc.status_code, message, "invalid_request_error" if exc.status_code < 500 else "server_error",
-                 code={404: "not_found", 405: "method_not_allowed"}.get(exc.status_code), headers=exc.headers)
+    return error(
+        exc.status_code,
+        message,
+        "invalid_request_error" if exc.status_code < 500 else "server_error",
+        code={404: "not_found", 405: "method_not_allowed"}.get(exc.status_code),
+        headers=exc.headers,
+    )
 
 
 async def _unexpected(request: Request, exc: Exception) -> Response:

@@ -25,10 +25,13 @@ from desktop_app.server.limits import DEFAULT_LIMITS, ServerLimits
 
 def _raw_error(status: int, reason: str, message: str, code: str) -> bytes:
     """A whole JSON error response, for the moments h11 has no request to answer."""
-    body = json.dumps({"error": {"message": message, "type": "invalid_request_error", "param": None,
-                                 "code": code}}).encode()
-    head = (f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n"
-            "connection: close\r\n\r\n").encode()
+    body = json.dumps(
+        {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": code}}
+    ).encode()
+    head = (
+        f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n"
+        "connection: close\r\n\r\n"
+    ).encode()
     return head + body
 
 
@@ -66,8 +69,14 @@ class GuardedH11Protocol(H11Protocol):
         self._head_timer = None
         if self.conn.their_state is not h11.IDLE or self.transport.is_closing():
             return
-        self.transport.write(_raw_error(408, "Request Timeout", f"the request headers did not arrive within "
-                                        f"{self.head_timeout_s:g} s", "request_timeout"))
+        self.transport.write(
+            _raw_error(
+                408,
+                "Request Timeout",
+                f"the request headers did not arrive within {self.head_timeout_s:g} s",
+                "request_timeout",
+            )
+        )
         self.transport.close()
 
     def on_response_complete(self) -> None:
@@ -101,7 +110,14 @@ def make_server(app: Any, host: str, port: int, limits: ServerLimits = DEFAULT_L
     """A uvicorn server for ``app`` with every connection bound of ``limits``; ``run()`` it on
     any thread, set ``should_exit`` to stop it (connections with unfinished answers are dropped)."""
     config = uvicorn.Config(
-        app, host=host, port=port, log_level="warning", http=protocol_for(limits), lifespan="off",
-        timeout_keep_alive=limits.keep_alive_s, h11_max_incomplete_event_size=limits.max_head_bytes,
-        timeout_graceful_shutdown=limits.shutdown_grace_s)
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        http=protocol_for(limits),
+        lifespan="off",
+        timeout_keep_alive=limits.keep_alive_s,
+        h11_max_incomplete_event_size=limits.max_head_bytes,
+        timeout_graceful_shutdown=limits.shutdown_grace_s,
+    )
     return uvicorn.Server(config)

@@ -86,15 +86,18 @@ def _field(body: dict[str, Any], name: str, kinds: tuple[type, ...], default: An
     return value
 
 
-def parse_request(body: object, chat: bool,
-                  default_spec: SpecMode = DEFAULT_SPEC_MODE) -> tuple[GenerateRequest, bool, bool]:
+def parse_request(
+    body: object, chat: bool, default_spec: SpecMode = DEFAULT_SPEC_MODE
+) -> tuple[GenerateRequest, bool, bool]:
     """(the engine request, stream?, include usage in the stream?) or BadRequest."""
     if not isinstance(body, dict):
         raise BadRequest("the request body must be a JSON object")
     allowed = CHAT_FIELDS if chat else COMPLETION_FIELDS
     unknown = sorted(set(body) - allowed)
     if unknown:
-        raise BadRequest(f"unknown field '{unknown[0]}' (this server accepts: {', '.join(sorted(allowed))})", unknown[0])
+        raise BadRequest(
+            f"unknown field '{unknown[0]}' (this server accepts: {', '.join(sorted(allowed))})", unknown[0]
+        )
     if _field(body, Field.N, (int,), 1) != 1:
         raise BadRequest(f"'{Field.N}' must be 1: one answer per request", Field.N)
     for name in (Field.FREQUENCY_PENALTY, Field.PRESENCE_PENALTY):
@@ -120,8 +123,13 @@ def parse_request(body: object, chat: bool,
         max_tokens = _field(body, Field.MAX_COMPLETION_TOKENS if newer else Field.MAX_TOKENS, (int,), 512)
         spec = SpecMode(_field(body, Field.SPECULATION, (str,), default_spec.value))
         drafter = _field(body, Field.DRAFTER, (str,))
-        common: dict[str, Any] = dict(max_tokens=max_tokens, sampling=sampling, spec=spec, stop=stop,
-                                      drafter=DrafterKind(drafter) if drafter else None)
+        common: dict[str, Any] = dict(
+            max_tokens=max_tokens,
+            sampling=sampling,
+            spec=spec,
+            stop=stop,
+            drafter=DrafterKind(drafter) if drafter else None,
+        )
         if chat:
             request = GenerateRequest(messages=_messages(body.get(Field.MESSAGES)), **common)
         else:
@@ -145,7 +153,9 @@ def _messages(value: object) -> list[Message]:
             raise BadRequest(f"message {i} must be an object with 'role' and 'content'", Field.MESSAGES)
         content = message.get("content")
         if isinstance(content, list):  # [{"type": "text", "text": ...}, ...]
-            if not all(isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str) for p in content):
+            if not all(
+                isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str) for p in content
+            ):
                 raise BadRequest(f"message {i}: only text content parts are supported", Field.MESSAGES)
             content = "".join(p["text"] for p in content)
         role = message.get("role")
@@ -168,20 +178,32 @@ def finish_reason(stats: GenerationStats) -> str:
 
 
 def usage(stats: GenerationStats) -> dict[str, int]:
-    return {"prompt_tokens": stats.prompt_tokens, "completion_tokens": stats.generated_tokens,
-            "total_tokens": stats.prompt_tokens + stats.generated_tokens}
+    return {
+        "prompt_tokens": stats.prompt_tokens,
+        "completion_tokens": stats.generated_tokens,
+        "total_tokens": stats.prompt_tokens + stats.generated_tokens,
+    }
 
 
 def timings(stats: GenerationStats) -> dict[str, Any]:
     """llama.cpp's server ``timings`` (prompt and decode speed, drafted/accepted) plus ours."""
     return {
-        "prompt_n": stats.prompt_tokens_new, "prompt_ms": round(stats.prefill_s * 1000, 3),
-        "predicted_n": stats.generated_tokens, "predicted_ms": round(stats.decode_s * 1000, 3),
+        "prompt_n": stats.prompt_tokens_new,
+        "prompt_ms": round(stats.prefill_s * 1000, 3),
+        "predicted_n": stats.generated_tokens,
+        "predicted_ms": round(stats.decode_s * 1000, 3),
         "predicted_per_second": round(stats.decode_tokens_per_s, 3),
-        "draft_n": stats.drafted, "draft_n_accepted": stats.accepted,
-        "speculation": {"mode": stats.mode.value, "drafter": stats.drafter.value, "drafted": stats.drafted,
-                        "accepted": stats.accepted, "acceptance_rate": round(stats.acceptance_rate, 4),
-                        "tokens_per_s": round(stats.decode_tokens_per_s, 3), "draft_max": stats.draft_max},
+        "draft_n": stats.drafted,
+        "draft_n_accepted": stats.accepted,
+        "speculation": {
+            "mode": stats.mode.value,
+            "drafter": stats.drafter.value,
+            "drafted": stats.drafted,
+            "accepted": stats.accepted,
+            "acceptance_rate": round(stats.acceptance_rate, 4),
+            "tokens_per_s": round(stats.decode_tokens_per_s, 3),
+            "draft_max": stats.draft_max,
+        },
     }
 
 
@@ -191,12 +213,25 @@ def complete_response(chat: bool, response_id: str, model: str, text: str, stats
         choice["message"] = {"role": "assistant", "content": text}
     else:
         choice["text"] = text
-    return {"id": response_id, "object": "chat.completion" if chat else "text_completion", "created": int(time.time()),
-            "model": model, "choices": [choice], "usage": usage(stats), "timings": timings(stats)}
+    return {
+        "id": response_id,
+        "object": "chat.completion" if chat else "text_completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [choice],
+        "usage": usage(stats),
+        "timings": timings(stats),
+    }
 
 
-def chunk(chat: bool, response_id: str, model: str, text: str | None, stats: GenerationStats | None = None,
-          first: bool = False) -> dict[str, Any]:
+def chunk(
+    chat: bool,
+    response_id: str,
+    model: str,
+    text: str | None,
+    stats: GenerationStats | None = None,
+    first: bool = False,
+) -> dict[str, Any]:
     """One streamed piece; with ``stats`` the last one (finish reason, timings)."""
     choice: dict[str, Any] = {"index": 0, "finish_reason": finish_reason(stats) if stats else None, "logprobs": None}
     if chat:
@@ -206,8 +241,13 @@ def chunk(chat: bool, response_id: str, model: str, text: str | None, stats: Gen
         choice["delta"] = delta
     else:
         choice["text"] = text or ""
-    out: dict[str, Any] = {"id": response_id, "object": "chat.completion.chunk" if chat else "text_completion",
-                           "created": int(time.time()), "model": model, "choices": [choice]}
+    out: dict[str, Any] = {
+        "id": response_id,
+        "object": "chat.completion.chunk" if chat else "text_completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [choice],
+    }
     if stats is not None:
         out["timings"] = timings(stats)
     return out

@@ -55,8 +55,12 @@ async def read_json(request: Request, limits: ServerLimits) -> object:
     try:
         raw = await asyncio.wait_for(_read(request, limits.max_body_bytes), limits.body_timeout_s)
     except asyncio.TimeoutError:
-        raise ApiError(408, f"the request body did not arrive within {limits.body_timeout_s:g} s",
-                       code="request_timeout", headers=_CLOSE) from None
+        raise ApiError(
+            408,
+            f"the request body did not arrive within {limits.body_timeout_s:g} s",
+            code="request_timeout",
+            headers=_CLOSE,
+        ) from None
     except ClientDisconnect:
         raise ClientGone() from None
     try:
@@ -81,8 +85,9 @@ async def _read(request: Request, limit: int) -> bytes:
 
 
 def _too_large(limit: int) -> ApiError:
-    return ApiError(413, f"the request body is larger than {limit / 2**20:g} MiB", code="request_too_large",
-                    headers=_CLOSE)
+    return ApiError(
+        413, f"the request body is larger than {limit / 2**20:g} MiB", code="request_too_large", headers=_CLOSE
+    )
 
 
 def nesting_depth(text: str) -> int:

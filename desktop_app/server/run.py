@@ -26,21 +26,33 @@ def exposure_warning(host: str, api_key: str | None) -> str | None:
     """What to say when the API is reachable from other machines (None on loopback)."""
     if is_loopback(host):
         return None
-    return (f"serving on {host}: other machines on the network can use this model"
-            + ("" if api_key else " without a key (set --api-key-file or SPECCHAT_API_KEY)"))
+    return f"serving on {host}: other machines on the network can use this model" + (
+        "" if api_key else " without a key (set --api-key-file or SPECCHAT_API_KEY)"
+    )
 
 
-def serve(engine: object, host: str = API_HOST, port: int = API_PORT.default, api_key: str | None = None,
-          default_spec: SpecMode = DEFAULT_SPEC_MODE, key_file: Path | None = None) -> int:
+def serve(
+    engine: object,
+    host: str = API_HOST,
+    port: int = API_PORT.default,
+    api_key: str | None = None,
+    default_spec: SpecMode = DEFAULT_SPEC_MODE,
+    key_file: Path | None = None,
+) -> int:
     warning = exposure_warning(host, api_key)
     if warning:
         print(f"specchat: warning: {warning}", file=sys.stderr)
     if key_file is not None and readable_by_others(key_file):
-        print(f"specchat: warning: other users of this computer can read the API key file {key_file} "
-              f"(chmod 600 it)", file=sys.stderr)
+        print(
+            f"specchat: warning: other users of this computer can read the API key file {key_file} (chmod 600 it)",
+            file=sys.stderr,
+        )
     backend = EngineBackend(engine)  # type: ignore[arg-type]
-    print(f"specchat: serving {', '.join(backend.model_names())} at http://{host}:{port}/v1"
-          + (" (API key required)" if api_key else ""), file=sys.stderr)
+    print(
+        f"specchat: serving {', '.join(backend.model_names())} at http://{host}:{port}/v1"
+        + (" (API key required)" if api_key else ""),
+        file=sys.stderr,
+    )
     try:
         make_server(create_app(backend, api_key, default_spec=default_spec), host, port).run()
     finally:

@@ -126,10 +126,9 @@ class History:
             if isinstance(exc, sqlite3.OperationalError):
                 raise DataDirError(
                     f"SpecChat cannot write its chat history in {self.path.parent} ({exc}): make the folder "
-                    f"writable, or set SPECCHAT_HOME to a writable folder") from exc
+                    f"writable, or set SPECCHAT_HOME to a writable folder"
+                ) from exc
             raise HistoryDamaged(self.path, str(exc)) from exc
-
-
 
     def close(self) -> None:
         self._db.close()

@@ -96,21 +96,46 @@ def _number(name: str, number: NumberRange[int] | NumberRange[float], descriptio
 SETTINGS: tuple[Setting, ...] = (
     Setting("target_path", str, "", "Target GGUF file; empty means the embedded default model"),
     Setting("draft_path", str, "", "Draft GGUF file sharing the target's vocabulary; empty: none"),
-    Setting("drafter", str, BEST_DRAFTER,
-            "Who proposes tokens: " + ", ".join([NO_DRAFTER.value, f"{BEST_DRAFTER} (the best the models offer)",
-                                                 *(f"{k.value} ({k.label})" for k in DrafterKind)]),
-            choices=(NO_DRAFTER.value, BEST_DRAFTER, *(k.value for k in DrafterKind))),
-    Setting("spec_mode", str, DEFAULT_SPEC_MODE.value,
-            "Speculation: " + ", ".join(f"{m.value} ({m.description})" for m in SpecMode),
-            choices=tuple(m.value for m in SpecMode)),
+    Setting(
+        "drafter",
+        str,
+        BEST_DRAFTER,
+        "Who proposes tokens: "
+        + ", ".join(
+            [
+                NO_DRAFTER.value,
+                f"{BEST_DRAFTER} (the best the models offer)",
+                *(f"{k.value} ({k.label})" for k in DrafterKind),
+            ]
+        ),
+        choices=(NO_DRAFTER.value, BEST_DRAFTER, *(k.value for k in DrafterKind)),
+    ),
+    Setting(
+        "spec_mode",
+        str,
+        DEFAULT_SPEC_MODE.value,
+        "Speculation: " + ", ".join(f"{m.value} ({m.description})" for m in SpecMode),
+        choices=tuple(m.value for m in SpecMode),
+    ),
     _number("draft_max", DRAFT_K),
     _number("n_gpu_layers", NGPU_LAYERS, "Target layers offloaded to the GPU (-1 all, 0 none)"),
     _number("draft_n_gpu_layers", NGPU_LAYERS, "Draft layers offloaded to the GPU (-1 all, 0 none)"),
     _number("n_threads", N_THREADS),
-    Setting("workers", str, "", "Other computers running `specchat worker` that hold part of the target "
-            "(host:port, comma-separated); empty: this computer only", check=_parses(parse_workers)),
-    Setting("worker_split", str, "", "Share of the target's layers per computer, this one first, then each "
-            "worker (e.g. 1,2,2); empty: equal shares", check=_parses(LayerSplit.parse)),
+    Setting(
+        "workers",
+        str,
+        "",
+        "Other computers running `specchat worker` that hold part of the target "
+        "(host:port, comma-separated); empty: this computer only",
+        check=_parses(parse_workers),
+    ),
+    Setting(
+        "worker_split",
+        str,
+        "",
+        "Share of the target's layers per computer, this one first, then each worker (e.g. 1,2,2); empty: equal shares",
+        check=_parses(LayerSplit.parse),
+    ),
     _number("n_ctx", N_CTX),
     _number("temperature", TEMPERATURE),
     _number("seed", SEED),
@@ -120,8 +145,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("api_key", str, "", "Key API clients must send as 'Authorization: Bearer KEY'; empty: none"),
     Setting("recent_files", list, [], "Recently opened GGUF files, newest first"),
     Setting("last_conversation", int, 0, "The conversation open when the app was closed (0: none)"),
-    Setting("window_geometry", str, "", "The main window's size and position when it was closed "
-            "(Qt saveGeometry() in base64); empty: the default size"),
+    Setting(
+        "window_geometry",
+        str,
+        "",
+        "The main window's size and position when it was closed (Qt saveGeometry() in base64); empty: the default size",
+    ),
 )
 BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}
 
@@ -153,8 +182,10 @@ class Settings:
         except json.JSONDecodeError as exc:
             data = _lenient_json(text)
             kept = len(data) if isinstance(data, dict) else 0
-            settings._set_aside(f"it is not valid JSON ({exc.msg} at line {exc.lineno})"
-                                + (f"; the {kept} settings readable in it are used" if kept else ""))
+            settings._set_aside(
+                f"it is not valid JSON ({exc.msg} at line {exc.lineno})"
+                + (f"; the {kept} settings readable in it are used" if kept else "")
+            )
         if not isinstance(data, dict):
             if settings.problem is None:
                 settings._set_aside("it does not hold a settings object")
@@ -202,7 +233,9 @@ class Settings:
             tmp.write_text(json.dumps(self.as_dict(), indent=2, sort_keys=True), encoding="utf-8")
             os.replace(tmp, self.path)
         except OSError as exc:
-            raise DataDirError(f"SpecChat cannot save its settings in {self.path.parent}: {exc.strerror or exc}") from exc
+            raise DataDirError(
+                f"SpecChat cannot save its settings in {self.path.parent}: {exc.strerror or exc}"
+            ) from exc
 
 
 def _lenient_json(text: str) -> Any:

@@ -37,8 +37,16 @@ class AnswerSettings(QObject):
     """Shows the answer settings in the side panel and the model bar's drafter box, and saves
     every change made there (through ``save``)."""
 
-    def __init__(self, settings: Settings, client: EngineClient, side: SidePanel, model_bar: ModelBar,
-                 chat_view: ChatView, save: Callable[[], None], parent: QObject | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        client: EngineClient,
+        side: SidePanel,
+        model_bar: ModelBar,
+        chat_view: ChatView,
+        save: Callable[[], None],
+        parent: QObject | None = None,
+    ) -> None:
         super().__init__(parent)
         self.settings = settings
         self._client = client
@@ -80,7 +88,10 @@ class AnswerSettings(QObject):
         s = self.settings
         spec = SpecMode.OFF if s["drafter"] == NO_DRAFTER else SpecMode(s["spec_mode"])
         return GenerateRequest(
-            messages=messages, max_tokens=s["max_tokens"], spec=spec, draft_max=s["draft_max"],
+            messages=messages,
+            max_tokens=s["max_tokens"],
+            spec=spec,
+            draft_max=s["draft_max"],
             sampling=SamplingParams(temperature=s["temperature"], seed=s["seed"]),
             drafter=None if spec is SpecMode.OFF else self.drafter(),
         )

@@ -76,7 +76,8 @@ class WindowBackend(QObject):
         with self._lock:
             self._active[job.id] = (job, handle)
         handle.token_received.connect(
-            lambda text, drafter: job.put(TextChunk(text, from_draft=bool(drafter), drafter=drafter)))
+            lambda text, drafter: job.put(TextChunk(text, from_draft=bool(drafter), drafter=drafter))
+        )
         handle.stats_updated.connect(lambda stats: job.put(StatsUpdate(stats)))
         handle.finished.connect(lambda done: self._finished(job, done))
         handle.failed.connect(lambda message: self._end(job, Failed(message)))

@@ -45,8 +45,14 @@ class ChatSession(QObject):
     error = Signal(str)
     store_failed = Signal(str)
 
-    def __init__(self, client: EngineClient, history: History, view: ChatView,
-                 request_for: Callable[[list[Message]], GenerateRequest], parent: QObject | None = None) -> None:
+    def __init__(
+        self,
+        client: EngineClient,
+        history: History,
+        view: ChatView,
+        request_for: Callable[[list[Message]], GenerateRequest],
+        parent: QObject | None = None,
+    ) -> None:
         super().__init__(parent)
         self.client = client
         self.history = history
@@ -84,8 +90,11 @@ class ChatSession(QObject):
     def engine_messages(self) -> list[Message]:
         if self.conversation_id is None:
             return []
-        return [Message(role=m.role, content=m.content) for m in self.history.messages(self.conversation_id)
-                if m.content or m.role != "assistant"]
+        return [
+            Message(role=m.role, content=m.content)
+            for m in self.history.messages(self.conversation_id)
+            if m.content or m.role != "assistant"
+        ]
 
     # ------------------------------------------------------------------ actions
     def send(self, text: str) -> bool:
@@ -101,8 +110,9 @@ class ChatSession(QObject):
             messages = self.engine_messages()
             answer_id = self.history.add_message(self.conversation_id, "assistant", "").id
         except sqlite3.Error as exc:
-            self.store_failed.emit(f"Your message was not sent: the chat history cannot be written ({exc}); "
-                                   "your text is still in the box")
+            self.store_failed.emit(
+                f"Your message was not sent: the chat history cannot be written ({exc}); your text is still in the box"
+            )
             return False
         self.view.add_message("user", text)
         self._start_answer(messages, answer_id)
@@ -134,7 +144,7 @@ class ChatSession(QObject):
         if not users:
             return None
         text = stored[users[-1]].content
-        for message in stored[users[-1]:]:
+        for message in stored[users[-1] :]:
             self.history.delete_message(message.id)
             self.view.remove_last()
         return text
@@ -181,7 +191,9 @@ class ChatSession(QObject):
 
     def _save_partial(self) -> None:
         if self._unsaved and self.answer is not None and self.answer_id is not None:
-            self._write(lambda: self.history.update_message(self.answer_id or 0, self.answer.text if self.answer else ""))
+            self._write(
+                lambda: self.history.update_message(self.answer_id or 0, self.answer.text if self.answer else "")
+            )
             self._unsaved = False
 
     def _write(self, action: Callable[[], object]) -> None:
@@ -191,8 +203,9 @@ class ChatSession(QObject):
         except sqlite3.Error as exc:
             if not self._save_error_shown:
                 self._save_error_shown = True
-                self.store_failed.emit(f"The answer is not being saved to the chat history ({exc}); "
-                                       "it stays on screen: copy what you need")
+                self.store_failed.emit(
+                    f"The answer is not being saved to the chat history ({exc}); it stays on screen: copy what you need"
+                )
 
     @Slot(object)
     def _on_finished(self, done: Done) -> None:

@@ -62,8 +62,10 @@ class ConversationList(QWidget):
         self.list.itemActivated.connect(self._activated)
         self.list.itemClicked.connect(self._activated)
         layout.addWidget(self.list, 1)
-        for text, keys, slot in (("Rename…", QKeySequence(Qt.Key.Key_F2), self._rename_current),
-                                 ("Delete", QKeySequence(QKeySequence.StandardKey.Delete), self._delete_current)):
+        for text, keys, slot in (
+            ("Rename…", QKeySequence(Qt.Key.Key_F2), self._rename_current),
+            ("Delete", QKeySequence(QKeySequence.StandardKey.Delete), self._delete_current),
+        ):
             action = QAction(text, self.list)
             action.setShortcut(keys)
             action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)

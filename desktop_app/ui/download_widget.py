@@ -120,7 +120,11 @@ class DownloadWidget(QWidget):
         relay.succeeded.connect(self._on_finished)
         relay.errored.connect(self._on_failed)
         self._task = DownloadTask(
-            repo_id, filename, on_progress=relay.progress, on_finished=relay.finish, on_failed=relay.fail,
+            repo_id,
+            filename,
+            on_progress=relay.progress,
+            on_finished=relay.finish,
+            on_failed=relay.fail,
             **options,
         )
         relay.cancel_event = self._task.cancel_event

@@ -30,8 +30,9 @@ DARK_TINT = (140, 70)
 
 def is_dark(palette: QPalette) -> bool:
     """Light text on a dark window (a dark theme)."""
-    return (palette.color(QPalette.ColorRole.WindowText).lightness()
-            > palette.color(QPalette.ColorRole.Window).lightness())
+    return (
+        palette.color(QPalette.ColorRole.WindowText).lightness() > palette.color(QPalette.ColorRole.Window).lightness()
+    )
 
 
 def drafter_tint(drafter: str, palette: QPalette) -> QColor:
@@ -65,4 +66,5 @@ def legend_html(palette: QPalette, drafters: Iterable[str] | None = None) -> str
     return " ".join(
         f'<span style="background-color: {drafter_tint(v, palette).name()}; color: {text};">'
         f"&nbsp;{html.escape(drafter_label(v))}&nbsp;</span>"
-        for v in values)
+        for v in values
+    )

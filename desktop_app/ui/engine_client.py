@@ -148,8 +148,7 @@ class EngineClient(QObject):
         if self.running:
             return
         parent_conn, child_conn = self._ctx.Pipe(duplex=True)
-        process = self._ctx.Process(target=service.serve, args=(child_conn,), name="specchat-engine",
-                                    daemon=True)
+        process = self._ctx.Process(target=service.serve, args=(child_conn,), name="specchat-engine", daemon=True)
         process.start()
         child_conn.close()  # so the reader sees EOF when the child dies
         self._process, self._conn = process, parent_conn
@@ -159,8 +158,9 @@ class EngineClient(QObject):
         relay = _ReaderRelay()
         relay.received.connect(self._dispatch)  # queued: delivered in the GUI thread, dropped once deleted
         relay.ended.connect(self._on_ended)
-        self._reader = threading.Thread(target=_read, args=(parent_conn, process, relay), name="engine-reader",
-                                        daemon=True)
+        self._reader = threading.Thread(
+            target=_read, args=(parent_conn, process, relay), name="engine-reader", daemon=True
+        )
         hold(relay, self._reader)
         self._reader.start()
 
@@ -316,8 +316,7 @@ def _read(conn: Connection, process: BaseProcess, relay: _ReaderRelay) -> None:
         pass
 
 
-def _reap(process: BaseProcess, conn: Connection | None, reader: threading.Thread | None,
-          timeout: float = 5.0) -> None:
+def _reap(process: BaseProcess, conn: Connection | None, reader: threading.Thread | None, timeout: float = 5.0) -> None:
     """Wait for a stopping engine process; kill it when it does not stop in time."""
     process.join(timeout)
     if process.is_alive():

@@ -20,8 +20,15 @@ class EngineRecovery(QObject):
 
     state_changed = Signal()
 
-    def __init__(self, client: EngineClient, banner: CrashBanner, model_bar: ModelBar, gauge: SpeedGauge,
-                 status: EngineStatusBar, parent: QObject | None = None) -> None:
+    def __init__(
+        self,
+        client: EngineClient,
+        banner: CrashBanner,
+        model_bar: ModelBar,
+        gauge: SpeedGauge,
+        status: EngineStatusBar,
+        parent: QObject | None = None,
+    ) -> None:
         super().__init__(parent)
         self._client = client
         self._banner = banner

@@ -75,11 +75,13 @@ class MainWindow(QMainWindow):
         self.status = EngineStatusBar(lambda: self.client.pid)
         self.setStatusBar(self.status)
         self._build_layout()
-        self.answers = AnswerSettings(settings, self.client, self.side, self.model_bar, self.chat_view,
-                                      self.save_settings, self)
+        self.answers = AnswerSettings(
+            settings, self.client, self.side, self.model_bar, self.chat_view, self.save_settings, self
+        )
         self.session = ChatSession(self.client, history, self.chat_view, self.answers.request_for, self)
-        self.loader = ModelLoader(self, settings, history, self.client, self.model_bar, self.status,
-                                  self.save_settings, self._show_error)
+        self.loader = ModelLoader(
+            self, settings, history, self.client, self.model_bar, self.status, self.save_settings, self._show_error
+        )
         self.recovery = EngineRecovery(self.client, self.banner, self.model_bar, self.side.gauge, self.status, self)
         menus = WindowMenus(self, settings["api_port"])
         self.library_action, self.serve_action = menus.library, menus.serve

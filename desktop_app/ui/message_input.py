@@ -9,8 +9,8 @@ from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
 class MessageInput(QPlainTextEdit):
     """Signals:
-        send_requested(str): Enter was pressed; the text to send.
-        cancel_requested(): Esc was pressed.
+    send_requested(str): Enter was pressed; the text to send.
+    cancel_requested(): Esc was pressed.
     """
 
     send_requested = Signal(str)

@@ -20,8 +20,11 @@ from desktop_app.store.settings import BEST_DRAFTER, NO_DRAFTER
 
 OPEN_FILE = "<open>"
 OPEN_LIBRARY = "<library>"
-DRAFTERS = ((BEST_DRAFTER, "Best available"), (NO_DRAFTER.value, "No speculation"),
-            *((k.value, k.label) for k in DrafterKind))
+DRAFTERS = (
+    (BEST_DRAFTER, "Best available"),
+    (NO_DRAFTER.value, "No speculation"),
+    *((k.value, k.label) for k in DrafterKind),
+)
 
 
 def _gpu_spin(name: str, tooltip: str) -> QSpinBox:
@@ -82,8 +85,12 @@ class ModelBar(QWidget):
         self.status = QLabel()
         self.status.setObjectName("loadStatus")
         labelled: tuple[tuple[str | None, QWidget], ...] = (
-            ("Target", self.target_picker), (None, self.target_gpu), ("Draft", self.draft_picker),
-            (None, self.draft_gpu), ("Drafter", self.drafter))
+            ("Target", self.target_picker),
+            (None, self.target_gpu),
+            ("Draft", self.draft_picker),
+            (None, self.draft_gpu),
+            ("Drafter", self.drafter),
+        )
         for caption, widget in labelled:
             if caption:
                 tag = QLabel(caption)
@@ -134,7 +141,7 @@ class ModelBar(QWidget):
         self._updating = False
 
     def target_path(self) -> str:
-        """"" means the embedded default model."""
+        """ "" means the embedded default model."""
         return str(self.target_picker.currentData() or "")
 
     def draft_path(self) -> str:
@@ -159,7 +166,8 @@ class ModelBar(QWidget):
         self.show_paths(self.target_path(), path)
         choice = self.drafter_choice()
         if (path and choice in (NO_DRAFTER, DrafterKind.NGRAM.value)) or (
-                not path and choice in (DrafterKind.MODEL.value, DrafterKind.ASSISTANT.value)):
+            not path and choice in (DrafterKind.MODEL.value, DrafterKind.ASSISTANT.value)
+        ):
             self.set_drafter(BEST_DRAFTER)
         self.load_requested.emit()
 

@@ -117,11 +117,11 @@ def _fill(table: QTableWidget, rows: list[tuple[str, ...]]) -> None:
 
 class ModelLibraryWindow(QWidget):
     """Signals:
-        target_chosen(str): "Use as target" on a model (its path).
-        draft_chosen(str): "Use as draft" on a model (its path).
-        library_changed(): files were added or removed.
-        refreshed(): the model list and compatibility view were updated.
-        error(str): an action failed (one line).
+    target_chosen(str): "Use as target" on a model (its path).
+    draft_chosen(str): "Use as draft" on a model (its path).
+    library_changed(): files were added or removed.
+    refreshed(): the model list and compatibility view were updated.
+    error(str): an action failed (one line).
     """
 
     target_chosen = Signal(str)
@@ -130,7 +130,9 @@ class ModelLibraryWindow(QWidget):
     refreshed = Signal()
     error = Signal(str)
 
-    def __init__(self, extra_folders: list[Path] | None = None, parent: QWidget | None = None, **download_options: Any) -> None:
+    def __init__(
+        self, extra_folders: list[Path] | None = None, parent: QWidget | None = None, **download_options: Any
+    ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Model library")
         self.extra_folders = list(extra_folders or [])
@@ -146,7 +148,9 @@ class ModelLibraryWindow(QWidget):
         buttons = QHBoxLayout()
         self.import_button = self._button("Import…", "importModel", self._ask_import, buttons)
         self.delete_button = self._button("Delete", "deleteModel", self._delete_selected, buttons)
-        self.target_button = self._button("Use as target", "useAsTarget", lambda: self._choose(self.target_chosen), buttons)
+        self.target_button = self._button(
+            "Use as target", "useAsTarget", lambda: self._choose(self.target_chosen), buttons
+        )
         self.draft_button = self._button("Use as draft", "useAsDraft", lambda: self._choose(self.draft_chosen), buttons)
         self.refresh_button = self._button("Refresh", "refreshLibrary", self.refresh, buttons)
         local_tab = QWidget()
@@ -204,12 +208,19 @@ class ModelLibraryWindow(QWidget):
     def _show_models(self, result: tuple[list[LocalModel], list[PairVerdict]]) -> None:
         self.models, self.verdicts = result
         _fill(self.model_table, [self._model_row(m) for m in self.models])
-        _fill(self.compat_table, [
-            (v.target.path.name, v.draft.path.name,
-             f"fits: {v.drafting.summary() if v.drafting else ''}" if v.compatibility.compatible
-             else v.compatibility.summary())
-            for v in self.verdicts
-        ])
+        _fill(
+            self.compat_table,
+            [
+                (
+                    v.target.path.name,
+                    v.draft.path.name,
+                    f"fits: {v.drafting.summary() if v.drafting else ''}"
+                    if v.compatibility.compatible
+                    else v.compatibility.summary(),
+                )
+                for v in self.verdicts
+            ],
+        )
         fits = sum(v.compatibility.compatible for v in self.verdicts)
         self.status.setText(f"{len(self.models)} model file(s); {fits} draft/target pair(s) fit")
         self.refreshed.emit()
@@ -219,8 +230,13 @@ class ModelLibraryWindow(QWidget):
         if m.error:
             return (m.path.name, "-", "-", "-", "-", human_size(m.size_bytes), m.error)
         return (
-            m.path.name, m.architecture, human_params(m.n_parameters), m.quantization,
-            str(m.context_length or "-"), human_size(m.size_bytes), "ok" + (f" · {m.drafting}" if m.drafting else ""),
+            m.path.name,
+            m.architecture,
+            human_params(m.n_parameters),
+            m.quantization,
+            str(m.context_length or "-"),
+            human_size(m.size_bytes),
+            "ok" + (f" · {m.drafting}" if m.drafting else ""),
         )
 
     def _load_catalog(self) -> None:
@@ -239,8 +255,14 @@ class ModelLibraryWindow(QWidget):
     def _catalog_row(p: CatalogPair) -> tuple[str, ...]:
         draft = f"{p.draft.filename} ({p.draft.size_text})" if p.draft else f"none ({p.drafting_label})"
         return (
-            p.name, p.drafting_label, ", ".join(p.uses), f"{p.target.filename} ({p.target.size_text})",
-            draft, p.download_text, p.ram_text, p.license,
+            p.name,
+            p.drafting_label,
+            ", ".join(p.uses),
+            f"{p.target.filename} ({p.target.size_text})",
+            draft,
+            p.download_text,
+            p.ram_text,
+            p.license,
         )
 
     def selected_model(self) -> LocalModel | None:

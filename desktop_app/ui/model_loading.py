@@ -32,9 +32,17 @@ class ModelLoader(QObject):
 
     state_changed = Signal()
 
-    def __init__(self, window: QWidget, settings: Settings, history: History, client: EngineClient,
-                 model_bar: ModelBar, status: EngineStatusBar, save: Callable[[], None],
-                 show_error: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        window: QWidget,
+        settings: Settings,
+        history: History,
+        client: EngineClient,
+        model_bar: ModelBar,
+        status: EngineStatusBar,
+        save: Callable[[], None],
+        show_error: Callable[[str], None],
+    ) -> None:
         super().__init__(window)
         self._window = window
         self.settings = settings
@@ -70,8 +78,13 @@ class ModelLoader(QObject):
         threads = s["n_threads"] or None  # None: the engine measures which count is fastest
         command = Load(
             target=s["target_path"],  # "" is the default model; the engine process finds it
-            target_options=ModelOptions(n_gpu_layers=s["n_gpu_layers"], n_ctx=s["n_ctx"], n_threads=threads,
-                                        workers=parse_workers(s["workers"]), split=LayerSplit.parse(s["worker_split"])),
+            target_options=ModelOptions(
+                n_gpu_layers=s["n_gpu_layers"],
+                n_ctx=s["n_ctx"],
+                n_threads=threads,
+                workers=parse_workers(s["workers"]),
+                split=LayerSplit.parse(s["worker_split"]),
+            ),
             draft=s["draft_path"] or None,
             draft_options=ModelOptions(n_gpu_layers=s["draft_n_gpu_layers"], n_ctx=s["n_ctx"], n_threads=threads),
             plan=AutoPlan(requested_drafter(s), s["draft_max"]),

@@ -20,8 +20,8 @@ from PySide6.QtWidgets import (
 from desktop_app.engine.api import DrafterKind, GenerateRequest, SpecMode
 from desktop_app.engine.stats import GenerationStats
 from desktop_app.engine_process.protocol import Done
-from desktop_app.ui.chat_view import format_footer
 from desktop_app.ui.engine_client import EngineClient, GenerationHandle
+from desktop_app.ui.message_format import format_footer
 
 LANES = (SpecMode.OFF.value, SpecMode.ON.value)  # the race runs the same request in both modes
 
@@ -103,8 +103,10 @@ class RaceDialog(QDialog):
             self.texts[lane].clear()
             self.stats_labels[lane].setText("waiting…")
         self.summary.setText("Running speculation off…")
-        self._queue = [(SpecMode.OFF.value, dataclasses.replace(request, spec=SpecMode.OFF, drafter=None)),
-                       (SpecMode.ON.value, dataclasses.replace(request, spec=SpecMode.ON, drafter=drafter))]
+        self._queue = [
+            (SpecMode.OFF.value, dataclasses.replace(request, spec=SpecMode.OFF, drafter=None)),
+            (SpecMode.ON.value, dataclasses.replace(request, spec=SpecMode.ON, drafter=drafter)),
+        ]
         self._next()
 
     def _next(self) -> None:

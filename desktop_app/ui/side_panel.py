@@ -117,7 +117,8 @@ class SidePanel(QWidget):
         k = stats.draft_max
         self.detail.setText(
             f"{stats.generated_tokens} tokens in {stats.target_passes} target passes"
-            + (f" · k ≤ {k}" if k else "") + (f"\n{stats.auto_reason}" if stats.auto_reason else "")
+            + (f" · k ≤ {k}" if k else "")
+            + (f"\n{stats.auto_reason}" if stats.auto_reason else "")
         )
 
     def _show_acceptance(self, stats: GenerationStats) -> None:

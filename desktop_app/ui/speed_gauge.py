@@ -138,8 +138,11 @@ class SpeedGauge(QWidget):
         p.setPen(pal.color(QPalette.ColorRole.PlaceholderText))
         line = side * 0.09
         p.drawText(QRectF(rect.left(), value_rect.bottom(), rect.width(), line), Qt.AlignmentFlag.AlignCenter, "tok/s")
-        p.drawText(QRectF(rect.left(), value_rect.bottom() + line, rect.width(), line), Qt.AlignmentFlag.AlignCenter,
-                   self.caption)
+        p.drawText(
+            QRectF(rect.left(), value_rect.bottom() + line, rect.width(), line),
+            Qt.AlignmentFlag.AlignCenter,
+            self.caption,
+        )
         end_y = centre.y() + radius * math.sin(math.radians(SWEEP_DEG / 2 - 90)) + track.widthF()
         end_dx = radius * math.cos(math.radians(SWEEP_DEG / 2 - 90))
         for x, label in ((centre.x() - end_dx, "0"), (centre.x() + end_dx, f"{self._scale:g}")):

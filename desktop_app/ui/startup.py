@@ -23,9 +23,12 @@ class StartupCancelled(Exception):
 
 def ask_start_fresh(problem: HistoryDamaged) -> bool:
     """Ask whether to keep the damaged history aside and start an empty one."""
-    box = QMessageBox(QMessageBox.Icon.Warning, "Chat history cannot be read",
-                      f"{problem}\n\nSpecChat can start a new, empty history. The damaged file is kept as it "
-                      f"is, renamed to {problem.path.name}.broken-<date>, so nothing is lost.")
+    box = QMessageBox(
+        QMessageBox.Icon.Warning,
+        "Chat history cannot be read",
+        f"{problem}\n\nSpecChat can start a new, empty history. The damaged file is kept as it "
+        f"is, renamed to {problem.path.name}.broken-<date>, so nothing is lost.",
+    )
     box.setObjectName("historyDamagedDialog")
     fresh = box.addButton("Start a new history", QMessageBox.ButtonRole.AcceptRole)
     box.addButton("Quit", QMessageBox.ButtonRole.RejectRole)

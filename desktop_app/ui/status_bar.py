@@ -39,8 +39,10 @@ class EngineStatusBar(QStatusBar):
         self.models.setObjectName("modelsLabel")
         self.threads = QLabel()
         self.threads.setObjectName("threadsLabel")
-        self.threads.setToolTip("CPU threads the engine computes with: measured on the live model and changed "
-                                "when the machine gets busy or quiet (a count set in Settings stays fixed)")
+        self.threads.setToolTip(
+            "CPU threads the engine computes with: measured on the live model and changed "
+            "when the machine gets busy or quiet (a count set in Settings stays fixed)"
+        )
         self.memory = QLabel()
         self.memory.setObjectName("memoryLabel")
         self.api = QLabel()

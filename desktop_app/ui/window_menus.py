@@ -35,5 +35,8 @@ class WindowMenus:
         help_menu.addAction("&About SpecChat", self._show_about)
 
     def _show_about(self) -> None:
-        QMessageBox.about(self._window, "About SpecChat",
-                          f"SpecChat {__version__}\nChat with local models, made faster by speculative decoding.")
+        QMessageBox.about(
+            self._window,
+            "About SpecChat",
+            f"SpecChat {__version__}\nChat with local models, made faster by speculative decoding.",
+        )

@@ -24,7 +24,8 @@ class WorkersDialog(QDialog):
         self.problem.setWordWrap(True)
         help_text = QLabel(
             "Spread the target model over other computers running <code>specchat worker</code>; the draft "
-            "stays here. Workers have no password: use them only on a network you trust.")
+            "stays here. Workers have no password: use them only on a network you trust."
+        )
         help_text.setWordWrap(True)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         self.buttons.accepted.connect(self.accept)

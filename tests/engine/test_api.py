@@ -79,8 +79,7 @@ def test_auto_never_drafts_more_than_the_users_maximum(default_engine: Engine) -
     # the cap is what stops it; measured CPU costs would make drafting a coin toss on a busy machine.
     default_engine.use_costs(DrafterKind.NGRAM, 2, CostModel([0.010, 0.0102, 0.0104], 2e-5))
     rewrite = "Repeat this sentence exactly: The quick brown fox jumps over the lazy dog near the river bank."
-    result, _ = run(default_engine, messages=user(rewrite), max_tokens=40, spec="auto", draft_max=2,
-                    drafter="ngram")
+    result, _ = run(default_engine, messages=user(rewrite), max_tokens=40, spec="auto", draft_max=2, drafter="ngram")
     assert result.stats.draft_max == 2
     assert result.stats.drafted > 0
     assert max(n for n, _ in result.stats.cycles) <= 2
@@ -115,8 +114,13 @@ def test_a_finished_generation_frees_the_engine_even_while_its_caller_holds_it(m
     first = engine.generate(GenerateRequest(prompt="Once upon a time", max_tokens=8, spec=SpecMode.OFF))
     assert final_result(first).stats.generated_tokens == 8
     second: list[int] = []
-    worker = threading.Thread(target=lambda: second.append(final_result(engine.generate(
-        GenerateRequest(prompt="Once upon a time", max_tokens=8, spec=SpecMode.OFF))).stats.generated_tokens))
+    worker = threading.Thread(
+        target=lambda: second.append(
+            final_result(
+                engine.generate(GenerateRequest(prompt="Once upon a time", max_tokens=8, spec=SpecMode.OFF))
+            ).stats.generated_tokens
+        )
+    )
     worker.start()
     worker.join(timeout=60)
     assert second == [8], "the second answer waited for the first generator to be collected"

@@ -19,14 +19,18 @@ from desktop_app.engine.llama.model import LlamaModel, context_params, runs_on_c
 FLASH_OFF, FLASH_ON, FLASH_AUTO = 0, 1, -1  # llama.cpp's llama_flash_attn_type
 
 
-@pytest.mark.parametrize(("options", "expected"), [
-    (ModelOptions(), FLASH_OFF),  # "every layer on the GPU", on a machine without one
-    (ModelOptions(n_gpu_layers=0), FLASH_OFF),
-    (ModelOptions(flash_attn=True), FLASH_ON),  # the user's choice stands
-    (ModelOptions(flash_attn=False), FLASH_OFF),
-])
-def test_a_model_on_the_cpu_computes_without_flash_attention(default_model, options: ModelOptions,
-                                                              expected: int) -> None:
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        (ModelOptions(), FLASH_OFF),  # "every layer on the GPU", on a machine without one
+        (ModelOptions(n_gpu_layers=0), FLASH_OFF),
+        (ModelOptions(flash_attn=True), FLASH_ON),  # the user's choice stands
+        (ModelOptions(flash_attn=False), FLASH_OFF),
+    ],
+)
+def test_a_model_on_the_cpu_computes_without_flash_attention(
+    default_model, options: ModelOptions, expected: int
+) -> None:
     model = LlamaModel(default_model, options)
     try:
         assert context_params(model.handle[0], options).flash_attn_type == expected
@@ -55,8 +59,9 @@ def test_our_build_has_no_llamafile_kernels() -> None:
     assert not cpu_has_llamafile()
 
 
-def test_a_build_with_llamafile_kernels_keeps_llama_cpp_s_choice(default_model,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_build_with_llamafile_kernels_keeps_llama_cpp_s_choice(
+    default_model, monkeypatch: pytest.MonkeyPatch
+) -> None:
     model = LlamaModel(default_model, ModelOptions(n_gpu_layers=0))
     try:
         monkeypatch.setattr(model_module, "cpu_has_llamafile", lambda: True)

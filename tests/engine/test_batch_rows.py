@@ -76,8 +76,13 @@ def test_prefill_a_batch_and_a_single_row_decode_on_this_cpu(default_model: Path
     """In a child process, so that a fault in llama.cpp's kernels fails this test by name rather
     than killing the suite: on a CPU with AMX (Sapphire Rapids), llama.cpp put the weights in AMX
     buffers and every decode crashed (our patch keeps them out; llama.cpp #20824)."""
-    out = subprocess.run([sys.executable, "-c", DECODE_IN_A_CHILD, str(default_model)], capture_output=True,
-                         text=True, timeout=300, cwd=Path(__file__).resolve().parents[2])
+    out = subprocess.run(
+        [sys.executable, "-c", DECODE_IN_A_CHILD, str(default_model)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=Path(__file__).resolve().parents[2],
+    )
     assert out.returncode == 0, f"decoding crashed (rc {out.returncode}, AMX CPU: {_has_amx()}): {out.stderr[-2000:]}"
     assert out.stdout.strip().isdigit()
 
@@ -131,10 +136,12 @@ def _requantized(source: Path, target: Path, ftype: int) -> Path:
     return target
 
 
-@pytest.mark.parametrize("ftype", [llama_cpp.LLAMA_FTYPE_MOSTLY_Q4_K_M, llama_cpp.LLAMA_FTYPE_MOSTLY_Q6_K],
-                         ids=["Q4_K_M", "Q6_K"])
-def test_every_row_of_a_batch_equals_the_row_alone_on_k_quant_models(default_model: Path, tmp_path: Path,
-                                                                      ftype: int) -> None:
+@pytest.mark.parametrize(
+    "ftype", [llama_cpp.LLAMA_FTYPE_MOSTLY_Q4_K_M, llama_cpp.LLAMA_FTYPE_MOSTLY_Q6_K], ids=["Q4_K_M", "Q6_K"]
+)
+def test_every_row_of_a_batch_equals_the_row_alone_on_k_quant_models(
+    default_model: Path, tmp_path: Path, ftype: int
+) -> None:
     """The catalog's usual format. Without the patch, rows differed from a batch of 4 on (Q4_K,
     repacked: gemm) and of 8 on (Q6_K: the tiled kernel)."""
     model = _requantized(default_model, tmp_path / "requantized.gguf", ftype)

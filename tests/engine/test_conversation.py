@@ -31,7 +31,9 @@ def test_second_turn_prefills_only_the_new_tokens(pair_engine: Engine) -> None:
 
 def test_cancel_stops_within_one_cycle(pair_engine: Engine) -> None:
     cancel = threading.Event()
-    request = GenerateRequest(messages=user("Write a long essay."), max_tokens=400, spec="on", draft_max=4, drafter="model")
+    request = GenerateRequest(
+        messages=user("Write a long essay."), max_tokens=400, spec="on", draft_max=4, drafter="model"
+    )
     passes_when_cancelled = None
     result = None
     for event in pair_engine.generate(request, cancel):
@@ -107,8 +109,10 @@ def small_context_engine(models) -> Engine:
 def test_long_conversation_drops_oldest_turns(small_context_engine: Engine) -> None:
     messages = [{"role": "system", "content": "Be brief."}]
     for i in range(30):
-        messages += [{"role": "user", "content": f"Question number {i} about something."},
-                     {"role": "assistant", "content": f"Answer number {i}, which is fine."}]
+        messages += [
+            {"role": "user", "content": f"Question number {i} about something."},
+            {"role": "assistant", "content": f"Answer number {i}, which is fine."},
+        ]
     messages += user("Last question?")
     result, _ = run(small_context_engine, messages=messages, max_tokens=8, spec="on")
     assert result.stats.dropped_turns > 0

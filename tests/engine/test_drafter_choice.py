@@ -28,8 +28,9 @@ def answer_with(choice: DrafterChoice, prompt: list[int], answer: list[int]) -> 
         while right < len(drafted) and done + right < len(answer) and drafted[right] == answer[done + right]:
             right += 1
         whole = right == len(drafted) and done + right < len(answer)
-        choice.observe(plan, right, 0.01 * CPU_BATCH[len(drafted)], 1 + len(drafted),
-                       answer[done + right] if whole else None)  # the target's token after a whole draft
+        choice.observe(
+            plan, right, 0.01 * CPU_BATCH[len(drafted)], 1 + len(drafted), answer[done + right] if whole else None
+        )  # the target's token after a whole draft
         for token in answer[done : done + right + 1]:
             context.append(token)
             choice.see(token)
@@ -48,8 +49,19 @@ def test_auto_learns_copies_of_the_prompt_apart_from_repeats_of_the_answer() -> 
     def repeat(ending: int) -> list[int]:
         return [1, 2, 3, ending]
 
-    answer = [*repeat(9), *prompt[10:30], *repeat(8), *repeat(7), *prompt[40:60],
-              *repeat(6), *repeat(5), *repeat(4), *repeat(11), *repeat(12), *prompt[70:90]]
+    answer = [
+        *repeat(9),
+        *prompt[10:30],
+        *repeat(8),
+        *repeat(7),
+        *prompt[40:60],
+        *repeat(6),
+        *repeat(5),
+        *repeat(4),
+        *repeat(11),
+        *repeat(12),
+        *prompt[70:90],
+    ]
     drafter = PromptLookupDrafter()
     drafter.prepare(prompt, None)
     run = RunTracker()

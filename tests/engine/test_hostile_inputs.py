@@ -34,10 +34,13 @@ def test_a_looping_template_fails_within_its_budget_and_the_engine_stays_usable(
         engine.close()
 
 
-@pytest.mark.parametrize("source,words", [
-    ("{{ 'x' * 1000000000 }}", "too large to hold"),
-    ("{% for i in range(100000) %}{{ 'y' * 100000 }}{% endfor %}", "more than 8,000,000 characters"),
-])
+@pytest.mark.parametrize(
+    "source,words",
+    [
+        ("{{ 'x' * 1000000000 }}", "too large to hold"),
+        ("{% for i in range(100000) %}{{ 'y' * 100000 }}{% endfor %}", "more than 8,000,000 characters"),
+    ],
+)
 def test_memory_bombs_are_stopped_before_they_allocate(source: str, words: str) -> None:
     with pytest.raises(TemplateError, match=words):
         ChatTemplate(source, origin="bomb.gguf").render([{"role": "user", "content": "x"}])
@@ -52,12 +55,16 @@ def test_non_finite_numbers_are_refused_with_the_ranges_message(value: float) ->
 
 
 def test_a_broken_character_is_named_in_the_users_message(default_engine: Engine) -> None:
-    messages = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"},
-                {"role": "user", "content": "Look: \ud800 here"}]
+    messages = [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello"},
+        {"role": "user", "content": "Look: \ud800 here"},
+    ]
     with pytest.raises(ValueError) as caught:
         run(default_engine, messages=messages, max_tokens=4)
     assert str(caught.value).startswith(
-        "message 3 (user) has a character that is not valid text (U+D800) at character 7 of 12, after 'Look: '")
+        "message 3 (user) has a character that is not valid text (U+D800) at character 7 of 12, after 'Look: '"
+    )
 
 
 def test_a_folder_given_as_a_model_is_called_a_folder(tmp_path: Any) -> None:

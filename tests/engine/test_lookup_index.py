@@ -16,9 +16,9 @@ def scan_latest_match(context: list[int], longest: int = 4, shortest: int = 3) -
     occurrence, longest n first, found by reading the whole context."""
     length = len(context)
     for n in range(min(longest, length - 1), shortest - 1, -1):
-        suffix = context[length - n:]
+        suffix = context[length - n :]
         for start in range(length - n - 1, -1, -1):
-            if context[start:start + n] == suffix:
+            if context[start : start + n] == suffix:
                 return start + n
     return None
 
@@ -79,4 +79,7 @@ def test_prompt_lookup_says_whether_it_copies_the_prompt_or_the_answer() -> None
     answer = [20, 21, 22, 23, 30, 20, 21, 22]  # ... then repeats a phrase of its own
     assert drafter.lookup([*prompt, *answer], 2) == [23, 30]
     assert drafter.source is CopySource.ANSWER
-    assert drafter.draft([*prompt, *answer], 2, SamplingParams(), np.random.default_rng(0), 0.0).source is CopySource.ANSWER
+    assert (
+        drafter.draft([*prompt, *answer], 2, SamplingParams(), np.random.default_rng(0), 0.0).source
+        is CopySource.ANSWER
+    )

@@ -46,7 +46,9 @@ GPU_LIKE = CostModel([0.010 * (1 + 0.02 * b) for b in range(9)], 0.0005)
 @pytest.mark.parametrize("spec,k", [("on", 4), ("on", 2), ("auto", 4)])
 def test_greedy_draft_model_output_is_token_identical(pair_engine: Engine, prompt: str, spec: str, k: int) -> None:
     if spec == "auto":
-        pair_engine.use_costs(DrafterKind.MODEL, k, dataclasses.replace(GPU_LIKE, target_batch_s=GPU_LIKE.target_batch_s[: k + 1]))
+        pair_engine.use_costs(
+            DrafterKind.MODEL, k, dataclasses.replace(GPU_LIKE, target_batch_s=GPU_LIKE.target_batch_s[: k + 1])
+        )
     plain, _ = run(pair_engine, messages=user(prompt), max_tokens=48, spec="off")
     fast, _ = run(pair_engine, messages=user(prompt), max_tokens=48, spec=spec, draft_max=k, drafter="model")
     assert fast.token_ids == plain.token_ids

@@ -57,8 +57,13 @@ def _identical_with_drafts(engine: Engine, drafter: str, k: int) -> None:
 def test_the_hybrid_mtp_target_offers_its_own_drafter_first(mtp_engine: Engine) -> None:
     loaded = mtp_engine.loaded()
     assert loaded.speculation_refusal is None
-    assert loaded.drafters == (DrafterKind.MTP, DrafterKind.MODEL, DrafterKind.NGRAM, DrafterKind.NGRAM_MAP,
-                               DrafterKind.NGRAM_CACHE)
+    assert loaded.drafters == (
+        DrafterKind.MTP,
+        DrafterKind.MODEL,
+        DrafterKind.NGRAM,
+        DrafterKind.NGRAM_MAP,
+        DrafterKind.NGRAM_CACHE,
+    )
     assert "built-in MTP layers" in loaded.drafting_note and "rolls rejected drafts back" in loaded.drafting_note
 
 
@@ -73,8 +78,12 @@ def test_greedy_draft_model_on_a_hybrid_target_is_token_identical(mtp_engine: En
 
 @pytest.mark.parametrize("k", [2, 4])
 def test_greedy_gemma4_assistant_drafting_is_token_identical(gemma4_engine: Engine, k: int) -> None:
-    assert gemma4_engine.drafters_available() == (DrafterKind.ASSISTANT, DrafterKind.NGRAM, DrafterKind.NGRAM_MAP,
-                                                  DrafterKind.NGRAM_CACHE)
+    assert gemma4_engine.drafters_available() == (
+        DrafterKind.ASSISTANT,
+        DrafterKind.NGRAM,
+        DrafterKind.NGRAM_MAP,
+        DrafterKind.NGRAM_CACHE,
+    )
     _identical_with_drafts(gemma4_engine, "assistant", k)
 
 
@@ -163,9 +172,12 @@ def test_an_assistant_for_another_architecture_is_a_clear_error(models: Any, gem
 
 def test_the_mtp_extension_symbols_are_checked_with_a_clear_message(monkeypatch: pytest.MonkeyPatch) -> None:
     llama_ext.check()  # this llama-cpp-python has them all
-    moved = llama_ext._Symbol("void llama_set_embeddings_nextn(llama_context *, bool, bool)",
-                              "_Z99llama_set_embeddings_nextn_moved", (), None)
+    moved = llama_ext._Symbol(
+        "void llama_set_embeddings_nextn(llama_context *, bool, bool)", "_Z99llama_set_embeddings_nextn_moved", (), None
+    )
     monkeypatch.setitem(llama_ext.SYMBOLS, "llama_set_embeddings_nextn", moved)
     monkeypatch.setattr(llama_ext, "_resolved", {})
-    with pytest.raises(llama_ext.LlamaExtError, match=r"llama-cpp-python 0\.3\.\d+ lacks .* llama_set_embeddings_nextn"):
+    with pytest.raises(
+        llama_ext.LlamaExtError, match=r"llama-cpp-python 0\.3\.\d+ lacks .* llama_set_embeddings_nextn"
+    ):
         llama_ext.check()

@@ -53,7 +53,7 @@ def _note(engine: Engine) -> tuple[list[int], list[int]]:
     assert engine.target is not None
     tokens = engine.target.tokenize(NOTE, add_special=False, parse_special=False)
     assert len(tokens) > KNOWN + 8
-    return tokens[:KNOWN + 4], tokens[KNOWN + 4:]
+    return tokens[: KNOWN + 4], tokens[KNOWN + 4 :]
 
 
 def _proposal(engine: Engine, context: list[int], k: int) -> list[int]:
@@ -67,7 +67,9 @@ def _on_disk(engine: Engine, history: History) -> tuple[NgramCounts, dict[int, i
 
 
 def test_a_phrase_from_the_history_is_drafted_until_its_conversation_is_deleted(
-    default_engine: Engine, history: History, syncer: tuple[HistoryNgrams, list[str]],
+    default_engine: Engine,
+    history: History,
+    syncer: tuple[HistoryNgrams, list[str]],
 ) -> None:
     sync, lines = syncer
     context, rest = _note(default_engine)
@@ -96,7 +98,9 @@ def test_a_phrase_from_the_history_is_drafted_until_its_conversation_is_deleted(
 
 
 def test_an_answer_saved_later_is_learned_and_nothing_else_is_redone(
-    default_engine: Engine, history: History, syncer: tuple[HistoryNgrams, list[str]],
+    default_engine: Engine,
+    history: History,
+    syncer: tuple[HistoryNgrams, list[str]],
 ) -> None:
     sync, _lines = syncer
     context, rest = _note(default_engine)
@@ -113,7 +117,10 @@ def test_an_answer_saved_later_is_learned_and_nothing_else_is_redone(
 
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "empty"])
 def test_a_damaged_cache_file_is_rebuilt_with_a_log_line(
-    default_engine: Engine, history: History, syncer: tuple[HistoryNgrams, list[str]], damage: str,
+    default_engine: Engine,
+    history: History,
+    syncer: tuple[HistoryNgrams, list[str]],
+    damage: str,
 ) -> None:
     sync, lines = syncer
     context, rest = _note(default_engine)
@@ -137,7 +144,9 @@ def test_a_damaged_cache_file_is_rebuilt_with_a_log_line(
 
 
 def test_a_cache_file_of_another_vocabulary_is_rebuilt(
-    default_engine: Engine, history: History, syncer: tuple[HistoryNgrams, list[str]],
+    default_engine: Engine,
+    history: History,
+    syncer: tuple[HistoryNgrams, list[str]],
 ) -> None:
     sync, lines = syncer
     context, rest = _note(default_engine)
@@ -155,7 +164,9 @@ def test_a_cache_file_of_another_vocabulary_is_rebuilt(
 
 
 def test_a_cache_with_tokens_the_model_lacks_is_rebuilt(
-    default_engine: Engine, history: History, syncer: tuple[HistoryNgrams, list[str]],
+    default_engine: Engine,
+    history: History,
+    syncer: tuple[HistoryNgrams, list[str]],
 ) -> None:
     sync, lines = syncer
     assert default_engine.target is not None
@@ -170,7 +181,9 @@ def test_a_cache_with_tokens_the_model_lacks_is_rebuilt(
 
 
 def test_a_deletion_removes_the_other_vocabularies_caches(
-    default_engine: Engine, history: History, syncer: tuple[HistoryNgrams, list[str]],
+    default_engine: Engine,
+    history: History,
+    syncer: tuple[HistoryNgrams, list[str]],
 ) -> None:
     sync, _lines = syncer
     _chat(history, NOTE, NOTE)
@@ -183,7 +196,9 @@ def test_a_deletion_removes_the_other_vocabularies_caches(
 
 
 def test_the_background_sync_merges_requests(
-    default_engine: Engine, history: History, syncer: tuple[HistoryNgrams, list[str]],
+    default_engine: Engine,
+    history: History,
+    syncer: tuple[HistoryNgrams, list[str]],
 ) -> None:
     sync, _lines = syncer
     context, rest = _note(default_engine)

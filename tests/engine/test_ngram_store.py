@@ -68,12 +68,15 @@ def test_the_known_state_is_used_while_the_file_is_the_one_saved(tmp_path: Path)
     load(path, "v")
 
 
-@pytest.mark.parametrize("meta", [
-    '{"version": 1, "vocab": "v", "orders": [], "tokens_added": 0}',
-    '{"version": 1, "vocab": "v", "orders": ["x"], "tokens_added": 0}',
-    '{"version": 1, "vocab": "v", "orders": [4, 3, 2], "tokens_added": "lots"}',
-    '[1, 2]',
-])
+@pytest.mark.parametrize(
+    "meta",
+    [
+        '{"version": 1, "vocab": "v", "orders": [], "tokens_added": 0}',
+        '{"version": 1, "vocab": "v", "orders": ["x"], "tokens_added": 0}',
+        '{"version": 1, "vocab": "v", "orders": [4, 3, 2], "tokens_added": "lots"}',
+        "[1, 2]",
+    ],
+)
 def test_odd_metadata_is_a_damaged_file_not_a_crash(tmp_path: Path, meta: str) -> None:
     import numpy as np
 
@@ -150,8 +153,13 @@ def test_a_zip_bomb_is_refused_before_it_is_inflated(tmp_path: Path) -> None:
         "    print(exc)\n"
         "print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) // 1024)\n"
     )
-    out = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True, text=True, check=True,
-                         cwd=Path(__file__).resolve().parents[2]).stdout.splitlines()
+    out = subprocess.run(
+        [sys.executable, "-c", probe, str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[2],
+    ).stdout.splitlines()
     assert out[0] == "it is damaged (ValueError: followers inflates to 400000128 bytes, more than 9600000)"
     assert int(out[1]) < 100, f"peak memory grew by {out[1]} MB"
     lines: list[str] = []
@@ -172,7 +180,8 @@ def test_an_array_header_beyond_the_limits_is_refused_before_reading(tmp_path: P
             with archive.open(key + ".npy", "w") as member:
                 if key == "ids":  # a header claiming more messages than any history, then little data
                     np.lib.format.write_array_header_1_0(
-                        member, {"descr": "<i8", "fortran_order": False, "shape": (ngram_store.MAX_MESSAGES + 1,)})
+                        member, {"descr": "<i8", "fortran_order": False, "shape": (ngram_store.MAX_MESSAGES + 1,)}
+                    )
                     member.write(bytes(64))
                 elif key == "keys":  # floats where token ids belong
                     np.lib.format.write_array(member, np.asarray(value, dtype=np.float32))
@@ -186,7 +195,8 @@ def test_an_array_header_beyond_the_limits_is_refused_before_reading(tmp_path: P
             with archive.open(key + ".npy", "w") as member:
                 if key == "ids":
                     np.lib.format.write_array_header_1_0(
-                        member, {"descr": "<i8", "fortran_order": False, "shape": (ngram_store.MAX_MESSAGES + 1,)})
+                        member, {"descr": "<i8", "fortran_order": False, "shape": (ngram_store.MAX_MESSAGES + 1,)}
+                    )
                     member.write(bytes(64))
                 else:
                     np.lib.format.write_array(member, np.asarray(value))

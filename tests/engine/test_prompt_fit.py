@@ -138,6 +138,7 @@ def test_fitting_past_its_time_budget_is_refused_in_one_line(engine: Engine) -> 
     with pytest.raises(PromptFitTimeoutError) as caught:
         fitter.fit(validate_messages(conversation(1001)))
     assert isinstance(caught.value, EngineError)
-    assert str(caught.value) == ("Fitting the conversation (1001 messages) into the context took over 5 s: "
-                                 "send fewer or shorter messages")
+    assert str(caught.value) == (
+        "Fitting the conversation (1001 messages) into the context took over 5 s: send fewer or shorter messages"
+    )
     assert now[0] < 5.0 + 256 * 0.01 + 0.01  # it stopped at the next poll after the deadline

@@ -135,7 +135,9 @@ def test_the_live_engine_measures_and_sets_its_count_and_the_text_stays_the_same
         engine = Engine()
         engine.load_target(models.target, ModelOptions(n_threads=count))
         engine.load_draft(models.draft, ModelOptions(n_threads=count))
-        result = final_result(engine.generate(GenerateRequest(prompt="Once upon a time", max_tokens=40, spec=SpecMode.OFF)))
+        result = final_result(
+            engine.generate(GenerateRequest(prompt="Once upon a time", max_tokens=40, spec=SpecMode.OFF))
+        )
         assert result.stats.threads == f"{count} thread{'s' if count > 1 else ''}: set by you"
         assert _n_threads(engine) == {count}
         fixed[count] = result.token_ids
@@ -179,7 +181,12 @@ def test_the_draft_and_the_target_share_one_thread_team(models, tmp_path: Path) 
     """Both contexts decode from one thread, so llama.cpp's OpenMP team is shared: 2 threads
     each add ONE worker thread in all, not one per context spinning against the other."""
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}  # numpy's own threads are not llama.cpp's
-    out = subprocess.run([sys.executable, "-c", TEAM_SCRIPT, str(models.target), str(models.draft)],
-                         capture_output=True, text=True, timeout=120, env=env)
+    out = subprocess.run(
+        [sys.executable, "-c", TEAM_SCRIPT, str(models.target), str(models.draft)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     assert out.returncode == 0, out.stderr
     assert int(out.stdout.strip().splitlines()[-1]) == 1

@@ -37,9 +37,22 @@ def test_done_reports_one_when_the_loader_stopped_short() -> None:
 
 def test_answer_text_is_coalesced_into_runs_per_drafter() -> None:
     pieces: list[Piece] = []
-    for chunk in (TextChunk("The"), TextChunk(" quick", True, "ngram"), TextChunk(" brown", True, "ngram"),
-                  TextChunk(" fox", True, "ngram-map"), TextChunk(" jumps", True, "ngram"), TextChunk(" over"),
-                  TextChunk(" the"), TextChunk(" dog", True, "model")):
+    for chunk in (
+        TextChunk("The"),
+        TextChunk(" quick", True, "ngram"),
+        TextChunk(" brown", True, "ngram"),
+        TextChunk(" fox", True, "ngram-map"),
+        TextChunk(" jumps", True, "ngram"),
+        TextChunk(" over"),
+        TextChunk(" the"),
+        TextChunk(" dog", True, "model"),
+    ):
         add_piece(pieces, chunk)
-    assert pieces == [("The", ""), (" quick brown", "ngram"), (" fox", "ngram-map"), (" jumps", "ngram"),
-                      (" over the", ""), (" dog", "model")]
+    assert pieces == [
+        ("The", ""),
+        (" quick brown", "ngram"),
+        (" fox", "ngram-map"),
+        (" jumps", "ngram"),
+        (" over the", ""),
+        (" dog", "model"),
+    ]

@@ -71,8 +71,14 @@ class FakeHub:
         self._server.server_close()
 
     def add_file(
-        self, repo: str, name: str, source: Path | bytes, *, advertised_sha256: str | None = None,
-        cut_after: int | None = None, chunk_delay_s: float = 0.0,
+        self,
+        repo: str,
+        name: str,
+        source: Path | bytes,
+        *,
+        advertised_sha256: str | None = None,
+        cut_after: int | None = None,
+        chunk_delay_s: float = 0.0,
     ) -> HostedFile:
         data = source if isinstance(source, bytes) else Path(source).read_bytes()
         hosted = HostedFile(data, advertised_sha256 or hashlib.sha256(data).hexdigest(), cut_after, chunk_delay_s)
@@ -85,7 +91,8 @@ class FakeHub:
 
     def seen(self, method: str | None = None, cdn: bool | None = None) -> list[SeenRequest]:
         return [
-            r for r in self.requests
+            r
+            for r in self.requests
             if (method is None or r.method == method) and (cdn is None or r.path.startswith("/cdn/") == cdn)
         ]
 
@@ -134,7 +141,7 @@ def _make_handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
                 return self._error(repo.refuse_status, repo.refuse_code, f"Access to model {repo_id} is restricted.")
             hosted = repo.files.get(name)
             if hosted is None or revision != "main":
-                return self._error(404, "EntryNotFound", f"{name} does not exist on \"{revision}\"")
+                return self._error(404, "EntryNotFound", f'{name} does not exist on "{revision}"')
             self.send_response(302)
             self.send_header("Location", f"{hub.cdn}/cdn/{repo_id}/{quote(name)}")
             self.send_header("X-Repo-Commit", COMMIT)

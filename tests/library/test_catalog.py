@@ -142,18 +142,21 @@ def _without_draft(text: str) -> str:
     ("change", "message"),
     [
         (('uses = ["chat"]', 'uses = ["poetry"]'), r"pair #1 \('tiny'\): 'uses' must be"),
-        (('drafting = "model"', 'drafting = "eagle"'), r"pair #1 \('tiny'\): 'drafting' must be one of mtp, assistant, model, ngram"),
-        (('drafting = "model"\n', ''), r"missing required key 'drafting'"),
+        (
+            ('drafting = "model"', 'drafting = "eagle"'),
+            r"pair #1 \('tiny'\): 'drafting' must be one of mtp, assistant, model, ngram",
+        ),
+        (('drafting = "model"\n', ""), r"missing required key 'drafting'"),
         (('drafting = "model"', 'drafting = "mtp"'), r"drafting 'mtp' uses no draft file"),
         (('drafting = "model"', 'drafting = "ngram"'), r"drafting 'ngram' uses no draft file"),
-        (('size_bytes = 4000000000\n', ''), r"pair #1 \('tiny'\) target: missing required key 'size_bytes'"),
-        (('size_bytes = 500000000', 'size_bytes = 0'), r"draft: 'size_bytes' must be positive"),
-        (('size_bytes = 500000000', 'size_bytes = -5'), r"draft: 'size_bytes' must be positive"),
-        (('size_bytes = 4000000000', 'size_bytes = 4.0'), r"target: 'size_bytes' must be an integer, not float"),
-        (('size_bytes = 500000000', 'size_bytes = 5000000000'), r"the draft file must be smaller than the target"),
-        (('parameters_b = 0.5', 'parameters_b = 9.0'), r"the draft \(9.0B\) must be smaller"),
-        (('parameters_b = 0.5\n', ''), r"needs 'parameters_b' on the target and the draft"),
-        (('kv_cache_gb = 0.3', 'kv_cache_gb = -1'), r"'kv_cache_gb' must not be negative"),
+        (("size_bytes = 4000000000\n", ""), r"pair #1 \('tiny'\) target: missing required key 'size_bytes'"),
+        (("size_bytes = 500000000", "size_bytes = 0"), r"draft: 'size_bytes' must be positive"),
+        (("size_bytes = 500000000", "size_bytes = -5"), r"draft: 'size_bytes' must be positive"),
+        (("size_bytes = 4000000000", "size_bytes = 4.0"), r"target: 'size_bytes' must be an integer, not float"),
+        (("size_bytes = 500000000", "size_bytes = 5000000000"), r"the draft file must be smaller than the target"),
+        (("parameters_b = 0.5", "parameters_b = 9.0"), r"the draft \(9.0B\) must be smaller"),
+        (("parameters_b = 0.5\n", ""), r"needs 'parameters_b' on the target and the draft"),
+        (("kv_cache_gb = 0.3", "kv_cache_gb = -1"), r"'kv_cache_gb' must not be negative"),
         (('notes = "Pays on CPU."', 'notes = ""'), r"'notes' must be one line"),
         (('repo = "a/c-GGUF"', 'repo = "not a repo"'), r"draft: repo 'not a repo' is not a Hugging Face repo id"),
         (('license = "mit"', 'license = "mit"\nstars = 5'), r"unknown key\(s\) stars"),
@@ -162,10 +165,16 @@ def _without_draft(text: str) -> str:
         (('file = "c-Q8_0.gguf"', 'file = "sub/\\u0000c-Q8_0.gguf"'), r"has a control character \(U\+0000\)"),
         (('repo = "a/c-GGUF"', 'repo = "a/.."'), r"draft: repo 'a/\.\.' is not a Hugging Face repo id"),
         (('quantization = "Q8_0"', 'quantization = "Q6_K"'), r"quantization 'Q6_K' does not appear in file"),
-        (('resolve/main/c-Q8_0.gguf', 'resolve/main/other.gguf'), r"draft: source .* must be the hub URL of a/c-GGUF/c-Q8_0.gguf"),
-        (('https://huggingface.co/a/b-GGUF/', 'https://example.com/a/b-GGUF/'), r"target: source .* must be the hub URL"),
-        (('schema_version = 2', 'schema_version = 1'), r"schema_version must be 2"),
-        (('context_tokens = 4096', 'context_tokens = 0'), r"context_tokens must be a positive integer"),
+        (
+            ("resolve/main/c-Q8_0.gguf", "resolve/main/other.gguf"),
+            r"draft: source .* must be the hub URL of a/c-GGUF/c-Q8_0.gguf",
+        ),
+        (
+            ("https://huggingface.co/a/b-GGUF/", "https://example.com/a/b-GGUF/"),
+            r"target: source .* must be the hub URL",
+        ),
+        (("schema_version = 2", "schema_version = 1"), r"schema_version must be 2"),
+        (("context_tokens = 4096", "context_tokens = 0"), r"context_tokens must be a positive integer"),
     ],
 )
 def test_a_bad_entry_raises_a_clear_error_naming_it(tmp_path: Path, change: tuple[str, str], message: str) -> None:
@@ -199,13 +208,18 @@ def test_an_assistant_draft_may_sit_in_a_folder_and_carry_no_parameter_count(tmp
         GOOD.replace('drafting = "model"', 'drafting = "assistant"')
         .replace('repo = "a/c-GGUF"', 'repo = "a/b-GGUF"')
         .replace('file = "c-Q8_0.gguf"', 'file = "MTP/mtp-b-Q8_0.gguf"')
-        .replace("https://huggingface.co/a/c-GGUF/resolve/main/c-Q8_0.gguf", "https://huggingface.co/a/b-GGUF/resolve/main/MTP/mtp-b-Q8_0.gguf")
+        .replace(
+            "https://huggingface.co/a/c-GGUF/resolve/main/c-Q8_0.gguf",
+            "https://huggingface.co/a/b-GGUF/resolve/main/MTP/mtp-b-Q8_0.gguf",
+        )
         .replace("parameters_b = 0.5\n", "")
     )
     path = tmp_path / "catalog.toml"
     path.write_text(text)
     (pair,) = load_catalog(path)
-    assert pair.draft is not None and pair.draft.file == "MTP/mtp-b-Q8_0.gguf" and pair.draft.filename == "mtp-b-Q8_0.gguf"
+    assert (
+        pair.draft is not None and pair.draft.file == "MTP/mtp-b-Q8_0.gguf" and pair.draft.filename == "mtp-b-Q8_0.gguf"
+    )
     assert pair.drafting_label == "Gemma 4 assistant" and pair.size_ratio is None
 
 

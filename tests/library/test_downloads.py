@@ -30,7 +30,9 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def test_full_download_is_verified_lands_in_the_models_folder_and_is_listed(hub: FakeHub, models_dir: Path, models) -> None:
+def test_full_download_is_verified_lands_in_the_models_folder_and_is_listed(
+    hub: FakeHub, models_dir: Path, models
+) -> None:
     hub.add_file(REPO, "draft.gguf", models.draft, chunk_delay_s=0.002)
     seen: list[DownloadProgress] = []
 
@@ -95,7 +97,9 @@ def test_a_checksum_mismatch_deletes_the_file_and_says_so(hub: FakeHub, models_d
     ("repo", "filename", "expected"),
     [(REPO, "missing.gguf", "missing.gguf not found in specchat/tiny-GGUF"), ("nobody/nothing", "x.gguf", "not found")],
 )
-def test_404_gives_a_clear_message(hub: FakeHub, models_dir: Path, models, repo: str, filename: str, expected: str) -> None:
+def test_404_gives_a_clear_message(
+    hub: FakeHub, models_dir: Path, models, repo: str, filename: str, expected: str
+) -> None:
     hub.add_file(REPO, "draft.gguf", models.draft)
 
     with pytest.raises(RemoteNotFoundError, match="404") as info:
@@ -105,7 +109,9 @@ def test_404_gives_a_clear_message(hub: FakeHub, models_dir: Path, models, repo:
 
 
 @pytest.mark.parametrize(("status", "code"), [(401, "GatedRepo"), (403, "GatedRepo"), (401, None), (403, None)])
-def test_a_gated_repo_says_it_needs_access_and_a_token(hub: FakeHub, models_dir: Path, models, status: int, code: str | None) -> None:
+def test_a_gated_repo_says_it_needs_access_and_a_token(
+    hub: FakeHub, models_dir: Path, models, status: int, code: str | None
+) -> None:
     hub.add_file("meta/gated-GGUF", "model.gguf", models.draft)
     hub.refuse("meta/gated-GGUF", status, code)
 
@@ -219,8 +225,11 @@ def test_speed_and_time_left_come_from_the_recent_rate() -> None:
     assert downloads.SpeedMeter().eta(0, None) is None
 
 
-@pytest.mark.parametrize("filename", ["", ".", "..", "../../../tmp/qa-escape.gguf", "x\x00.gguf", "sub\\..\\x.gguf"],
-                         ids=["empty", "dot", "dot-dot", "climbs out", "NUL", "backslashes"])
+@pytest.mark.parametrize(
+    "filename",
+    ["", ".", "..", "../../../tmp/qa-escape.gguf", "x\x00.gguf", "sub\\..\\x.gguf"],
+    ids=["empty", "dot", "dot-dot", "climbs out", "NUL", "backslashes"],
+)
 def test_a_bad_file_name_is_refused_before_any_request_or_path(hub: FakeHub, models_dir: Path, filename: str) -> None:
     hub.add_file(REPO, "x.gguf", b"GGUF")
 

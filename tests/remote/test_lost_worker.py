@@ -15,10 +15,27 @@ def test_the_command_line_says_which_worker_was_lost(models: Any, tmp_path: Path
     workers = [start_worker(tmp_path), start_worker(tmp_path)]
     try:
         process = subprocess.Popen(
-            [sys.executable, "-m", "desktop_app", "generate", "--target", str(models.target), "--prompt", "Hello",
-             "--workers", ",".join(str(w.address) for w in workers), "--max-tokens", "4000", "--spec", "off",
-             "--threads", "1"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            [
+                sys.executable,
+                "-m",
+                "desktop_app",
+                "generate",
+                "--target",
+                str(models.target),
+                "--prompt",
+                "Hello",
+                "--workers",
+                ",".join(str(w.address) for w in workers),
+                "--max-tokens",
+                "4000",
+                "--spec",
+                "off",
+                "--threads",
+                "1",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         assert process.stdout is not None
         first = process.stdout.read(40)  # the answer is streaming
         workers[0].kill()
@@ -28,7 +45,9 @@ def test_the_command_line_says_which_worker_was_lost(models: Any, tmp_path: Path
             worker.kill()
     assert len(first) == 40 and process.returncode == 75
     lines = err.decode().strip().splitlines()
-    assert lines[-1] == (f"specchat: error: Lost the connection to worker {workers[0].address} (it stopped, or the "
-                         "network dropped); the answer above is incomplete")
+    assert lines[-1] == (
+        f"specchat: error: Lost the connection to worker {workers[0].address} (it stopped, or the "
+        "network dropped); the answer above is incomplete"
+    )
     assert sum("error" in line for line in lines) == 1
     assert f"spread over this computer: 2 layers, {workers[0].address}: 2 layers" in err.decode()

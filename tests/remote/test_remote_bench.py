@@ -56,9 +56,29 @@ def test_the_remote_benchmark_reports_each_delay(models: Any, tmp_path: Path) ->
     prompts = tmp_path / "prompts.json"
     prompts.write_text(json.dumps({"rewrite": ["Repeat: one two three four five."]}), encoding="utf-8")
     result = subprocess.run(
-        [sys.executable, "-m", "lab", "remote", "--target", str(models.target), "--prompts",
-         str(prompts), "--max-tokens", "16", "--out", str(tmp_path / "out"), "--draft-max", "4", "--repeats", "1"],
-        capture_output=True, text=True, timeout=300, cwd=ROOT)
+        [
+            sys.executable,
+            "-m",
+            "lab",
+            "remote",
+            "--target",
+            str(models.target),
+            "--prompts",
+            str(prompts),
+            "--max-tokens",
+            "16",
+            "--out",
+            str(tmp_path / "out"),
+            "--draft-max",
+            "4",
+            "--repeats",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
     assert result.returncode == 0, result.stderr
     report = json.loads((tmp_path / "out" / "remote.json").read_text())
     assert [row["delay_ms"] for row in report["rows"]] == [0.0, 2.0, 10.0]

@@ -38,20 +38,23 @@ def engines(models: Any, two_workers: list[RunningWorker]) -> Iterator[tuple[Eng
 
 
 def test_the_layers_are_spread_over_this_computer_and_both_workers(
-        engines: tuple[Engine, Engine], two_workers: list[RunningWorker]) -> None:
+    engines: tuple[Engine, Engine], two_workers: list[RunningWorker]
+) -> None:
     _, remote = engines
     info = remote.loaded().target
     a, b = (str(w.address) for w in two_workers)
     assert info.placement == f"this computer: 2 layers, {a}: 2 layers, {b}: 2 layers"
-    assert [line.split(":")[0] for line in info.remote_devices] == [f"RPC0 on {w.address.host}" for w in two_workers] or \
-        all(str(w.address) in line for w, line in zip(two_workers, info.remote_devices))
+    assert [line.split(":")[0] for line in info.remote_devices] == [
+        f"RPC0 on {w.address.host}" for w in two_workers
+    ] or all(str(w.address) in line for w, line in zip(two_workers, info.remote_devices))
     for worker in two_workers:
         assert "Accepted client connection" in worker.output()
 
 
 @pytest.mark.parametrize(("spec", "drafter"), [("off", None), ("on", "model"), ("auto", "model")])
 def test_greedy_answers_are_token_identical_to_the_local_target(
-        engines: tuple[Engine, Engine], spec: str, drafter: str | None) -> None:
+    engines: tuple[Engine, Engine], spec: str, drafter: str | None
+) -> None:
     local, remote = engines
     kwargs: dict[str, Any] = dict(messages=PROMPT, max_tokens=48, spec=spec, draft_max=4, drafter=drafter)
     here, _ = run(local, **kwargs)
@@ -87,8 +90,9 @@ def test_an_uneven_split_puts_the_layers_where_asked(models: Any, two_workers: l
     engine = Engine()
     try:
         workers = tuple(w.address for w in two_workers)
-        info = engine.load_target(models.target, ModelOptions(n_ctx=256, n_threads=1, workers=workers,
-                                                              split=LayerSplit((0, 1, 2))))
+        info = engine.load_target(
+            models.target, ModelOptions(n_ctx=256, n_threads=1, workers=workers, split=LayerSplit((0, 1, 2)))
+        )
         a, b = (str(w.address) for w in two_workers)
         assert info.placement == f"this computer: 0 layers, {a}: 2 layers, {b}: 4 layers"
         result, _ = run(engine, messages=PROMPT, max_tokens=8, spec="off")
@@ -121,7 +125,9 @@ def test_a_port_that_is_not_a_worker_is_a_clear_error(models: Any, server: str) 
     other_server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), handler)
     other_server.daemon_threads = True
     threading.Thread(target=other_server.serve_forever, daemon=True).start()
-    expected = "is not a specchat worker" if server == "banner" else "did not answer the handshake.*not a specchat worker"
+    expected = (
+        "is not a specchat worker" if server == "banner" else "did not answer the handshake.*not a specchat worker"
+    )
     try:
         other = WorkerAddress("127.0.0.1", other_server.server_address[1])
         with pytest.raises(WorkerError, match=expected):

@@ -20,15 +20,21 @@ def test_a_worker_warns_and_serves_this_computer_only(two_workers: list[RunningW
 
 def test_a_second_worker_on_a_taken_port_says_so(two_workers: list[RunningWorker], tmp_path: Path) -> None:
     taken = two_workers[1].address.port
-    result = subprocess.run([sys.executable, "-m", "desktop_app", "worker", "--port", str(taken)],
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "desktop_app", "worker", "--port", str(taken)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 1
     assert result.stderr.strip().splitlines()[-1] == (
         f"specchat: error: the worker could not listen on 127.0.0.1:{taken} (is the port in use, or the address "
-        "not this computer's?)")
+        "not this computer's?)"
+    )
 
 
 def test_a_bad_port_is_refused_before_anything_starts() -> None:
-    result = subprocess.run([sys.executable, "-m", "desktop_app", "worker", "--port", "70000"],
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "desktop_app", "worker", "--port", "70000"], capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 1 and "worker_port must be between 1 and 65535" in result.stderr

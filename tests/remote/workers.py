@@ -45,7 +45,9 @@ def start_worker(directory: Path, threads: int = 1) -> RunningWorker:
     with log.open("wb") as out:
         process = subprocess.Popen(
             [sys.executable, "-m", "desktop_app", "worker", "--port", str(port), "--threads", str(threads)],
-            stdout=out, stderr=subprocess.STDOUT)
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     worker = RunningWorker(WorkerAddress("127.0.0.1", port), process, log)
     deadline = time.monotonic() + START_TIMEOUT_S
     while True:
@@ -57,5 +59,7 @@ def start_worker(directory: Path, threads: int = 1) -> RunningWorker:
         except WorkerError:
             if time.monotonic() > deadline:
                 worker.kill()
-                raise AssertionError(f"the worker did not start in {START_TIMEOUT_S:.0f} s: {worker.output()}") from None
+                raise AssertionError(
+                    f"the worker did not start in {START_TIMEOUT_S:.0f} s: {worker.output()}"
+                ) from None
             time.sleep(0.1)

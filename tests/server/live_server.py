@@ -21,8 +21,9 @@ def free_port() -> int:
 
 
 class Server:
-    def __init__(self, backend: GenerationBackend, api_key: str | None = None,
-                 limits: ServerLimits = DEFAULT_LIMITS) -> None:
+    def __init__(
+        self, backend: GenerationBackend, api_key: str | None = None, limits: ServerLimits = DEFAULT_LIMITS
+    ) -> None:
         self.port = free_port()
         self.app = create_app(backend, api_key, limits=limits)
         self.server = make_server(self.app, "127.0.0.1", self.port, limits)

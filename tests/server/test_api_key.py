@@ -28,10 +28,16 @@ def test_the_order_is_file_then_command_line_then_environment(tmp_path: Path) ->
     assert resolve_api_key(None, None, {}) is None
 
 
-@pytest.mark.parametrize("content,words", [
-    (None, "cannot read the API key file"), ("", "is empty"), ("  \n", "is empty"), ("a\nb\n", "more than one line"),
-    ("\x00key", "printable ASCII"),
-])
+@pytest.mark.parametrize(
+    "content,words",
+    [
+        (None, "cannot read the API key file"),
+        ("", "is empty"),
+        ("  \n", "is empty"),
+        ("a\nb\n", "more than one line"),
+        ("\x00key", "printable ASCII"),
+    ],
+)
 def test_an_unusable_key_file_is_a_clear_error(tmp_path: Path, content: str | None, words: str) -> None:
     key_file = tmp_path / "key"
     if content is not None:
@@ -47,9 +53,25 @@ def test_an_empty_environment_variable_is_an_error_not_no_key() -> None:
 
 def _serve(models: Any, port: int, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     environ = {k: v for k, v in os.environ.items() if k != KEY_ENV} | (env or {})
-    return subprocess.Popen([sys.executable, "-m", "desktop_app", "serve", "--target", str(models.target),
-                             "--port", str(port), "--threads", "1", *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environ)
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "desktop_app",
+            "serve",
+            "--target",
+            str(models.target),
+            "--port",
+            str(port),
+            "--threads",
+            "1",
+            *args,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environ,
+    )
 
 
 @pytest.mark.parametrize("args", [["--api-key-file", "/nonexistent/key"], ["--api-key", ""]])

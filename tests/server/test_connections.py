@@ -54,7 +54,12 @@ def _normal_request(server: Server) -> int:
 
 
 def test_slowloris_connections_are_closed_while_others_are_served(server: Server) -> None:
-    partial = [b"", b"POST /v1/chat/completions HTTP/1.1\r\n", b"GET /v1/mod", b"POST /v1/completions HTTP/1.1\r\nHost: a\r\nX-"]
+    partial = [
+        b"",
+        b"POST /v1/chat/completions HTTP/1.1\r\n",
+        b"GET /v1/mod",
+        b"POST /v1/completions HTTP/1.1\r\nHost: a\r\nX-",
+    ]
     socks = [_connect(server, partial[i % len(partial)]) for i in range(10)]
     opened = time.monotonic()
     try:
@@ -79,8 +84,10 @@ def test_slowloris_connections_are_closed_while_others_are_served(server: Server
 
 
 def test_a_body_that_never_completes_gets_a_408_and_the_connection_closes(server: Server) -> None:
-    head = (b"POST /v1/chat/completions HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n"
-            b"Content-Length: %d\r\n\r\n" % len(BODY))
+    head = (
+        b"POST /v1/chat/completions HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n"
+        b"Content-Length: %d\r\n\r\n" % len(BODY)
+    )
     sock = _connect(server, head + BODY[:10])
     try:
         closed, said = _closed_within(sock, LIMITS.body_timeout_s + 3)
@@ -103,8 +110,10 @@ def test_an_idle_keep_alive_connection_is_closed(server: Server) -> None:
 
 
 def test_a_client_that_leaves_during_its_upload_leaves_no_traceback(server: Server) -> None:
-    head = (b"POST /v1/chat/completions HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n"
-            b"Content-Length: 100000\r\n\r\n")
+    head = (
+        b"POST /v1/chat/completions HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n"
+        b"Content-Length: 100000\r\n\r\n"
+    )
     with LogRecorder() as log:
         for _ in range(3):
             sock = _connect(server, head + b'{"messages": [')

@@ -24,26 +24,59 @@ from tests.server.live_server import LogRecorder, Server
 LIMITS = ServerLimits(max_body_bytes=256 * 2**10, body_timeout_s=0.25, head_timeout_s=2.0)
 FIELDS = sorted(CHAT_FIELDS | COMPLETION_FIELDS)
 PATHS = ["/v1/chat/completions", "/v1/completions", "/v1/models", "/v1/", "/", "/v1/chat/completions/x"]
-RAW_NUMBERS = ["1e999", "-1e999", "NaN", "Infinity", "-Infinity", "9" * 400, "0." + "1" * 400, "-" + "7" * 5000,
-               "1" * 41, "1E400", "-0", "0.0000000000000000000000000000000000000001"]
+RAW_NUMBERS = [
+    "1e999",
+    "-1e999",
+    "NaN",
+    "Infinity",
+    "-Infinity",
+    "9" * 400,
+    "0." + "1" * 400,
+    "-" + "7" * 5000,
+    "1" * 41,
+    "1E400",
+    "-0",
+    "0.0000000000000000000000000000000000000001",
+]
 
-leaves = (st.none() | st.booleans() | st.integers(-5, 5) | st.integers(min_value=-10**400, max_value=10**400)
-          | st.floats() | st.text(max_size=20))
+leaves = (
+    st.none()
+    | st.booleans()
+    | st.integers(-5, 5)
+    | st.integers(min_value=-(10**400), max_value=10**400)
+    | st.floats()
+    | st.text(max_size=20)
+)
 values = st.recursive(
     leaves,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
-        st.sampled_from([*FIELDS, "role", "content", "type", "text", "include_usage"]) | st.text(max_size=8),
-        inner, max_size=4),
-    max_leaves=12)
-messages = st.lists(st.fixed_dictionaries(
-    {"role": st.sampled_from(["user", "system", "assistant"]) | values, "content": st.text(max_size=40) | values},
-    optional={"name": values}), max_size=3)
-bodies = st.fixed_dictionaries({}, optional={
-    "messages": messages | values, "prompt": st.text(max_size=40) | values,
-    **{name: values for name in FIELDS if name not in ("messages", "prompt")},
-    "max_tokens": st.integers(1, 3) | values, "temperature": st.sampled_from([0, 0.7]) | values,
-    "extra": values,
-})
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(
+            st.sampled_from([*FIELDS, "role", "content", "type", "text", "include_usage"]) | st.text(max_size=8),
+            inner,
+            max_size=4,
+        )
+    ),
+    max_leaves=12,
+)
+messages = st.lists(
+    st.fixed_dictionaries(
+        {"role": st.sampled_from(["user", "system", "assistant"]) | values, "content": st.text(max_size=40) | values},
+        optional={"name": values},
+    ),
+    max_size=3,
+)
+bodies = st.fixed_dictionaries(
+    {},
+    optional={
+        "messages": messages | values,
+        "prompt": st.text(max_size=40) | values,
+        **{name: values for name in FIELDS if name not in ("messages", "prompt")},
+        "max_tokens": st.integers(1, 3) | values,
+        "temperature": st.sampled_from([0, 0.7]) | values,
+        "extra": values,
+    },
+)
 
 
 @st.composite
@@ -55,8 +88,13 @@ def payloads(draw: st.DrawFn) -> bytes:
         body = draw(bodies)
         if kind == "valid":  # a real request with at most one field changed: answers and field-named 400s
             field, value = draw(st.sampled_from(FIELDS)), draw(values)
-            body = {"messages": draw(messages.filter(bool)), "prompt": draw(st.text(max_size=40)), "max_tokens": 2,
-                    "temperature": 0, **({field: value} if draw(st.booleans()) else {})}
+            body = {
+                "messages": draw(messages.filter(bool)),
+                "prompt": draw(st.text(max_size=40)),
+                "max_tokens": 2,
+                "temperature": 0,
+                **({field: value} if draw(st.booleans()) else {}),
+            }
             body.pop("prompt" if draw(st.booleans()) else "messages")
         body.setdefault("max_tokens", 2)  # keep the valid ones short: the engine answers each
         text = json.dumps(body, ensure_ascii=draw(st.booleans()))
@@ -83,7 +121,8 @@ def api_requests(draw: st.DrawFn) -> bytes:
 def any_requests(draw: st.DrawFn) -> bytes:
     """Any method on any path, the real ones and made-up ones."""
     paths = st.sampled_from(PATHS) | st.text(st.characters(min_codepoint=33, max_codepoint=126), max_size=30).map(
-        lambda p: "/" + p)
+        lambda p: "/" + p
+    )
     return draw(_request(st.sampled_from(["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"]), paths))
 
 
@@ -94,15 +133,24 @@ def _request(draw: st.DrawFn, methods: st.SearchStrategy[str], paths: st.SearchS
     headers = [("Host", "127.0.0.1")]
     headers.append(("Content-Type", draw(st.sampled_from(["application/json", "text/plain", "", "application/x-www"]))))
     length = draw(st.sampled_from(["exact", "missing", "shorter", "longer", "junk", "twice"]))
-    declared = {"exact": str(len(body)), "shorter": str(max(len(body) - 3, 0)), "longer": str(len(body) + 10),
-                "junk": "12abc", "twice": str(len(body))}.get(length)
+    declared = {
+        "exact": str(len(body)),
+        "shorter": str(max(len(body) - 3, 0)),
+        "longer": str(len(body) + 10),
+        "junk": "12abc",
+        "twice": str(len(body)),
+    }.get(length)
     if declared is not None:
         headers.append(("Content-Length", declared))
     if length == "twice":
         headers.append(("Content-Length", str(len(body) + 1)))
     for _ in range(draw(st.integers(0, 2))):
-        headers.append((draw(st.sampled_from(["Authorization", "Accept", "X-Fuzz", "Expect", "Connection"])),
-                        draw(st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=30))))
+        headers.append(
+            (
+                draw(st.sampled_from(["Authorization", "Accept", "X-Fuzz", "Expect", "Connection"])),
+                draw(st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=30)),
+            )
+        )
     head = f"{method} {path} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers) + "\r\n"
     return head.encode("latin-1") + body
 
@@ -160,8 +208,11 @@ def _check(server: Server, request: bytes) -> None:
         assert set(error) == {"message", "type", "param", "code"} and error["message"], body
 
 
-FUZZ = settings(deadline=None, database=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example])
+FUZZ = settings(
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example],
+)
 
 
 @settings(FUZZ, max_examples=250)
@@ -181,6 +232,9 @@ def test_generated_requests_get_2xx_or_a_json_4xx(server: Server) -> None:
         _fuzz_api(server)
         _fuzz_any(server)
     assert log.tracebacks() == []
-    reply = httpx.post(f"{server.url}/chat/completions", timeout=30, json={
-        "messages": [{"role": "user", "content": "Say hello."}], "max_tokens": 4, "temperature": 0})
+    reply = httpx.post(
+        f"{server.url}/chat/completions",
+        timeout=30,
+        json={"messages": [{"role": "user", "content": "Say hello."}], "max_tokens": 4, "temperature": 0},
+    )
     assert reply.status_code == 200 and reply.json()["choices"][0]["message"]["content"]

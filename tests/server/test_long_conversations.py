@@ -54,8 +54,11 @@ def test_a_thousand_turns_are_fitted_quickly_while_another_client_is_served(serv
     thread = threading.Thread(target=long_request)
     thread.start()
     started = time.perf_counter()
-    other = httpx.post(f"{server.url}/chat/completions", timeout=60,
-                       json={"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 4, "temperature": 0})
+    other = httpx.post(
+        f"{server.url}/chat/completions",
+        timeout=60,
+        json={"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 4, "temperature": 0},
+    )
     other_s = time.perf_counter() - started
     thread.join(timeout=60)
 

@@ -21,8 +21,16 @@ from desktop_app.server.run import exposure_warning
 from tests.server.live_server import Server
 
 KEY = "test-key-123"
-PROMPTS = ["Tell me a story about a robot.", "What is the capital of France?", "List three colours.",
-           "Write a haiku about rain.", "Explain gravity briefly.", "Name a fruit.", "Count to five.", "Say hello."]
+PROMPTS = [
+    "Tell me a story about a robot.",
+    "What is the capital of France?",
+    "List three colours.",
+    "Write a haiku about rain.",
+    "Explain gravity briefly.",
+    "Name a fruit.",
+    "Count to five.",
+    "Say hello.",
+]
 
 
 @pytest.fixture(scope="module")
@@ -38,26 +46,53 @@ def client(server: Server) -> openai.OpenAI:
 
 
 def _cli_text(models: Any, prompt: str, max_tokens: int) -> str:
-    out = subprocess.run([sys.executable, "-m", "desktop_app", "generate", "--target", str(models.target),
-                          "--prompt", prompt, "--max-tokens", str(max_tokens), "--spec", "off", "--json"],
-                         capture_output=True, text=True, timeout=180)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "desktop_app",
+            "generate",
+            "--target",
+            str(models.target),
+            "--prompt",
+            prompt,
+            "--max-tokens",
+            str(max_tokens),
+            "--spec",
+            "off",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert out.returncode == 0, out.stderr
     return str(json.loads(out.stdout)["text"])
 
 
 def test_chat_completions_match_specchat_generate_streamed_and_not(client: openai.OpenAI, models: Any) -> None:
     expected = _cli_text(models, PROMPTS[0], 24)
-    reply = client.chat.completions.create(model="x", messages=[{"role": "user", "content": PROMPTS[0]}],
-                                           temperature=0, max_tokens=24, extra_body={"speculation": "on"})
+    reply = client.chat.completions.create(
+        model="x",
+        messages=[{"role": "user", "content": PROMPTS[0]}],
+        temperature=0,
+        max_tokens=24,
+        extra_body={"speculation": "on"},
+    )
     assert reply.choices[0].message.content == expected
     assert reply.choices[0].finish_reason == "length"
     assert reply.usage is not None and reply.usage.completion_tokens == 24 and reply.usage.prompt_tokens > 10
     timings = reply.model_extra["timings"]  # type: ignore[index]
     assert timings["speculation"]["mode"] == "on" and timings["predicted_n"] == 24
     assert {"drafter", "drafted", "accepted", "tokens_per_s"} <= set(timings["speculation"])
-    stream = client.chat.completions.create(model="x", messages=[{"role": "user", "content": PROMPTS[0]}],
-                                            temperature=0, max_tokens=24, stream=True,
-                                            stream_options={"include_usage": True})
+    stream = client.chat.completions.create(
+        model="x",
+        messages=[{"role": "user", "content": PROMPTS[0]}],
+        temperature=0,
+        max_tokens=24,
+        stream=True,
+        stream_options={"include_usage": True},
+    )
     pieces, last = [], None
     for part in stream:
         if part.choices and part.choices[0].delta.content:
@@ -86,35 +121,54 @@ def test_the_api_key_is_required(server: Server) -> None:
         openai.OpenAI(base_url=server.url, api_key="bad", max_retries=0).models.list()
 
 
-@pytest.mark.parametrize("body,status,words", [
-    (b"{not json", 400, "not valid JSON"),
-    ({"messages": [{"role": "user", "content": "hi"}], "temperature": "hot"}, 400, "'temperature' must be"),
-    ({"messages": [{"role": "user", "content": "hi"}], "colour": "blue"}, 400, "unknown field 'colour'"),
-    ({"messages": [{"role": "user", "content": "hi"}], "n": 2}, 400, "'n' must be 1"),
-    ({"messages": "hi"}, 400, "'messages' must be a non-empty list"),
-    ({"messages": [{"role": "user", "content": "hi"}], "temperature": 7}, 400, "temperature must be between 0.0 and 5.0"),
-    ({"messages": [{"role": "user", "content": "word " * 6000}]}, 400, "context holds"),
-])
+@pytest.mark.parametrize(
+    "body,status,words",
+    [
+        (b"{not json", 400, "not valid JSON"),
+        ({"messages": [{"role": "user", "content": "hi"}], "temperature": "hot"}, 400, "'temperature' must be"),
+        ({"messages": [{"role": "user", "content": "hi"}], "colour": "blue"}, 400, "unknown field 'colour'"),
+        ({"messages": [{"role": "user", "content": "hi"}], "n": 2}, 400, "'n' must be 1"),
+        ({"messages": "hi"}, 400, "'messages' must be a non-empty list"),
+        (
+            {"messages": [{"role": "user", "content": "hi"}], "temperature": 7},
+            400,
+            "temperature must be between 0.0 and 5.0",
+        ),
+        ({"messages": [{"role": "user", "content": "word " * 6000}]}, 400, "context holds"),
+    ],
+)
 def test_bad_requests_get_openai_errors(server: Server, body: Any, status: int, words: str) -> None:
     content = body if isinstance(body, bytes) else json.dumps(body).encode()
-    reply = httpx.post(f"{server.url}/chat/completions", content=content, timeout=60,
-                       headers={"Authorization": f"Bearer {KEY}", "Content-Type": "application/json"})
+    reply = httpx.post(
+        f"{server.url}/chat/completions",
+        content=content,
+        timeout=60,
+        headers={"Authorization": f"Bearer {KEY}", "Content-Type": "application/json"},
+    )
     assert reply.status_code == status, reply.text
     err = reply.json()["error"]
     assert words in err["message"] and err["type"] == "invalid_request_error"
 
 
 def test_nan_is_refused_like_everywhere_else(server: Server) -> None:
-    reply = httpx.post(f"{server.url}/chat/completions", headers={"Authorization": f"Bearer {KEY}"},
-                       content=b'{"messages": [{"role": "user", "content": "hi"}], "temperature": NaN}')
+    reply = httpx.post(
+        f"{server.url}/chat/completions",
+        headers={"Authorization": f"Bearer {KEY}"},
+        content=b'{"messages": [{"role": "user", "content": "hi"}], "temperature": NaN}',
+    )
     assert reply.status_code == 400 and "temperature must be a finite number" in reply.json()["error"]["message"]
 
 
 def test_a_client_that_disconnects_mid_stream_cancels_its_generation(server: Server, engine: Engine) -> None:
-    body = {"messages": [{"role": "user", "content": "Write a very long story."}], "max_tokens": 3000,
-            "stream": True, "temperature": 0}
-    with httpx.stream("POST", f"{server.url}/chat/completions", json=body, timeout=60,
-                      headers={"Authorization": f"Bearer {KEY}"}) as reply:
+    body = {
+        "messages": [{"role": "user", "content": "Write a very long story."}],
+        "max_tokens": 3000,
+        "stream": True,
+        "temperature": 0,
+    }
+    with httpx.stream(
+        "POST", f"{server.url}/chat/completions", json=body, timeout=60, headers={"Authorization": f"Bearer {KEY}"}
+    ) as reply:
         lines = reply.iter_lines()
         assert next(line for line in lines if line.startswith("data: "))
     gone = time.perf_counter()
@@ -126,14 +180,16 @@ def test_a_client_that_disconnects_mid_stream_cancels_its_generation(server: Ser
 def test_eight_clients_at_once_all_get_complete_correct_answers(client: openai.OpenAI, engine: Engine) -> None:
     expected = {}
     for prompt in PROMPTS:  # sequential references through the API
-        reply = client.chat.completions.create(model="x", messages=[{"role": "user", "content": prompt}],
-                                               temperature=0, max_tokens=16)
+        reply = client.chat.completions.create(
+            model="x", messages=[{"role": "user", "content": prompt}], temperature=0, max_tokens=16
+        )
         expected[prompt] = reply.choices[0].message.content
     results: dict[str, str | None] = {}
 
     def ask(prompt: str) -> None:
-        reply = client.chat.completions.create(model="x", messages=[{"role": "user", "content": prompt}],
-                                               temperature=0, max_tokens=16)
+        reply = client.chat.completions.create(
+            model="x", messages=[{"role": "user", "content": prompt}], temperature=0, max_tokens=16
+        )
         results[prompt] = reply.choices[0].message.content
 
     threads = [threading.Thread(target=ask, args=(p,)) for p in PROMPTS]
@@ -161,7 +217,9 @@ def test_a_full_queue_answers_503_with_retry_after(engine: Engine, one_may_wait:
     statuses: list[int] = []
 
     def post() -> None:
-        statuses.append(httpx.post(f"{server.url}/chat/completions", json=body, headers=headers, timeout=120).status_code)
+        statuses.append(
+            httpx.post(f"{server.url}/chat/completions", json=body, headers=headers, timeout=120).status_code
+        )
 
     engine._lock.acquire()  # the engine is busy (as with a long answer): one request runs, one waits
     try:

@@ -28,8 +28,9 @@ def server(backend: EngineBackend) -> Iterator[Server]:
 
 
 def _post(server: Server, body: bytes, path: str = "/chat/completions", **headers: str) -> httpx.Response:
-    return httpx.post(f"{server.url}{path}", content=body, timeout=30,
-                      headers={"Content-Type": "application/json", **headers})
+    return httpx.post(
+        f"{server.url}{path}", content=body, timeout=30, headers={"Content-Type": "application/json", **headers}
+    )
 
 
 def _error(reply: httpx.Response, status: int) -> dict[str, Any]:
@@ -55,15 +56,25 @@ def test_deep_nesting_is_a_400_not_a_recursion_error(server: Server) -> None:
 def test_brackets_inside_strings_are_not_nesting(server: Server) -> None:
     assert nesting_depth('{"a": "[[[[{{{{\\"[[["}') == 1
     content = "[" * 500 + '"{\\' * 100  # escaped quotes and backslashes between the brackets
-    reply = _post(server, json.dumps({"messages": [{"role": "user", "content": content}], "max_tokens": 2,
-                                      "temperature": 0}).encode())
+    reply = _post(
+        server,
+        json.dumps({"messages": [{"role": "user", "content": content}], "max_tokens": 2, "temperature": 0}).encode(),
+    )
     assert reply.status_code == 200, reply.text
 
 
-@pytest.mark.parametrize("field,number", [
-    ("seed", "9" * 400), ("temperature", "9" * 400), ("temperature", "0." + "1" * 400), ("max_tokens", "1" * 5000),
-    ("top_p", "1e999"), ("temperature", "-Infinity"), ("seed", "NaN"),
-])
+@pytest.mark.parametrize(
+    "field,number",
+    [
+        ("seed", "9" * 400),
+        ("temperature", "9" * 400),
+        ("temperature", "0." + "1" * 400),
+        ("max_tokens", "1" * 5000),
+        ("top_p", "1e999"),
+        ("temperature", "-Infinity"),
+        ("seed", "NaN"),
+    ],
+)
 def test_a_number_no_parameter_can_take_is_a_400_naming_its_field(server: Server, field: str, number: str) -> None:
     err = _error(_post(server, _chat(f'"{field}": {number}')), 400)
     assert err["param"] == field and err["message"].startswith(f"{field} must be")
@@ -88,10 +99,15 @@ def test_a_body_over_the_limit_is_a_413_declared_or_not(server: Server) -> None:
     _error(reply, 413)
 
 
-@pytest.mark.parametrize("method,path,status,code", [
-    ("GET", "/v1/nowhere", 404, "not_found"), ("POST", "/", 404, "not_found"),
-    ("GET", "/v1/chat/completions", 405, "method_not_allowed"), ("DELETE", "/v1/models", 405, "method_not_allowed"),
-])
+@pytest.mark.parametrize(
+    "method,path,status,code",
+    [
+        ("GET", "/v1/nowhere", 404, "not_found"),
+        ("POST", "/", 404, "not_found"),
+        ("GET", "/v1/chat/completions", 405, "method_not_allowed"),
+        ("DELETE", "/v1/models", 405, "method_not_allowed"),
+    ],
+)
 def test_404_and_405_are_json_errors(server: Server, method: str, path: str, status: int, code: str) -> None:
     err = _error(httpx.request(method, f"{server.base}{path}", timeout=10), status)
     assert err["code"] == code and path in err["message"]

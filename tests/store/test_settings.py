@@ -53,10 +53,18 @@ def test_values_survive_a_save_and_load(home: Path) -> None:
 def test_unknown_keys_and_bad_values_fall_back_to_defaults(home: Path) -> None:
     path = home / "config" / "settings.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({
-        "spec_mode": "sometimes", "draft_max": "4", "max_tokens": True, "colour": "blue",
-        "recent_files": ["a.gguf", 3], "temperature": 0.5,
-    }))
+    path.write_text(
+        json.dumps(
+            {
+                "spec_mode": "sometimes",
+                "draft_max": "4",
+                "max_tokens": True,
+                "colour": "blue",
+                "recent_files": ["a.gguf", 3],
+                "temperature": 0.5,
+            }
+        )
+    )
     settings = Settings.load()
     assert settings["spec_mode"] == "auto"
     assert settings["draft_max"] == DRAFT_K.default

@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from tests.library.conftest import hub, models_dir  # noqa: F401 - the library's fixtures, for the library window
+
 LOAD_TIMEOUT_MS = 60_000
 ANSWER_TIMEOUT_MS = 120_000
 

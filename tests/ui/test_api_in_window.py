@@ -24,8 +24,9 @@ def _ask(port: int, results: list[Any], stream: bool = False, max_tokens: int = 
     messages = [{"role": "user", "content": "Tell me about the moon."}]
     try:
         if stream:
-            parts = client.chat.completions.create(model="x", messages=messages, temperature=0, max_tokens=max_tokens,
-                                                   stream=True)
+            parts = client.chat.completions.create(
+                model="x", messages=messages, temperature=0, max_tokens=max_tokens, stream=True
+            )
             results.append("".join(p.choices[0].delta.content or "" for p in parts if p.choices))
         else:
             reply = client.chat.completions.create(model="x", messages=messages, temperature=0, max_tokens=max_tokens)
@@ -58,8 +59,9 @@ def test_switching_the_api_on_while_chatting_serves_requests_in_turn(qtbot: Any,
     assert not window.api.running and not window.status.api.isVisible()
 
 
-def test_the_window_stays_responsive_while_an_api_request_streams(qtbot: Any, make_window: Any, models: Any,
-                                                                 record_property: Any) -> None:
+def test_the_window_stays_responsive_while_an_api_request_streams(
+    qtbot: Any, make_window: Any, models: Any, record_property: Any
+) -> None:
     port = _free_port()
     window = make_window(target_path=models.target, api_port=port)
     window.serve_action.trigger()
@@ -77,7 +79,8 @@ def test_the_window_stays_responsive_while_an_api_request_streams(qtbot: Any, ma
 
 
 def test_quitting_while_an_api_answer_streams_is_quick_and_prints_no_traceback(
-        qtbot: Any, make_window: Any, models: Any, capfd: Any) -> None:
+    qtbot: Any, make_window: Any, models: Any, capfd: Any
+) -> None:
     import time
 
     import httpx2 as httpx
@@ -101,8 +104,9 @@ def test_quitting_while_an_api_answer_streams_is_quick_and_prints_no_traceback(
 
     with LogRecorder() as log:
         threading.Thread(target=stream, daemon=True).start()
-        qtbot.waitUntil(lambda: len([line for line in lines if line.startswith("data: ")]) > 2,
-                        timeout=ANSWER_TIMEOUT_MS)
+        qtbot.waitUntil(
+            lambda: len([line for line in lines if line.startswith("data: ")]) > 2, timeout=ANSWER_TIMEOUT_MS
+        )
         quitting = time.monotonic()
         window.close()  # what quitting the app does, with Serve API on and an answer streaming
         assert time.monotonic() - quitting < 3.0

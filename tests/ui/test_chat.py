@@ -9,8 +9,8 @@ from PySide6.QtCore import Qt
 
 from desktop_app.engine.api import DrafterKind
 from desktop_app.store import History
-from desktop_app.ui.chat_view import format_footer, highlighted_html
 from desktop_app.ui.drafter_tints import drafter_tint
+from desktop_app.ui.message_format import format_footer, highlighted_html
 from tests.ui.conftest import ANSWER_TIMEOUT_MS
 from tests.ui.helpers import last_answer, next_answer, send_and_wait, type_and_send
 
@@ -51,8 +51,9 @@ def test_the_gauge_shows_live_speed_while_streaming(qtbot: Any, make_window: Any
     window = make_window(drafter="none", max_tokens=160)
     gauge = window.findChild(type(window.side.gauge), "speedGauge")
     live: list[float] = []
-    window.client.generation_started.connect(lambda handle: handle.stats_updated.connect(
-        lambda _s: live.append(gauge.property("tokensPerSecond"))))
+    window.client.generation_started.connect(
+        lambda handle: handle.stats_updated.connect(lambda _s: live.append(gauge.property("tokensPerSecond")))
+    )
     repaints_at_start = gauge.repaints
     with next_answer(qtbot, window.client) as watch:
         type_and_send(qtbot, window, "Tell me about the sea.")
@@ -67,9 +68,7 @@ def test_the_gauge_shows_live_speed_while_streaming(qtbot: Any, make_window: Any
     assert abs(gauge.property("tokensPerSecond") - stats.decode_tokens_per_s) < 0.01
 
 
-def test_speculation_mode_changes_between_messages_without_reloading(
-    qtbot: Any, make_window: Any, models: Any
-) -> None:
+def test_speculation_mode_changes_between_messages_without_reloading(qtbot: Any, make_window: Any, models: Any) -> None:
     window = make_window(target_path=models.target, drafter="ngram", max_tokens=40)
     loads: list[dict] = []
     window.client.model_loaded.connect(loads.append)
@@ -142,8 +141,14 @@ def test_regenerate_and_edit_and_resend(qtbot: Any, make_window: Any, models: An
 
 
 def test_draft_highlighting_tints_accepted_draft_text(qtbot: Any, make_window: Any, models: Any) -> None:
-    window = make_window(target_path=models.target, draft_path=models.draft, drafter="model", spec_mode="on",
-                         max_tokens=80, highlight_drafts=True)
+    window = make_window(
+        target_path=models.target,
+        draft_path=models.draft,
+        drafter="model",
+        spec_mode="on",
+        max_tokens=80,
+        highlight_drafts=True,
+    )
     done = send_and_wait(qtbot, window, "Hello there")
     answer = last_answer(window)
     assert answer.draft_text  # the factory draft agrees with the target on most tokens
@@ -171,10 +176,13 @@ def test_a_drafted_answer_names_its_drafters_in_the_footer_and_tints_their_text(
     Speculation on, not Auto: Auto measures this machine's costs, and on a busy 2-core machine
     it may rightly draft nothing (the two-drafter footer is checked with given stats below)."""
     window = make_window(spec_mode="on", drafter="ngram", max_tokens=60, highlight_drafts=True)
-    paragraph = ("The quick brown fox jumpd over the lazy dog. It was a sunny day and the fox was verry happy "
-                 "to be outside in the feilds, runing around with his freinds until the evening came.")
-    window.input.setPlainText("Correct the typos in this paragraph and output the full corrected paragraph:\n\n"
-                              + paragraph)
+    paragraph = (
+        "The quick brown fox jumpd over the lazy dog. It was a sunny day and the fox was verry happy "
+        "to be outside in the feilds, runing around with his freinds until the evening came."
+    )
+    window.input.setPlainText(
+        "Correct the typos in this paragraph and output the full corrected paragraph:\n\n" + paragraph
+    )
     with next_answer(qtbot, window.client) as watch:
         qtbot.mouseClick(window.send_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not window.session.busy)
@@ -197,7 +205,8 @@ def test_a_drafted_answer_names_its_drafters_in_the_footer_and_tints_their_text(
     html = answer.body.text()
     for kind in DrafterKind:
         assert (f"background-color:{drafter_tint(kind.value, palette).name()}" in html) == (
-            kind.value in answer.drafters), kind
+            kind.value in answer.drafters
+        ), kind
         assert (kind.label in answer.body.toolTip()) == (kind.value in answer.drafters)
     # stored with the answer: the same footer when the conversation is opened again
     conversation = window.session.conversation_id
@@ -207,27 +216,40 @@ def test_a_drafted_answer_names_its_drafters_in_the_footer_and_tints_their_text(
 
 
 def test_the_footer_counts_each_drafters_accepted_and_drafted_tokens() -> None:
-    stats = {"decode_tokens_per_s": 42.0, "ttft_s": 0.12, "generated_tokens": 60, "drafted": 57,
-             "accepted": 43, "acceptance_rate": 43 / 57, "mode": "auto", "drafter": "ngram",
-             "by_drafter": {"ngram-map": (5, 3), "ngram": (52, 40), "model": (0, 0)}, "finish_reason": "length"}
+    stats = {
+        "decode_tokens_per_s": 42.0,
+        "ttft_s": 0.12,
+        "generated_tokens": 60,
+        "drafted": 57,
+        "accepted": 43,
+        "acceptance_rate": 43 / 57,
+        "mode": "auto",
+        "drafter": "ngram",
+        "by_drafter": {"ngram-map": (5, 3), "ngram": (52, 40), "model": (0, 0)},
+        "finish_reason": "length",
+    }
     footer = format_footer(stats)
-    assert footer == ("42.0 tok/s · TTFT 120 ms · 60 tokens · acceptance 75% · mode auto"
-                      " · drafts: prompt lookup 40/52, n-gram map 3/5")
+    assert footer == (
+        "42.0 tok/s · TTFT 120 ms · 60 tokens · acceptance 75% · mode auto"
+        " · drafts: prompt lookup 40/52, n-gram map 3/5"
+    )
     # read back from the history (JSON): lists, the same footer
     assert format_footer({**stats, "by_drafter": {"ngram": [52, 40], "ngram-map": [5, 3]}}) == footer
     # answers stored before drafters were counted: the main drafter, as before
     older = {k: v for k, v in stats.items() if k != "by_drafter"}
     assert format_footer(older).endswith("acceptance 75% · mode auto (prompt lookup)")
     assert format_footer({**stats, "by_drafter": "garbage", "finish_reason": "cancelled"}).endswith(
-        "mode auto (prompt lookup) · stopped")
+        "mode auto (prompt lookup) · stopped"
+    )
 
 
 def test_each_drafters_text_is_on_its_own_tint(qtbot: Any) -> None:
     from PySide6.QtWidgets import QWidget
 
     palette = QWidget().palette()
-    html = highlighted_html([("Hello ", ""), ("**bold** copy", "ngram"), (" and map", "ngram-map"), (" end", "")],
-                            palette)
+    html = highlighted_html(
+        [("Hello ", ""), ("**bold** copy", "ngram"), (" and map", "ngram-map"), (" end", "")], palette
+    )
     ngram, ngram_map = drafter_tint("ngram", palette).name(), drafter_tint("ngram-map", palette).name()
     assert ngram != ngram_map
     spans = re.findall(r'<span style="([^"]*)">([^<]*)</span>', html)
@@ -248,8 +270,10 @@ def test_history_survives_closing_and_reopening_the_window(qtbot: Any, make_wind
     assert reopened.side.mode.currentText() == "On"
     assert reopened.client.models.target.path == str(models.target)
     assert reopened.conversations.titles() == ["Remember me"]
-    assert [(m.role, m.text) for m in reopened.chat_view.messages] == [("user", "Remember me"),
-                                                                       ("assistant", answer_text)]
+    assert [(m.role, m.text) for m in reopened.chat_view.messages] == [
+        ("user", "Remember me"),
+        ("assistant", answer_text),
+    ]
     assert "mode on" in reopened.chat_view.messages[1].footer.text()
     # the stored conversation continues where it stopped
     send_and_wait(qtbot, reopened, "And now?")

@@ -20,8 +20,19 @@ def test_first_run_opens_ready_with_the_default_model(qtbot: Any, make_window: A
     assert window.status.backend.text().startswith(("CPU", "CUDA", "Metal", "Vulkan"))
     assert "SmolLM2" in window.status.models.text() or "Smollm2" in window.status.models.text()
     assert window.status.memory.text().startswith("memory ")
-    for name in ("messageInput", "sendButton", "stopButton", "speculationMode", "speedGauge", "acceptanceMeter",
-                 "transcript", "conversationList", "raceButton", "targetPicker", "draftPicker"):
+    for name in (
+        "messageInput",
+        "sendButton",
+        "stopButton",
+        "speculationMode",
+        "speedGauge",
+        "acceptanceMeter",
+        "transcript",
+        "conversationList",
+        "raceButton",
+        "targetPicker",
+        "draftPicker",
+    ):
         widget = window.findChild(object, name)
         assert widget is not None, name
         assert widget.accessibleName(), f"{name} has no accessible name"
@@ -40,8 +51,11 @@ def test_conversations_new_search_rename_delete(qtbot: Any, make_window: Any, mo
     assert sidebar.list.objectName() == "conversationList"
     assert sidebar.titles() == ["About volcanoes", "About penguins"]  # newest first
     # open the older one from the list
-    qtbot.mouseClick(sidebar.list.viewport(), Qt.MouseButton.LeftButton,
-                     pos=sidebar.list.visualItemRect(sidebar.list.item(1)).center())
+    qtbot.mouseClick(
+        sidebar.list.viewport(),
+        Qt.MouseButton.LeftButton,
+        pos=sidebar.list.visualItemRect(sidebar.list.item(1)).center(),
+    )
     assert window.session.conversation_id == first
     assert window.chat_view.messages[0].text == "About penguins"
     # search by message text

@@ -56,8 +56,11 @@ def test_an_unreadable_history_asks_and_keeps_the_file(qtbot: Any, home: Path, c
     else:
         history, note = open_history()
         try:
-            kept = [p for p in path.parent.iterdir()
-                    if p.name.startswith("history.sqlite3.broken-") and not p.name.endswith(("-wal", "-shm"))]
+            kept = [
+                p
+                for p in path.parent.iterdir()
+                if p.name.startswith("history.sqlite3.broken-") and not p.name.endswith(("-wal", "-shm"))
+            ]
             assert len(kept) == 1 and kept[0].read_bytes() == original
             assert note is not None and kept[0].name in note
             assert history.conversations() == []
@@ -142,10 +145,17 @@ def _start_the_app_read_only(home: Path, *folders: Path) -> subprocess.Completed
         folder.chmod(0o555)
     env = {**os.environ, "SPECCHAT_HOME": str(home), "QT_QPA_PLATFORM": "offscreen"}
     # as root, permissions are ignored: drop the capability that overrides them
-    prefix = ["setpriv", "--inh-caps=-all", "--bounding-set=-dac_override,-dac_read_search"] if os.geteuid() == 0 else []
+    prefix = (
+        ["setpriv", "--inh-caps=-all", "--bounding-set=-dac_override,-dac_read_search"] if os.geteuid() == 0 else []
+    )
     try:
-        return subprocess.run([*prefix, sys.executable, "-c", _START_AND_CLOSE_THE_DIALOG], env=env,
-                              capture_output=True, text=True, timeout=120)
+        return subprocess.run(
+            [*prefix, sys.executable, "-c", _START_AND_CLOSE_THE_DIALOG],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     finally:
         for folder in folders:
             folder.chmod(0o755)
@@ -171,8 +181,10 @@ def test_an_empty_read_only_home_gets_the_same_dialog(tmp_path: Path) -> None:
     assert out.returncode == 1, out.stdout + out.stderr
     assert "Traceback" not in out.stderr and "Errno" not in out.stderr
     errors = [line for line in out.stderr.splitlines() if line.startswith("specchat: error: ")]
-    assert errors == [f"specchat: error: SpecChat cannot create its folder {home / 'config'} (Permission denied): "
-                      f"make {home} writable, or set SPECCHAT_HOME to a folder you can write to"]
+    assert errors == [
+        f"specchat: error: SpecChat cannot create its folder {home / 'config'} (Permission denied): "
+        f"make {home} writable, or set SPECCHAT_HOME to a folder you can write to"
+    ]
     assert f"DIALOG ['startupErrorDialog: {errors[0].removeprefix('specchat: error: ')}']" in out.stdout
 
 
@@ -198,7 +210,9 @@ def test_a_home_under_a_file_gets_the_dialog_in_the_window_process(
     from desktop_app.ui.app import run_app
 
     assert run_app() == 1
-    message = (f"SpecChat cannot create its folder {blocker / 'home' / 'config'} (Not a directory): {blocker} is a "
-               "file, not a folder: move it away, or set SPECCHAT_HOME to a folder you can write to")
+    message = (
+        f"SpecChat cannot create its folder {blocker / 'home' / 'config'} (Not a directory): {blocker} is a "
+        "file, not a folder: move it away, or set SPECCHAT_HOME to a folder you can write to"
+    )
     assert seen == [f"startupErrorDialog: {message}"]
     assert capsys.readouterr().err.splitlines() == [f"specchat: error: {message}"]

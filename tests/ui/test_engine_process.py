@@ -32,7 +32,9 @@ def test_killing_the_engine_mid_answer_shows_the_banner_and_restart_works(qtbot:
     # the partial answer is kept on screen and in the history
     shown = last_answer(window).text
     footer = last_answer(window).footer.text()
-    assert shown and "interrupted: The engine was killed" in footer and not re.search(r"(?<!\d)0 tokens", footer)  # "10 tokens" is fine
+    assert (
+        shown and "interrupted: The engine was killed" in footer and not re.search(r"(?<!\d)0 tokens", footer)
+    )  # "10 tokens" is fine
     stored = window.history.messages(window.session.conversation_id)
     assert [m.role for m in stored] == ["user", "assistant", "user", "assistant"]
     assert stored[-1].content == shown
@@ -98,8 +100,15 @@ def test_a_failed_generation_is_reported_and_the_process_lives_on(qtbot: Any) ->
     assert not client.running
 
 
-@pytest.mark.parametrize(("code", "words"), [(-signal.SIGSEGV, "segmentation fault"), (-signal.SIGKILL, "killed"),
-                                              (3, "exit code 3"), (None, "stopped answering")])
+@pytest.mark.parametrize(
+    ("code", "words"),
+    [
+        (-signal.SIGSEGV, "segmentation fault"),
+        (-signal.SIGKILL, "killed"),
+        (3, "exit code 3"),
+        (None, "stopped answering"),
+    ],
+)
 def test_crash_reasons_are_readable(code: int | None, words: str) -> None:
     assert words in crash_reason(code)
 
@@ -118,8 +127,10 @@ def test_the_window_process_never_loads_llama_cpp() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, desktop_app.ui.app, desktop_app.ui.main_window;"
-            "bad=[m for m in sys.modules if m.split('.')[0] in ('llama_cpp', 'numpy')];"
-            "print(bad); sys.exit(bool(bad))")
+    code = (
+        "import sys, desktop_app.ui.app, desktop_app.ui.main_window;"
+        "bad=[m for m in sys.modules if m.split('.')[0] in ('llama_cpp', 'numpy')];"
+        "print(bad); sys.exit(bool(bad))"
+    )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr

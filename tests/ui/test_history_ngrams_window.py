@@ -30,7 +30,9 @@ def _manifest(folder: Path) -> set[int] | None:
 
 
 def test_the_cache_on_disk_learns_answers_and_forgets_deleted_conversations(
-    qtbot: Any, make_window: Any, home: Path,
+    qtbot: Any,
+    make_window: Any,
+    home: Path,
 ) -> None:
     history = History()  # the window's history (SPECCHAT_HOME), written before it starts
     secret = history.create_conversation("secret").id

@@ -32,7 +32,6 @@ from desktop_app.library.catalog import CatalogFile, load_catalog  # noqa: E402
 from desktop_app.library.downloads import DownloadTask  # noqa: E402
 from desktop_app.library.errors import DownloadCancelled  # noqa: E402
 from desktop_app.ui.model_library import ModelLibraryWindow  # noqa: E402
-from tests.library.conftest import hub, models_dir  # noqa: E402, F401  (fixtures)
 from tests.library.hub_server import CHUNK, FakeHub  # noqa: E402
 
 ROUNDS = 200
@@ -98,7 +97,10 @@ def _check_partial(models_dir: Path, entry: CatalogFile, data: bytes, keep: bool
 
 @pytest.mark.slow  # a stress loop of 200 downloads
 def test_open_close_and_cancel_200_times_without_a_crash(
-    qtbot, hub: FakeHub, models_dir: Path, library_windows: LibraryFactory,  # noqa: F811
+    qtbot,
+    hub: FakeHub,
+    models_dir: Path,
+    library_windows: LibraryFactory,  # noqa: F811
 ) -> None:
     entry = load_catalog()[0].target
     data = hashlib.sha256(b"specchat").digest() * (FILE_BYTES // 32)

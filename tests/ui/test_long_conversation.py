@@ -23,15 +23,20 @@ def _long_conversation(turns: int) -> int:
         conversation = history.create_conversation("A very long chat")
         for i in range(turns):
             role = "user" if i % 2 == 0 else "assistant"
-            history.add_message(conversation.id, role, f"Message **{i}** of a very long chat, with some words in it.",
-                                {"generated_tokens": 12, "mode": "off"} if role == "assistant" else None)
+            history.add_message(
+                conversation.id,
+                role,
+                f"Message **{i}** of a very long chat, with some words in it.",
+                {"generated_tokens": 12, "mode": "off"} if role == "assistant" else None,
+            )
         return conversation.id
     finally:
         history.close()
 
 
 def test_a_five_thousand_turn_conversation_opens_and_answers_without_freezing(
-        qtbot: Any, make_window: Any, home: Path, record_property: Any) -> None:
+    qtbot: Any, make_window: Any, home: Path, record_property: Any
+) -> None:
     window = make_window(max_tokens=8, spec_mode="off")
     conversation = _long_conversation(TURNS)
     window.conversations.refresh()
@@ -50,8 +55,10 @@ def test_a_five_thousand_turn_conversation_opens_and_answers_without_freezing(
     probe.timer.stop()
     record_property("open_ms", round(opened_s * 1000))
     record_property("max_event_loop_gap_ms", round(probe.max_gap * 1000, 1))
-    print(f"\n{TURNS} turns: opened in {opened_s * 1000:.0f} ms; max event-loop gap {open_gap * 1000:.0f} ms "
-          f"while opening, {probe.max_gap * 1000:.0f} ms in all over {probe.ticks} ticks")
+    print(
+        f"\n{TURNS} turns: opened in {opened_s * 1000:.0f} ms; max event-loop gap {open_gap * 1000:.0f} ms "
+        f"while opening, {probe.max_gap * 1000:.0f} ms in all over {probe.ticks} ticks"
+    )
     assert watch.done is not None, watch.failure
     assert watch.done.stats.dropped_turns > 0 and watch.done.stats.generated_tokens > 0
     assert window.chat_view.messages[-1].text == watch.done.text
@@ -69,7 +76,8 @@ def test_earlier_messages_come_into_view_on_request(qtbot: Any, make_window: Any
     assert view.messages[40].text == first_shown and view.earlier_count == 20
     assert view.earlier_button.text() == "Show 20 earlier messages (20 not shown)"
     qtbot.mouseClick(view.earlier_button, Qt.MouseButton.LeftButton)
-    assert [m.text for m in view.messages[:2]] == [f"Message **{i}** of a very long chat, with some words in it."
-                                                   for i in (0, 1)]
+    assert [m.text for m in view.messages[:2]] == [
+        f"Message **{i}** of a very long chat, with some words in it." for i in (0, 1)
+    ]
     assert len(view.messages) == 100 and view.earlier_count == 0 and not view.earlier_button.isVisible()
     assert [w.action_button.isEnabled() for w in view.messages].count(True) == 2  # the last of each role

@@ -14,13 +14,20 @@ from tests.ui.helpers import last_answer, send_and_wait, type_and_send
 
 
 def test_the_window_keeps_the_answer_and_reloads_on_this_computer(
-        qtbot: Any, make_window: Any, models: Any, tmp_path: Path) -> None:
+    qtbot: Any, make_window: Any, models: Any, tmp_path: Path
+) -> None:
     workers = [start_worker(tmp_path), start_worker(tmp_path)]
     try:
-        window = make_window(target_path=models.target, drafter="none", max_tokens=4000,
-                             workers=",".join(str(w.address) for w in workers))
+        window = make_window(
+            target_path=models.target,
+            drafter="none",
+            max_tokens=4000,
+            workers=",".join(str(w.address) for w in workers),
+        )
         status = window.status.models.text()
-        assert f"split: this computer: 2 layers, {workers[0].address}: 2 layers, {workers[1].address}: 2 layers" in status
+        assert (
+            f"split: this computer: 2 layers, {workers[0].address}: 2 layers, {workers[1].address}: 2 layers" in status
+        )
         assert f"RPC0 on {workers[0].address}" in window.status.models.toolTip()
         type_and_send(qtbot, window, "Write a very long story.")
         qtbot.waitUntil(lambda: len(last_answer(window).text) > 40, timeout=ANSWER_TIMEOUT_MS)
@@ -59,8 +66,9 @@ def test_the_workers_dialog_names_what_is_wrong_and_allows_only_valid_lists(qtbo
     assert ok.isEnabled() and not dialog.problem.isVisibleTo(dialog)  # empty: this computer only
     dialog.workers.setText("192.168.1.20:abc")
     assert not ok.isEnabled()
-    assert dialog.problem.text() == ("worker address '192.168.1.20:abc': worker_port must be a whole number "
-                                     "between 1 and 65535, not 'abc'")
+    assert dialog.problem.text() == (
+        "worker address '192.168.1.20:abc': worker_port must be a whole number between 1 and 65535, not 'abc'"
+    )
     dialog.workers.setText("192.168.1.20, 192.168.1.21:50060")
     dialog.split.setText("1,2")
     assert not ok.isEnabled() and "split has 2 weights but there are 2 workers" in dialog.problem.text()

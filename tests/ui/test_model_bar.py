@@ -32,9 +32,7 @@ def record_loads(monkeypatch: Any, client: EngineClient) -> list[Load]:
     return sent
 
 
-def test_open_gguf_loads_it_and_remembers_it(
-    qtbot: Any, make_window: Any, models: Any, monkeypatch: Any
-) -> None:
+def test_open_gguf_loads_it_and_remembers_it(qtbot: Any, make_window: Any, models: Any, monkeypatch: Any) -> None:
     window = make_window()
     picker = window.model_bar.target_picker
     assert picker.objectName() == "targetPicker"
@@ -53,8 +51,7 @@ def test_open_gguf_loads_it_and_remembers_it(
     assert "135M" in loaded.args[0].target.name or "135m" in loaded.args[0].target.name.lower()
 
 
-def test_loading_shows_a_percentage_rising_to_100_then_ready(qtbot: Any, make_window: Any,
-                                                             default_model: Any) -> None:
+def test_loading_shows_a_percentage_rising_to_100_then_ready(qtbot: Any, make_window: Any, default_model: Any) -> None:
     window = make_window(wait_loaded=False)  # the built-in model, loading now
     bar, status = window.model_bar.progress, window.model_bar.status
     stages: list[str] = []
@@ -74,8 +71,9 @@ def test_loading_shows_a_percentage_rising_to_100_then_ready(qtbot: Any, make_wi
     assert fractions == sorted(set(fractions))  # rising, no repeats
     assert {(visible, maximum) for visible, maximum, _value, _text in shown} == {(True, 100)}
     assert [value for _v, _m, value, _t in shown] == [round(f * 100) for f in fractions]
-    assert [text for *_rest, text in shown] == [f"Loading target {default_model.name}… {round(f * 100)}%"
-                                                 for f in fractions]
+    assert [text for *_rest, text in shown] == [
+        f"Loading target {default_model.name}… {round(f * 100)}%" for f in fractions
+    ]
     assert not bar.isVisible()
     assert status.text().startswith("Ready")
 
@@ -86,8 +84,7 @@ def test_cancelling_open_gguf_keeps_the_loaded_model(
     window = make_window(target_path=models.target)
     sent = record_loads(monkeypatch, window.client)
     monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: ("", ""))
-    with (qtbot.assertNotEmitted(window.model_bar.load_requested),
-          qtbot.assertNotEmitted(window.model_bar.file_opened)):
+    with qtbot.assertNotEmitted(window.model_bar.load_requested), qtbot.assertNotEmitted(window.model_bar.file_opened):
         pick(window.model_bar.target_picker, OPEN_FILE)  # the dialog answers before pick() returns
     assert window.model_bar.target_picker.currentText() == "target.gguf"
     assert sent == [] and not window.client.loading

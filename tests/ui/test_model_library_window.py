@@ -12,7 +12,6 @@ pytest.importorskip("pytestqt")
 
 from desktop_app.ui.model_bar import OPEN_LIBRARY  # noqa: E402
 from desktop_app.ui.model_library import ModelLibraryWindow  # noqa: E402
-from tests.library.conftest import hub, models_dir  # noqa: E402, F401  (fixtures)
 from tests.library.hub_server import FakeHub  # noqa: E402
 from tests.ui.conftest import LOAD_TIMEOUT_MS  # noqa: E402
 from tests.ui.helpers import pick  # noqa: E402
@@ -37,11 +36,18 @@ def test_lists_models_with_metadata_and_which_drafts_fit(qtbot, models_dir: Path
     window = _window(qtbot)
 
     table = window.model_table
-    cells = {table.item(r, 0).text(): [table.item(r, c).text() for c in range(table.columnCount())] for r in range(table.rowCount())}
+    cells = {
+        table.item(r, 0).text(): [table.item(r, c).text() for c in range(table.columnCount())]
+        for r in range(table.rowCount())
+    }
     assert cells["target.gguf"][1:5] == ["llama", "6.6M", "Q8_0", "4096"]
     assert "truncated" in cells["truncated.gguf"][6]
-    compat = {(window.compat_table.item(r, 0).text(), window.compat_table.item(r, 1).text()): window.compat_table.item(r, 2).text()
-              for r in range(window.compat_table.rowCount())}
+    compat = {
+        (window.compat_table.item(r, 0).text(), window.compat_table.item(r, 1).text()): window.compat_table.item(
+            r, 2
+        ).text()
+        for r in range(window.compat_table.rowCount())
+    }
     assert compat[("target.gguf", "draft.gguf")] == "fits: Draft model, Prompt lookup (draft shares its vocabulary)"
     assert "token 300 differs" in compat[("target.gguf", "draft-other-vocab.gguf")]
     assert "1 draft/target pair(s) fit" in window.status.text()
@@ -78,7 +84,10 @@ def test_import_and_delete_update_the_list(qtbot, models_dir: Path, models) -> N
 
 
 def test_downloading_a_catalog_file_adds_it_to_the_list(
-    qtbot, hub: FakeHub, models_dir: Path, models  # noqa: F811
+    qtbot,
+    hub: FakeHub,
+    models_dir: Path,
+    models,  # noqa: F811
 ) -> None:
     window = _window(qtbot, endpoint=hub.endpoint)
     pair = window.catalog[0]
@@ -93,14 +102,17 @@ def test_downloading_a_catalog_file_adds_it_to_the_list(
 
 
 def test_the_catalog_lists_each_pairs_drafting_method_download_size_and_ram_need(
-    qtbot, models_dir: Path  # noqa: F811
+    qtbot,
+    models_dir: Path,  # noqa: F811
 ) -> None:
     window = _window(qtbot)
     table = window.catalog_table
     headers = [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())]
     assert headers == ["Pair", "Drafting", "Uses", "Target", "Draft", "Download", "RAM need", "License"]
-    rows = {window.catalog[r].id: [table.item(r, c).text() for c in range(table.columnCount())]
-            for r in range(table.rowCount())}
+    rows = {
+        window.catalog[r].id: [table.item(r, c).text() for c in range(table.columnCount())]
+        for r in range(table.rowCount())
+    }
     assert len(rows) == len(window.catalog) >= 15
     for pair in window.catalog:
         row = rows[pair.id]
@@ -126,7 +138,10 @@ def test_download_draft_on_a_pair_without_a_draft_file_says_why(qtbot, models_di
 
 
 def test_the_main_window_opens_the_library_and_loads_a_draft_chosen_there(
-    qtbot, make_window, models_dir: Path, models  # noqa: F811
+    qtbot,
+    make_window,
+    models_dir: Path,
+    models,  # noqa: F811
 ) -> None:
     draft = models_dir / "draft.gguf"
     shutil.copy(models.draft, draft)

@@ -16,8 +16,9 @@ from tests.ui.helpers import send_and_wait
 def test_race_shows_both_answers_the_speedup_and_that_they_are_identical(
     qtbot: Any, make_window: Any, models: Any
 ) -> None:
-    window = make_window(target_path=models.target, draft_path=models.draft, drafter="model", temperature=0.0,
-                         max_tokens=200)
+    window = make_window(
+        target_path=models.target, draft_path=models.draft, drafter="model", temperature=0.0, max_tokens=200
+    )
     send_and_wait(qtbot, window, "Tell me a story")
     race_button = window.side.race
     assert race_button.objectName() == "raceButton" and race_button.isEnabled()

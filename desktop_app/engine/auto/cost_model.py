@@ -93,7 +93,7 @@ class CostModel:
 
     def _level(self, drift_now: float) -> bool:
         """Follow one observation of log(measured / cost); True when it rescaled every cost."""
-        self._drift = [*self._drift[-(LOAD_PASSES - 1):], drift_now]
+        self._drift = [*self._drift[-(LOAD_PASSES - 1) :], drift_now]
         drift = sum(self._drift) / len(self._drift)
         if len(self._drift) == LOAD_PASSES and abs(drift) > math.log(LOAD_DRIFT):
             factor = math.exp(drift)

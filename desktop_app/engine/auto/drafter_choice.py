@@ -89,15 +89,17 @@ class DrafterChoice:
     def __init__(self, candidates: Sequence[tuple[Drafter, Policy]]) -> None:
         auto = len(candidates) > 1 or any(isinstance(p, AutoPolicy) for _, p in candidates)
         self.candidates = [
-            Candidate(d, p, ShadowScore(d, p) if auto and d.free and p.k_max > 0 else None) for d, p in candidates]
+            Candidate(d, p, ShadowScore(d, p) if auto and d.free and p.k_max > 0 else None) for d, p in candidates
+        ]
         self.k_max = max((c.policy.k_max for c in self.candidates), default=0)
 
     @property
     def drafters(self) -> list[Drafter]:
         return [c.drafter for c in self.candidates if c.policy.k_max > 0]
 
-    def plan(self, context: list[int], limit: int, params: SamplingParams, rng: np.random.Generator,
-             p_min: float) -> Plan:
+    def plan(
+        self, context: list[int], limit: int, params: SamplingParams, rng: np.random.Generator, p_min: float
+    ) -> Plan:
         """Choose and draft, at most ``limit`` tokens."""
         if limit <= 0 or not self.candidates:
             self._shadow_offers(context, None, {})
@@ -135,8 +137,9 @@ class DrafterChoice:
             return Plan(c, k, Draft(tokens[:k], [None] * k, 0.0, source), tokens[k] if len(tokens) > k else None)
         return Plan(c, k, c.drafter.draft(context, k, params, rng, p_min))
 
-    def _shadow_offers(self, context: list[int], chosen: Candidate | None,
-                       proposals: dict[int, tuple[list[int], CopySource]]) -> None:
+    def _shadow_offers(
+        self, context: list[int], chosen: Candidate | None, proposals: dict[int, tuple[list[int], CopySource]]
+    ) -> None:
         for i, c in enumerate(self.candidates):
             if c.shadow is None:
                 continue

@@ -28,8 +28,17 @@ from desktop_app.engine.auto.tunables import DEFAULT_TUNABLES, AutoTunables
 from desktop_app.engine.drafters import CopySource
 
 __all__ = [
-    "AcceptanceTracker", "AutoPolicy", "FixedPolicy", "OffPolicy", "Policy", "ProbeBackoff", "RunTracker",
-    "best_k", "best_k_for", "expected_speed", "expected_tokens",
+    "AcceptanceTracker",
+    "AutoPolicy",
+    "FixedPolicy",
+    "OffPolicy",
+    "Policy",
+    "ProbeBackoff",
+    "RunTracker",
+    "best_k",
+    "best_k_for",
+    "expected_speed",
+    "expected_tokens",
 ]
 
 
@@ -46,14 +55,19 @@ def expected_speed(a: float, k: int, costs: CostModel) -> float:
     return expected_tokens(a, k) / costs.cycle_s(k)
 
 
-def best_k(a: float, costs: CostModel, k_max: int | None = None,
-           min_gain: float = DEFAULT_TUNABLES.min_gain) -> tuple[int, float]:
+def best_k(
+    a: float, costs: CostModel, k_max: int | None = None, min_gain: float = DEFAULT_TUNABLES.min_gain
+) -> tuple[int, float]:
     """The k that maximises expected speed and its predicted speed-up over plain decoding."""
     return best_k_for(lambda k: expected_tokens(a, k), costs, k_max, min_gain)
 
 
-def best_k_for(tokens: Callable[[int], float] | Sequence[float], costs: CostModel,
-               k_max: int | None = None, min_gain: float = DEFAULT_TUNABLES.min_gain) -> tuple[int, float]:
+def best_k_for(
+    tokens: Callable[[int], float] | Sequence[float],
+    costs: CostModel,
+    k_max: int | None = None,
+    min_gain: float = DEFAULT_TUNABLES.min_gain,
+) -> tuple[int, float]:
     """The same, for any expected tokens per pass: ``tokens(k)``, or ``tokens[k]`` for every k
     up to the limit; a k whose speed-up is under ``min_gain`` is not worth a pass."""
     limit = costs.k_max if k_max is None else min(k_max, costs.k_max)
@@ -75,10 +89,18 @@ class Policy(Protocol):
     k_max: int
 
     def choose_k(self) -> int: ...
-    def observe(self, drafted: int, accepted: int, draft_s: float, verify_s: float, batch: int,
-                source: CopySource = CopySource.OTHER) -> None: ...
+    def observe(
+        self,
+        drafted: int,
+        accepted: int,
+        draft_s: float,
+        verify_s: float,
+        batch: int,
+        source: CopySource = CopySource.OTHER,
+    ) -> None: ...
     def observe_shadow(self, drafted: int, accepted: int, source: CopySource = CopySource.OTHER) -> None:
         """Score a proposal that was not verified (a free drafter while speculation is off)."""
+
     def reason(self) -> str: ...
 
 
@@ -89,8 +111,15 @@ class OffPolicy:
     def choose_k(self) -> int:
         return 0
 
-    def observe(self, drafted: int, accepted: int, draft_s: float, verify_s: float, batch: int,
-                source: CopySource = CopySource.OTHER) -> None:
+    def observe(
+        self,
+        drafted: int,
+        accepted: int,
+        draft_s: float,
+        verify_s: float,
+        batch: int,
+        source: CopySource = CopySource.OTHER,
+    ) -> None:
         pass
 
     def observe_shadow(self, drafted: int, accepted: int, source: CopySource = CopySource.OTHER) -> None:
@@ -108,8 +137,15 @@ class FixedPolicy:
     def choose_k(self) -> int:
         return self.k_max
 
-    def observe(self, drafted: int, accepted: int, draft_s: float, verify_s: float, batch: int,
-                source: CopySource = CopySource.OTHER) -> None:
+    def observe(
+        self,
+        drafted: int,
+        accepted: int,
+        draft_s: float,
+        verify_s: float,
+        batch: int,
+        source: CopySource = CopySource.OTHER,
+    ) -> None:
         pass
 
     def observe_shadow(self, drafted: int, accepted: int, source: CopySource = CopySource.OTHER) -> None:
@@ -131,9 +167,17 @@ class AutoPolicy:
     mode = SpecMode.AUTO.value
 
     def __init__(
-        self, costs: CostModel, k_max: int, *, probe: bool = True, tunables: AutoTunables = DEFAULT_TUNABLES,
-        acceptance: AcceptanceTracker | None = None, hot: AcceptanceTracker | None = None,
-        probes: ProbeBackoff | None = None, runs: RunTracker | None = None, streak: int = 0,
+        self,
+        costs: CostModel,
+        k_max: int,
+        *,
+        probe: bool = True,
+        tunables: AutoTunables = DEFAULT_TUNABLES,
+        acceptance: AcceptanceTracker | None = None,
+        hot: AcceptanceTracker | None = None,
+        probes: ProbeBackoff | None = None,
+        runs: RunTracker | None = None,
+        streak: int = 0,
     ) -> None:
         self.costs = costs
         self.k_max = k_max
@@ -198,7 +242,9 @@ class AutoPolicy:
         if self.runs is not None:
             self._k, self._predicted_gain = self._copy_k(self.runs, self.k_max, self.source)
         else:
-            self._k, self._predicted_gain = best_k(self.tracker.cautious_rate, self.costs, self.k_max, self.tunables.min_gain)
+            self._k, self._predicted_gain = best_k(
+                self.tracker.cautious_rate, self.costs, self.k_max, self.tunables.min_gain
+            )
         self._stale = False
 
     def _fresh(self) -> None:
@@ -229,8 +275,15 @@ class AutoPolicy:
             self.tracker.observe(drafted, accepted)
         self._state_hot = accepted == drafted
 
-    def observe(self, drafted: int, accepted: int, draft_s: float, verify_s: float, batch: int,
-                source: CopySource = CopySource.OTHER) -> None:
+    def observe(
+        self,
+        drafted: int,
+        accepted: int,
+        draft_s: float,
+        verify_s: float,
+        batch: int,
+        source: CopySource = CopySource.OTHER,
+    ) -> None:
         if drafted > 0 and self.runs is not None:
             self._check(self.runs, drafted, accepted, source)
         self._record(drafted, accepted, source)
@@ -249,9 +302,14 @@ class AutoPolicy:
 
     def observe_shadow(self, drafted: int, accepted: int, source: CopySource = CopySource.OTHER) -> None:
         run = self.runs
-        if drafted > 0 and run is not None and best_k_for(
-                run.expected_by_k(self.streak, self.k_max, source), self.costs, self.k_max,
-                self.tunables.copy_min_gain)[0] > 0:
+        if (
+            drafted > 0
+            and run is not None
+            and best_k_for(
+                run.expected_by_k(self.streak, self.k_max, source), self.costs, self.k_max, self.tunables.copy_min_gain
+            )[0]
+            > 0
+        ):
             self._check(run, drafted, accepted, source)  # a copy its rating alone would have drafted
         self._record(drafted, accepted, source)
         if self.runs is not None:
@@ -271,8 +329,12 @@ class AutoPolicy:
     def _copy_k(self, run: RunTracker, limit: int, source: CopySource) -> tuple[int, float]:
         """A copy's k and gain: the run tracker's expected tokens, checked against what this
         answer's drafts delivered, held to the copy's bar (``copy_min_gain``)."""
-        return best_k_for(self._checked(run.expected_by_k(self.streak, limit, source), source), self.costs, limit,
-                          self.tunables.copy_min_gain)
+        return best_k_for(
+            self._checked(run.expected_by_k(self.streak, limit, source), source),
+            self.costs,
+            limit,
+            self.tunables.copy_min_gain,
+        )
 
     @property
     def predicted_gain(self) -> float:
@@ -291,5 +353,6 @@ class AutoPolicy:
         load = f" ({load})" if load else ""
         if self._k == 0:
             return f"off: acceptance {a:.0%} {state} cannot pay for drafting on this hardware{load}"
-        return (f"k={self._k}: acceptance {a:.0%} {state}, predicted {self._predicted_gain:.2f}x over plain "
-                f"decoding{load}")
+        return (
+            f"k={self._k}: acceptance {a:.0%} {state}, predicted {self._predicted_gain:.2f}x over plain decoding{load}"
+        )

@@ -26,8 +26,9 @@ from desktop_app.engine.llama.timing import CalibrationInterrupted, time_decodes
 CALIBRATION_DEPTH = 160  # tokens of context behind the timed decodes
 
 
-def _batch_costs(target: LlamaModel, k_max: int, token: int, depth: int, reps: int,
-                 should_stop: Callable[[], bool] | None) -> list[float]:
+def _batch_costs(
+    target: LlamaModel, k_max: int, token: int, depth: int, reps: int, should_stop: Callable[[], bool] | None
+) -> list[float]:
     batch_s = time_decodes(target, list(range(1, k_max + 2)), token, depth, reps, should_stop)
     # A bigger batch never costs less: smooth out timing noise (running minimum from the right).
     for b in range(len(batch_s) - 2, -1, -1):
@@ -69,8 +70,14 @@ class AutoSetup:
             costs.use_threads(count)
 
     def calibrate(
-        self, target: LlamaModel, threads: ThreadTuner, drafter: Drafter | None, k_max: int, reps: int = 5,
-        depth: int = CALIBRATION_DEPTH, should_stop: Callable[[], bool] | None = None,
+        self,
+        target: LlamaModel,
+        threads: ThreadTuner,
+        drafter: Drafter | None,
+        k_max: int,
+        reps: int = 5,
+        depth: int = CALIBRATION_DEPTH,
+        should_stop: Callable[[], bool] | None = None,
     ) -> CostModel:
         """Measure this machine's target cost per batch size and the drafter's cost per token.
 
@@ -90,14 +97,19 @@ class AutoSetup:
             try:
                 for count in sorted(threads.candidates, key=lambda c: c != chosen):
                     self._apply_threads(count)
-                    tables[count] = _batch_costs(target, k_max, filler, depth, reps if count == chosen else 3,
-                                                 should_stop)
+                    tables[count] = _batch_costs(
+                        target, k_max, filler, depth, reps if count == chosen else 3, should_stop
+                    )
             finally:
                 self._apply_threads(chosen)
             self._target_costs[k_max] = tables
         draft_s = drafter.token_cost_s(CostProbe(filler, depth, reps, should_stop)) if drafter is not None else 0.0
-        costs = CostModel(list(tables[threads.count]), draft_s,
-                          by_threads={c: list(t) for c, t in tables.items()}, threads=threads.count)
+        costs = CostModel(
+            list(tables[threads.count]),
+            draft_s,
+            by_threads={c: list(t) for c, t in tables.items()},
+            threads=threads.count,
+        )
         self.costs[key] = costs
         return costs
 
@@ -109,7 +121,11 @@ class AutoSetup:
         self.costs[(drafter, k_max)] = dataclasses.replace(costs, measured=False)
 
     def prepare(
-        self, target: LlamaModel, threads: ThreadTuner, candidates: Sequence[Drafter], draft_max: int,
+        self,
+        target: LlamaModel,
+        threads: ThreadTuner,
+        candidates: Sequence[Drafter],
+        draft_max: int,
         should_stop: Callable[[], bool] | None = None,
     ) -> CostModel | None:
         """Calibrate for these candidates now; None when there are none or ``should_stop`` said
@@ -122,14 +138,16 @@ class AutoSetup:
         except CalibrationInterrupted:
             return None
 
-    def choice(self, spec: SpecMode, candidates: Sequence[Drafter], k_max: int,
-               costs_for: Callable[[Drafter], CostModel]) -> DrafterChoice:
+    def choice(
+        self, spec: SpecMode, candidates: Sequence[Drafter], k_max: int, costs_for: Callable[[Drafter], CostModel]
+    ) -> DrafterChoice:
         """The drafters of an answer with their policies; ``costs_for`` gives a drafter's costs
         at ``k_max`` (measuring them on first use)."""
         return DrafterChoice([(d, self.policy(spec, d, k_max, costs_for)) for d in candidates])
 
-    def policy(self, spec: SpecMode, drafter: Drafter | None, k_max: int,
-               costs_for: Callable[[Drafter], CostModel]) -> Policy:
+    def policy(
+        self, spec: SpecMode, drafter: Drafter | None, k_max: int, costs_for: Callable[[Drafter], CostModel]
+    ) -> Policy:
         if spec is SpecMode.OFF or drafter is None:
             return OffPolicy()
         if spec is SpecMode.ON:
@@ -143,5 +161,6 @@ class AutoSetup:
         hot = self._acceptance.setdefault(name + ":hot", AcceptanceTracker.from_prior(t.hot_prior, t))
         runs = self._runs.setdefault(name, RunTracker(t)) if drafter.free else None
         probes = self._probes.setdefault(name, ProbeBackoff(t))
-        return AutoPolicy(costs, k_max, probe=not drafter.free, tunables=t, acceptance=cold, hot=hot, runs=runs,
-                          probes=probes)
+        return AutoPolicy(
+            costs, k_max, probe=not drafter.free, tunables=t, acceptance=cold, hot=hot, runs=runs, probes=probes
+        )

@@ -51,8 +51,9 @@ class HiddenStateDrafter(Drafter):
             return self.tail[1]
         raise RuntimeError(f"no hidden row for position {position}")  # hidden_from() asked for it
 
-    def _pick(self, logits: np.ndarray, params: SamplingParams, rng: np.random.Generator, out: Draft,
-              p_min: float) -> bool:
+    def _pick(
+        self, logits: np.ndarray, params: SamplingParams, rng: np.random.Generator, out: Draft, p_min: float
+    ) -> bool:
         """Choose the next draft token from ``logits`` into ``out``; False when confidence is too low."""
         if params.greedy:
             if p_min > 0.0 and out.tokens and top_probability(logits) < p_min:

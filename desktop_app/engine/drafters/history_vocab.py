@@ -28,8 +28,9 @@ class HistoryVocab:
     """``fingerprint`` and ``n_vocab`` of the target loaded when it was made, and its plain-text
     tokenizer (no BOS, special tokens' text read as text, as in a chat message)."""
 
-    def __init__(self, model: LlamaModel, lock: threading.Lock, current: Callable[[], LlamaModel | None],
-                 ngrams: ChatNgrams) -> None:
+    def __init__(
+        self, model: LlamaModel, lock: threading.Lock, current: Callable[[], LlamaModel | None], ngrams: ChatNgrams
+    ) -> None:
         self._model = model
         self._lock = lock
         self._current = current

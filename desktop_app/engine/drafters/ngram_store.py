@@ -108,17 +108,27 @@ def save(path: Path, counts: NgramCounts, manifest: Mapping[int, int], vocab: st
         followers.extend(table.keys())
         weights.extend(table.values())
         offsets[i + 1] = len(followers)
-    meta = {"version": CACHE_VERSION, "vocab": vocab, "orders": list(counts.orders),
-            "tokens_added": counts.tokens_added}
+    meta = {
+        "version": CACHE_VERSION,
+        "vocab": vocab,
+        "orders": list(counts.orders),
+        "tokens_added": counts.tokens_added,
+    }
     ids = np.array(sorted(manifest), dtype=np.int64)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     try:
         with tmp.open("wb") as handle:
-            np.savez(handle, meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8), keys=keys,
-                     offsets=offsets, followers=np.array(followers, dtype=np.int32),
-                     counts=np.array(weights, dtype=np.int32), ids=ids,
-                     digests=np.array([manifest[i] for i in ids.tolist()], dtype=np.int64))
+            np.savez(
+                handle,
+                meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
+                keys=keys,
+                offsets=offsets,
+                followers=np.array(followers, dtype=np.int32),
+                counts=np.array(weights, dtype=np.int32),
+                ids=ids,
+                digests=np.array([manifest[i] for i in ids.tolist()], dtype=np.int64),
+            )
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)  # only left when writing failed (a full disk)
@@ -170,8 +180,18 @@ def load(path: Path, vocab: str, n_vocab: int | None = None) -> tuple[NgramCount
     # struct.error in odd headers), zlib.error while inflating, the .npy header parser
     # (ValueError; TypeError from a header such as {[]: 1}), json (ValueError, RecursionError:
     # a RuntimeError) and the disk (OSError).
-    except (zipfile.BadZipFile, KeyError, EOFError, NotImplementedError, RuntimeError, struct.error, zlib.error,
-            ValueError, TypeError, OSError) as exc:
+    except (
+        zipfile.BadZipFile,
+        KeyError,
+        EOFError,
+        NotImplementedError,
+        RuntimeError,
+        struct.error,
+        zlib.error,
+        ValueError,
+        TypeError,
+        OSError,
+    ) as exc:
         raise CacheFileError(f"it is damaged ({type(exc).__name__}: {exc})") from None
     keys, offsets = arrays["keys"], arrays["offsets"]
     followers, weights = arrays["followers"], arrays["counts"]
@@ -184,12 +204,25 @@ def load(path: Path, vocab: str, n_vocab: int | None = None) -> tuple[NgramCount
     tokens_added = meta.get("tokens_added", 0)
     n = keys.shape[0] if keys.ndim == 2 else -1
     integral = all(a.dtype.kind in "iu" for a in (keys, offsets, followers, weights, ids, digests))
-    if (orders != list(HISTORY_ORDERS) or not isinstance(tokens_added, int) or not integral
-            or keys.ndim != 2 or keys.shape[1] != max(HISTORY_ORDERS) or offsets.shape != (n + 1,)
-            or followers.ndim != 1 or followers.shape != weights.shape or ids.ndim != 1 or ids.shape != digests.shape
-            or offsets[0] != 0 or offsets[-1] != len(followers) or np.any(np.diff(offsets) <= 0)
-            or np.any(weights <= 0) or np.any(followers < 0) or np.any(keys < -1)
-            or (n_vocab is not None and (np.any(followers >= n_vocab) or np.any(keys >= n_vocab)))):
+    if (
+        orders != list(HISTORY_ORDERS)
+        or not isinstance(tokens_added, int)
+        or not integral
+        or keys.ndim != 2
+        or keys.shape[1] != max(HISTORY_ORDERS)
+        or offsets.shape != (n + 1,)
+        or followers.ndim != 1
+        or followers.shape != weights.shape
+        or ids.ndim != 1
+        or ids.shape != digests.shape
+        or offsets[0] != 0
+        or offsets[-1] != len(followers)
+        or np.any(np.diff(offsets) <= 0)
+        or np.any(weights <= 0)
+        or np.any(followers < 0)
+        or np.any(keys < -1)
+        or (n_vocab is not None and (np.any(followers >= n_vocab) or np.any(keys >= n_vocab)))
+    ):
         raise CacheFileError("it is damaged (inconsistent tables)")
     used = keys >= 0  # each row: an n-gram of 2 to 4 tokens, then -1 padding
     padded_right = used == (np.arange(keys.shape[1]) < used.sum(axis=1)[:, None])
@@ -201,13 +234,20 @@ def load(path: Path, vocab: str, n_vocab: int | None = None) -> tuple[NgramCount
     fol, wts = followers.tolist(), weights.tolist()
     for i, row in enumerate(keys.tolist()):
         key = tuple(t for t in row if t >= 0)
-        counts.table[key] = dict(zip(fol[bounds[i]:bounds[i + 1]], wts[bounds[i]:bounds[i + 1]]))
+        counts.table[key] = dict(zip(fol[bounds[i] : bounds[i + 1]], wts[bounds[i] : bounds[i + 1]]))
     return counts, dict(zip(ids.tolist(), digests.tolist()))
 
 
-def sync(path: Path, vocab: str, messages: Sequence[SourceMessage], tokenize: Callable[[str], list[int]],
-         log: Callable[[str], None] = print, n_vocab: int | None = None, known: CacheState | None = None,
-         max_tokens: int = MAX_TOKENS) -> CacheState:
+def sync(
+    path: Path,
+    vocab: str,
+    messages: Sequence[SourceMessage],
+    tokenize: Callable[[str], list[int]],
+    log: Callable[[str], None] = print,
+    n_vocab: int | None = None,
+    known: CacheState | None = None,
+    max_tokens: int = MAX_TOKENS,
+) -> CacheState:
     """The cache for exactly ``messages`` (oldest first), from ``path`` where it can be, saved back.
 
     ``known`` is what the last sync returned: while the file is still the one it saved, it is
@@ -234,7 +274,7 @@ def sync(path: Path, vocab: str, messages: Sequence[SourceMessage], tokenize: Ca
     # Only messages newer than the newest learned: older ones missing from the manifest were
     # left out by the token budget of the build (and stay out, so a sync costs what is new).
     learned = [i for i, m in enumerate(messages) if m.id in manifest]
-    new = messages[learned[-1] + 1:] if learned else messages
+    new = messages[learned[-1] + 1 :] if learned else messages
     if not new and not rebuilt:
         return known or CacheState(counts, manifest, _stamp(path))  # the file is right as it is
     if known is not None and counts is known.counts:

@@ -86,8 +86,11 @@ class BackendInfo:
         """One line saying what this llama.cpp build lacks, or None when it is SpecChat's."""
         if not self.build_gaps:
             return None
-        return ("this llama-cpp-python is not SpecChat's build (" + "; ".join(self.build_gaps)
-                + "): rebuild it with `make setup`")
+        return (
+            "this llama-cpp-python is not SpecChat's build ("
+            + "; ".join(self.build_gaps)
+            + "): rebuild it with `make setup`"
+        )
 
     def summary(self) -> str:
         gpus = [d for d in self.devices if d.kind != "cpu"]

@@ -33,7 +33,6 @@ CHATML = (
 ROLES = ("system", "user", "assistant")
 
 
-
 def validate_messages(messages: Sequence[object]) -> list[Message]:
     """Check the shape of a message list; raise ValueError saying what is wrong."""
     if not isinstance(messages, (list, tuple)) or not messages:
@@ -53,8 +52,9 @@ def validate_messages(messages: Sequence[object]) -> list[Message]:
             bad = content[exc.start]
             raise ValueError(
                 f"message {i} ({role}) has a character that is not valid text (U+{ord(bad):04X}) at character "
-                f"{exc.start + 1} of {len(content)}, after {content[max(0, exc.start - 20):exc.start]!r}: "
-                "remove it and send again") from None
+                f"{exc.start + 1} of {len(content)}, after {content[max(0, exc.start - 20) : exc.start]!r}: "
+                "remove it and send again"
+            ) from None
         out.append(Message(role=role, content=content))
     return out
 
@@ -76,8 +76,14 @@ class ChatTemplate:
     """A model's chat template, rendered in the sandbox under a time and a size budget.
     ``origin`` (the model file's name) is what error messages name."""
 
-    def __init__(self, source: str | None, bos_token: str = "", eos_token: str = "", origin: str = "the model",
-                 budget_s: float = RENDER_BUDGET_S) -> None:
+    def __init__(
+        self,
+        source: str | None,
+        bos_token: str = "",
+        eos_token: str = "",
+        origin: str = "the model",
+        budget_s: float = RENDER_BUDGET_S,
+    ) -> None:
         self.origin = origin
         self.budget_s = budget_s
         self.source = source or CHATML
@@ -86,7 +92,10 @@ class ChatTemplate:
         self.eos_token = eos_token
         try:
             # strict first (catches template bugs); lenient for optional variables (tools, dates)
-            self._templates = [_environment(True).from_string(self.source), _environment(False).from_string(self.source)]
+            self._templates = [
+                _environment(True).from_string(self.source),
+                _environment(False).from_string(self.source),
+            ]
         except jinja2.TemplateError as exc:
             raise TemplateError(f"the chat template in {origin} is invalid: {exc}") from exc
 
@@ -105,11 +114,14 @@ class ChatTemplate:
             except RenderTimeout:
                 raise TemplateError(
                     f"the chat template in {self.origin} did not finish rendering within {self.budget_s:g} s "
-                    "(it may loop forever); nothing was sent: load another model file") from None
+                    "(it may loop forever); nothing was sent: load another model file"
+                ) from None
             except TemplateError:
                 raise
             except SecurityError as exc:
-                raise TemplateError(f"the chat template in {self.origin} tried something unsafe and was stopped: {exc}") from exc
+                raise TemplateError(
+                    f"the chat template in {self.origin} tried something unsafe and was stopped: {exc}"
+                ) from exc
             except jinja2.UndefinedError as exc:
                 first_error = first_error or exc
             except Exception as exc:  # a template is untrusted code: report, never crash

@@ -17,10 +17,21 @@ from desktop_app.engine.llama.compat import DraftCompatibility
 from desktop_app.engine.llama.gguf_file import GGUFInfo
 
 # llama.cpp's llm_arch_supports_rs_rollback (vendored in llama-cpp-python 0.3.36)
-ROLLBACK_ARCHITECTURES = frozenset({
-    "kimi-k3", "qwen35", "qwen35moe", "qwen4exp", "deepseek4", "glm5-next", "nemotron_h", "nemotron_h_moe",
-    "lfm2", "lfm2moe", "bailingmoe3",
-})
+ROLLBACK_ARCHITECTURES = frozenset(
+    {
+        "kimi-k3",
+        "qwen35",
+        "qwen35moe",
+        "qwen4exp",
+        "deepseek4",
+        "glm5-next",
+        "nemotron_h",
+        "nemotron_h_moe",
+        "lfm2",
+        "lfm2moe",
+        "bailingmoe3",
+    }
+)
 ASSISTANT_TARGETS = {"gemma4-assistant": "gemma4"}  # assistant architecture -> its target's
 
 
@@ -42,8 +53,10 @@ def assistant_mismatch(target: GGUFInfo, assistant: GGUFInfo) -> list[str]:
     context is created: llama.cpp crashes on an assistant paired with another architecture."""
     wanted = ASSISTANT_TARGETS[assistant.architecture]
     if target.architecture != wanted:
-        return [f"{assistant.path.name} is a {assistant.architecture} drafter: it needs a {wanted} target, "
-                f"not {target.architecture}"]
+        return [
+            f"{assistant.path.name} is a {assistant.architecture} drafter: it needs a {wanted} target, "
+            f"not {target.architecture}"
+        ]
     width, wants = target.arch_int("embedding_length"), assistant.arch_int("embedding_length_out")
     if width is not None and wants is not None and width != wants:
         return [f"{assistant.path.name} reads {wants}-wide hidden states; {target.path.name} has {width}"]
@@ -53,8 +66,10 @@ def assistant_mismatch(target: GGUFInfo, assistant: GGUFInfo) -> list[str]:
 def rollback_refusal(target: GGUFInfo, recurrent: bool) -> str | None:
     """Why a recurrent/hybrid target cannot speculate (None when it can)."""
     if recurrent and target.architecture not in ROLLBACK_ARCHITECTURES:
-        return (f"{target.path.stem} ({target.architecture}) keeps a recurrent state that llama.cpp cannot roll "
-                "back for this architecture, so rejected draft tokens cannot be undone: speculation stays off")
+        return (
+            f"{target.path.stem} ({target.architecture}) keeps a recurrent state that llama.cpp cannot roll "
+            "back for this architecture, so rejected draft tokens cannot be undone: speculation stays off"
+        )
     return None
 
 
@@ -73,7 +88,9 @@ class DraftingSupport:
 
 
 def drafting_support(
-    target: GGUFInfo, draft: GGUFInfo | None = None, recurrent: bool = False,
+    target: GGUFInfo,
+    draft: GGUFInfo | None = None,
+    recurrent: bool = False,
     vocabulary: DraftCompatibility | None = None,
 ) -> DraftingSupport:
     """What ``target`` (and ``draft``, whose vocabulary check is ``vocabulary``) can draft with."""

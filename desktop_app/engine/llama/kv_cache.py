@@ -87,9 +87,7 @@ class KvCache:
 
     def ensure_fits(self, n_tokens: int) -> None:
         if n_tokens > self.n_ctx:
-            raise ContextOverflowError(
-                f"The conversation needs {n_tokens} tokens but the context holds {self.n_ctx}"
-            )
+            raise ContextOverflowError(f"The conversation needs {n_tokens} tokens but the context holds {self.n_ctx}")
 
     def prefill(self, tokens: Sequence[int], need_logits: bool = True, hidden_from: int | None = None) -> int:
         """Make the KV cache hold exactly ``tokens``, reusing the cached prefix.

@@ -165,9 +165,7 @@ def check() -> None:
     """Raise LlamaExtError naming every missing piece (symbol, binding, struct field)."""
     gone = missing()
     if gone:
-        raise LlamaExtError(
-            f"llama-cpp-python {_version()} lacks what MTP drafting needs: " + ", ".join(gone)
-        )
+        raise LlamaExtError(f"llama-cpp-python {_version()} lacks what MTP drafting needs: " + ", ".join(gone))
 
 
 def available() -> bool:
@@ -212,7 +210,9 @@ def embeddings_nextn(ctx: Any, n_rows: int, n_embd: int) -> np.ndarray:
     """
     p = embeddings_nextn_ptr(ctx)
     if not p:
-        raise LlamaExtError("the context produced no nextn embeddings (was set_embeddings_nextn called before decoding?)")
+        raise LlamaExtError(
+            "the context produced no nextn embeddings (was set_embeddings_nextn called before decoding?)"
+        )
     return np.ctypeslib.as_array(p, shape=(n_rows, n_embd)).copy()
 
 

@@ -52,8 +52,13 @@ ProgressFn = Callable[[float], None]
 ROLLBACK_TOKENS = 16
 
 
-def load_weights(path: Path, options: ModelOptions, progress: ProgressFn | None, load_mtp: bool = False,
-                 placement: Placement | None = None) -> Any:
+def load_weights(
+    path: Path,
+    options: ModelOptions,
+    progress: ProgressFn | None,
+    load_mtp: bool = False,
+    placement: Placement | None = None,
+) -> Any:
     """``llama_model_load_from_file`` with our options and a progress callback; raises ModelLoadError.
 
     With a ``placement`` the layers go to its devices (workers, local GPUs) in its proportions;

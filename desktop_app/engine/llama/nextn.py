@@ -53,11 +53,13 @@ class NextnContext:
         cparams.ctx_other = target_ctx
         ctx = llama_cpp.llama_init_from_model(model, cparams)
         if not ctx:
-            raise ModelLoadError(f"llama.cpp could not create a drafting context for {target.name}: "
-                                 f"{load_failure_reason()}")
+            raise ModelLoadError(
+                f"llama.cpp could not create a drafting context for {target.name}: {load_failure_reason()}"
+            )
         self._ctx = ctx
-        self.shared_memory = llama_ext.get_ctx_other(ctx) == (target_ctx.value if hasattr(target_ctx, "value")
-                                                              else target_ctx)
+        self.shared_memory = llama_ext.get_ctx_other(ctx) == (
+            target_ctx.value if hasattr(target_ctx, "value") else target_ctx
+        )
         llama_ext.set_embeddings_nextn(ctx, True, False)
         self.n_batch = int(llama_cpp.llama_n_batch(ctx))
         self.n_vocab = target.n_vocab
@@ -68,8 +70,9 @@ class NextnContext:
     def set_threads(self, count: int, batch_count: int | None = None) -> None:
         llama_cpp.llama_set_n_threads(self._ctx, count, batch_count or count)
 
-    def decode(self, tokens: Sequence[int], start: int, hidden: np.ndarray, output_last: bool,
-               same_position: bool = False) -> int:
+    def decode(
+        self, tokens: Sequence[int], start: int, hidden: np.ndarray, output_last: bool, same_position: bool = False
+    ) -> int:
         """Decode (token, hidden row) pairs at ``start``, ``start + 1``... (or all at ``start``);
         returns the batch row of the last token (where its logits and hidden row are read)."""
         rows = np.ascontiguousarray(hidden, dtype=np.float32)
@@ -123,8 +126,9 @@ class NextnContext:
 class AssistantWeights(VocabProperties):
     """A Gemma 4 assistant GGUF: weights and vocabulary only (its context needs a target's)."""
 
-    def __init__(self, path: str | Path, options: ModelOptions | None = None,
-                 progress: ProgressFn | None = None) -> None:
+    def __init__(
+        self, path: str | Path, options: ModelOptions | None = None, progress: ProgressFn | None = None
+    ) -> None:
         ensure_backend()
         self.path = Path(path)
         self.options = options or ModelOptions()

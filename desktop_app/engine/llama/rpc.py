@@ -37,8 +37,10 @@ PROBE_TIMEOUT_S = 5.0
 EXIT_WORKER_LOST = 75  # the engine process's exit status after llama.cpp aborted on a lost worker
 _DEV_GPU, _DEV_IGPU = 1, 2  # enum ggml_backend_dev_type
 
-NOT_BUILT = ("this llama-cpp-python was built without llama.cpp's RPC backend; rebuild it with "
-             "CMAKE_ARGS=-DGGML_RPC=on (`make` does this by default)")
+NOT_BUILT = (
+    "this llama-cpp-python was built without llama.cpp's RPC backend; rebuild it with "
+    "CMAKE_ARGS=-DGGML_RPC=on (`make` does this by default)"
+)
 
 
 def supported() -> bool:
@@ -114,23 +116,31 @@ def probe(worker: WorkerAddress, timeout_s: float = PROBE_TIMEOUT_S) -> None:
             header = _receive(sock, 8)
             (size,) = struct.unpack("<Q", header)
             if size != 4 + _CAPS_SIZE:
-                raise WorkerError(f"{where} is not a specchat worker (it answered the llama.cpp RPC handshake "
-                                  "wrongly; is another program using that port?)")
+                raise WorkerError(
+                    f"{where} is not a specchat worker (it answered the llama.cpp RPC handshake "
+                    "wrongly; is another program using that port?)"
+                )
             major, minor, patch = _receive(sock, size)[:3]
     except socket.gaierror:
         raise WorkerError(f"cannot find worker host {worker.host!r} (unknown name)") from None
     except ConnectionRefusedError:
-        raise WorkerError(f"cannot reach worker {where}: nothing listens there (start `specchat worker` on it, "
-                          "with --host set to an address this computer can reach)") from None
+        raise WorkerError(
+            f"cannot reach worker {where}: nothing listens there (start `specchat worker` on it, "
+            "with --host set to an address this computer can reach)"
+        ) from None
     except TimeoutError:
-        raise WorkerError(f"worker {where} did not answer the handshake within {timeout_s:.0f} s: it is busy "
-                          "with another computer (a worker serves one at a time), or it is not a specchat "
-                          "worker") from None
+        raise WorkerError(
+            f"worker {where} did not answer the handshake within {timeout_s:.0f} s: it is busy "
+            "with another computer (a worker serves one at a time), or it is not a specchat "
+            "worker"
+        ) from None
     except OSError as exc:
         raise WorkerError(f"cannot reach worker {where}: {exc.strerror or exc}") from None
     if major != RPC_PROTO_MAJOR:
-        raise WorkerError(f"worker {where} speaks RPC protocol {major}.{minor}.{patch}, this app "
-                          f"{RPC_PROTO_MAJOR}.x: install the same SpecChat version on both computers")
+        raise WorkerError(
+            f"worker {where} speaks RPC protocol {major}.{minor}.{patch}, this app "
+            f"{RPC_PROTO_MAJOR}.x: install the same SpecChat version on both computers"
+        )
 
 
 def _receive(sock: socket.socket, n: int) -> bytes:
@@ -138,8 +148,10 @@ def _receive(sock: socket.socket, n: int) -> bytes:
     while len(data) < n:
         chunk = sock.recv(n - len(data))
         if not chunk:
-            raise WorkerError(f"{sock.getpeername()[0]} closed the connection during the handshake: "
-                              "it is not a specchat worker, or it refused this computer")
+            raise WorkerError(
+                f"{sock.getpeername()[0]} closed the connection during the handshake: "
+                "it is not a specchat worker, or it refused this computer"
+            )
         data += chunk
     return data
 
@@ -223,8 +235,9 @@ class Placement:
 HERE = "this computer"
 
 
-def place(n_layer: int, remote: Sequence[RemoteDevice], split: LayerSplit, gpus: Sequence[int],
-          use_gpu: bool) -> Placement:
+def place(
+    n_layer: int, remote: Sequence[RemoteDevice], split: LayerSplit, gpus: Sequence[int], use_gpu: bool
+) -> Placement:
     """Spread ``n_layer`` repeating layers: the workers' shares go to their devices, this
     computer's share to its GPUs when it has them (``use_gpu``), else to its CPU. The output
     layer goes with the last device (a local GPU, else the last worker, else this CPU)."""
@@ -234,7 +247,9 @@ def place(n_layer: int, remote: Sequence[RemoteDevice], split: LayerSplit, gpus:
     devices: list[tuple[int, str, int]] = []  # pointer, owner, layers
     for worker in workers:
         mine = [d for d in remote if d.worker == worker]
-        devices += [(d.pointer, str(worker), n) for d, n in zip(mine, layer_counts(per_worker[worker], [1.0] * len(mine)))]
+        devices += [
+            (d.pointer, str(worker), n) for d, n in zip(mine, layer_counts(per_worker[worker], [1.0] * len(mine)))
+        ]
     local_gpus_used = list(gpus) if use_gpu else []
     if local_gpus_used:
         devices += [(g, HERE, n) for g, n in zip(local_gpus_used, layer_counts(here, [1.0] * len(local_gpus_used)))]
@@ -288,7 +303,8 @@ def unreachable(workers: Sequence[WorkerAddress], timeout_s: float = 1.0, settle
 def lost_message(workers: Sequence[WorkerAddress]) -> str:
     named = ", ".join(str(w) for w in unreachable(workers)) if workers else ""
     return (f"Lost the connection to worker {named}" if named else "Lost the connection to a worker") + (
-        " (it stopped, or the network dropped)")
+        " (it stopped, or the network dropped)"
+    )
 
 
 def on_fatal(report: Callable[[str], None], workers: Callable[[], Sequence[WorkerAddress]] = tuple) -> None:
@@ -322,12 +338,17 @@ def serve(host: str, port: int, threads: int, announce: Callable[[str], None] = 
     require_rpc()
     g = ggml()
     devices = local_gpus() or [g.dev_by_type(0)]
-    start = g.rpc_function("ggml_backend_rpc_start_server", ctypes.CFUNCTYPE(
-        None, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p)))
+    start = g.rpc_function(
+        "ggml_backend_rpc_start_server",
+        ctypes.CFUNCTYPE(
+            None, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p)
+        ),
+    )
     array = (ctypes.c_void_p * len(devices))(*devices)
     endpoint = WorkerAddress(host, port).endpoint
-    cannot = WorkerError(f"the worker could not listen on {endpoint} (is the port in use, or the address not this "
-                         "computer's?)")
+    cannot = WorkerError(
+        f"the worker could not listen on {endpoint} (is the port in use, or the address not this computer's?)"
+    )
     try:
         listener = rpc_gate.listen(host, port)
     except OSError:
@@ -336,16 +357,24 @@ def serve(host: str, port: int, threads: int, announce: Callable[[str], None] = 
         free.bind(("127.0.0.1", 0))
         private = int(free.getsockname()[1])
     # The call never returns while serving; ctypes lets go of the GIL, so the gate runs meanwhile.
-    server = threading.Thread(target=start, args=(f"127.0.0.1:{private}".encode(), None, threads, len(devices), array),
-                              name="llama-rpc-server", daemon=True)
+    server = threading.Thread(
+        target=start,
+        args=(f"127.0.0.1:{private}".encode(), None, threads, len(devices), array),
+        name="llama-rpc-server",
+        daemon=True,
+    )
     server.start()
-    announce(f"specchat worker: serving on {WorkerAddress(host, port)} (llama.cpp's RPC server listens behind it on "
-             f"127.0.0.1:{private}, reached through this worker only)")
+    announce(
+        f"specchat worker: serving on {WorkerAddress(host, port)} (llama.cpp's RPC server listens behind it on "
+        f"127.0.0.1:{private}, reached through this worker only)"
+    )
     with listener:
         rpc_gate.RpcGate(listener, ("127.0.0.1", private), alive=server.is_alive).serve_forever()
     raise cannot
 
 
 def device_lines(devices: Sequence[RemoteDevice]) -> list[str]:
-    return [f"{d.name} on {d.worker}: {d.memory_total / 2**30:.1f} GiB ({d.memory_free / 2**30:.1f} GiB free)"
-            for d in devices]
+    return [
+        f"{d.name} on {d.worker}: {d.memory_total / 2**30:.1f} GiB ({d.memory_free / 2**30:.1f} GiB free)"
+        for d in devices
+    ]

@@ -54,8 +54,9 @@ def hello_state(data: bytes | bytearray) -> bool | None:
 
 def listen(host: str, port: int) -> socket.socket:
     """A listening socket on host:port (IPv4 or IPv6, as the name resolves); OSError if taken."""
-    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
-                                                         flags=socket.AI_PASSIVE)[0]
+    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[
+        0
+    ]
     sock = socket.socket(family, kind, proto)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as llama.cpp's server: restart at once
@@ -72,8 +73,13 @@ class RpcGate:
     time. :meth:`serve_forever` runs until :meth:`close` or until ``alive()`` turns false (the
     server behind it stopped)."""
 
-    def __init__(self, listener: socket.socket, upstream: tuple[str, int],
-                 hello_timeout_s: float = HELLO_TIMEOUT_S, alive: Callable[[], bool] = lambda: True) -> None:
+    def __init__(
+        self,
+        listener: socket.socket,
+        upstream: tuple[str, int],
+        hello_timeout_s: float = HELLO_TIMEOUT_S,
+        alive: Callable[[], bool] = lambda: True,
+    ) -> None:
         self.listener = listener
         self.upstream = upstream
         self.hello_timeout_s = hello_timeout_s
@@ -112,8 +118,9 @@ class RpcGate:
                         self._drop(selector, waiting)
                     if self._ready and (self._session is None or not self._session.is_alive()):
                         client, hello = self._ready.popleft()
-                        self._session = threading.Thread(target=self._relay, args=(client, hello),
-                                                         name="rpc-gate-session", daemon=True)
+                        self._session = threading.Thread(
+                            target=self._relay, args=(client, hello), name="rpc-gate-session", daemon=True
+                        )
                         self._session.start()
             finally:
                 for waiting in list(self._waiting.values()):

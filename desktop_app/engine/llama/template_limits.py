@@ -53,8 +53,7 @@ class Watchdog:
                 self._fired = True
                 _set_async_exc(self._thread_id, RenderTimeout)
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         if self._timer is not None:
             self._timer.cancel()
         with self._lock:
@@ -65,8 +64,9 @@ class Watchdog:
 
 def _set_async_exc(thread_id: int, exc: type[BaseException] | None) -> None:
     # No argtypes on purpose: None must reach C as NULL ("clear the pending exception").
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id),
-                                               ctypes.py_object(exc) if exc is not None else None)
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(
+        ctypes.c_ulong(thread_id), ctypes.py_object(exc) if exc is not None else None
+    )
 
 
 class LimitedEnvironment(ImmutableSandboxedEnvironment):
@@ -77,7 +77,11 @@ class LimitedEnvironment(ImmutableSandboxedEnvironment):
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
         if operator == "*":
             for seq, times in ((left, right), (right, left)):
-                if isinstance(seq, (str, list, tuple)) and isinstance(times, int) and len(seq) * times > MAX_RENDER_CHARS:
+                if (
+                    isinstance(seq, (str, list, tuple))
+                    and isinstance(times, int)
+                    and len(seq) * times > MAX_RENDER_CHARS
+                ):
                     raise SecurityError("the template tried to build a string or list too large to hold")
         if operator == "**" and isinstance(left, int) and isinstance(right, int):
             if right > 0 and abs(left) > 1 and right * max(abs(left).bit_length(), 1) > MAX_POWER_BITS:

@@ -99,7 +99,8 @@ class _Trial:
         # first pass of each slot pays for switching the count and is not scored
         order = [current, *(c for c in candidates if c != current)]
         self.schedule: deque[tuple[int, bool]] = deque(
-            (c, i > 0) for _ in range(TRIAL_ROUNDS) for c in order for i in range(SLOT))
+            (c, i > 0) for _ in range(TRIAL_ROUNDS) for c in order for i in range(SLOT)
+        )
         self.scores: dict[int, list[float]] = {c: [] for c in order}
         self.current = current
         self.slowed = slowed  # started because passes got slower (load came)
@@ -142,8 +143,9 @@ class ThreadTuner:
     every context: ``n`` for one-token decodes, ``batch`` for larger ones (they differ only during
     a trial); ``fixed`` is the count the user set (None: measured)."""
 
-    def __init__(self, apply: Callable[[int, int], None], candidates: tuple[int, ...] | None = None,
-                 fixed: int | None = None) -> None:
+    def __init__(
+        self, apply: Callable[[int, int], None], candidates: tuple[int, ...] | None = None, fixed: int | None = None
+    ) -> None:
         self._apply = apply  # (one-token count, batch count)
         self.candidates = (fixed,) if fixed else (candidates or thread_candidates())
         self.count = self.candidates[-1]  # what the next one-token pass runs at

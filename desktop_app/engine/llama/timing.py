@@ -15,8 +15,13 @@ class CalibrationInterrupted(Exception):
 
 
 def time_decodes(
-    model: LlamaModel, sizes: list[int], token: int, depth: int, reps: int,
-    should_stop: Callable[[], bool] | None = None, clock: Callable[[], float] = time.perf_counter,
+    model: LlamaModel,
+    sizes: list[int],
+    token: int,
+    depth: int,
+    reps: int,
+    should_stop: Callable[[], bool] | None = None,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> list[float]:
     """Median seconds each batch size costs a speculative loop (all rows' logits), ``depth``
     tokens in.
@@ -65,14 +70,20 @@ def time_decodes(
         one = statistics.median(steady)
         # what the one-token pass after a verify pass pays, pooled over the sizes (it rebuilds
         # the same one-token graph whatever came before)
-        rebuild = max(0.0, statistics.median([s for samples in after.values() for s in samples]) - one) if after else 0.0
+        rebuild = (
+            max(0.0, statistics.median([s for samples in after.values() for s in samples]) - one) if after else 0.0
+        )
         return [one if b == 1 else statistics.median(passes[b]) + rebuild for b in sizes]
     finally:
         model.truncate(base)
 
 
 def tune_threads(
-    model: LlamaModel, tuner: ThreadTuner, token: int, depth: int, should_stop: Callable[[], bool] | None = None,
+    model: LlamaModel,
+    tuner: ThreadTuner,
+    token: int,
+    depth: int,
+    should_stop: Callable[[], bool] | None = None,
 ) -> None:
     """Let ``tuner`` time one-token decodes ``depth`` tokens in at each thread count it may use
     (the cache is trimmed back afterwards)."""

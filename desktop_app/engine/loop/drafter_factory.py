@@ -40,7 +40,8 @@ class DrafterFactory:
         target = self._models.require_target()
         if not target.can_roll_back:  # what llama.cpp reports for the context, not only the file
             return rollback_refusal(target.info, True) or (
-                f"{target.name} cannot roll its recurrent state back here: speculation stays off")
+                f"{target.name} cannot roll its recurrent state back here: speculation stays off"
+            )
         return None
 
     def available(self) -> tuple[DrafterKind, ...]:
@@ -61,8 +62,9 @@ class DrafterFactory:
         """Which drafting this pair supports, and why (the model bar's and the CLI's line)."""
         models = self._models
         target = models.require_target()
-        support = drafting_support(target.info, models.draft.info if models.draft is not None else None,
-                                   target.is_recurrent)
+        support = drafting_support(
+            target.info, models.draft.info if models.draft is not None else None, target.is_recurrent
+        )
         note = support.summary()
         if models.mtp_error:
             note += f"; its MTP layers cannot draft here: {models.mtp_error}"

@@ -217,7 +217,11 @@ class Engine:
         return self.drafting.drafter_for(requested)
 
     def calibrate(
-        self, drafter: Drafter | None, k_max: int, reps: int = 5, depth: int = CALIBRATION_DEPTH,
+        self,
+        drafter: Drafter | None,
+        k_max: int,
+        reps: int = 5,
+        depth: int = CALIBRATION_DEPTH,
         should_stop: Callable[[], bool] | None = None,
     ) -> CostModel:
         """Measure this machine's target cost per batch size and the drafter's cost per token
@@ -231,7 +235,9 @@ class Engine:
         self.auto.use_costs(drafter, k_max, costs)
 
     def prepare_auto(
-        self, drafter: DrafterKind | None = None, draft_max: int = DRAFT_K.default,
+        self,
+        drafter: DrafterKind | None = None,
+        draft_max: int = DRAFT_K.default,
         should_stop: Callable[[], bool] | None = None,
     ) -> CostModel | None:
         """Measure auto mode's costs now (right after loading) rather than in the first answer,
@@ -283,5 +289,5 @@ class Engine:
                 if isinstance(event, Finished):
                     self.prompts.remember(target, prompt_text, prompt, event)
                     # the n-gram cache learns this turn: the new part of the prompt and the answer
-                    self.ngrams.learn(prompt[len(prompt) - event.stats.prompt_tokens_new:] + event.token_ids)
+                    self.ngrams.learn(prompt[len(prompt) - event.stats.prompt_tokens_new :] + event.token_ids)
                 yield event

@@ -73,8 +73,13 @@ class SpeculativeLoop:
     """One answer: prefill, then cycles of propose -> verify -> record -> emit until done."""
 
     def __init__(
-        self, target: LlamaModel, config: LoopConfig, choice: DrafterChoice,
-        stats: GenerationStats, cancel: threading.Event | None = None, threads: ThreadTuner | None = None,
+        self,
+        target: LlamaModel,
+        config: LoopConfig,
+        choice: DrafterChoice,
+        stats: GenerationStats,
+        cancel: threading.Event | None = None,
+        threads: ThreadTuner | None = None,
         clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         self.target = target

@@ -60,8 +60,13 @@ class ModelSet:
             raise EngineError("No target model is loaded")
         return self.target
 
-    def load_target(self, path: str | Path, options: ModelOptions | None, progress: ProgressFn | None,
-                    on_target: Callable[[LlamaModel], None]) -> LlamaModel:
+    def load_target(
+        self,
+        path: str | Path,
+        options: ModelOptions | None,
+        progress: ProgressFn | None,
+        on_target: Callable[[LlamaModel], None],
+    ) -> LlamaModel:
         """Load (or replace) the target and reopen what drafts from it; ``on_target`` is called
         with the new target as soon as it replaced the old one (before the drafting contexts
         open). On failure the previous target stays loaded, unless workers served it: a worker
@@ -88,8 +93,9 @@ class ModelSet:
         self._apply_threads(self.threads.count, None)
         return model
 
-    def load_draft(self, path: str | Path, options: ModelOptions | None, progress: ProgressFn | None
-                   ) -> DraftCompatibility:
+    def load_draft(
+        self, path: str | Path, options: ModelOptions | None, progress: ProgressFn | None
+    ) -> DraftCompatibility:
         """Load a draft model; raises IncompatibleDraftError naming what differs (the previous
         draft then stays)."""
         target = self.require_target()

@@ -61,8 +61,15 @@ class PromptFitter:
     ``render`` turns messages into (prompt text, token ids). Raises FitCancelled when ``cancel``
     is set and PromptFitTimeoutError when fitting outlasts ``budget_s``."""
 
-    def __init__(self, render: Render, counts: TokenCounts, limit: int, cancel: threading.Event | None = None,
-                 budget_s: float = FIT_BUDGET_S, clock: Callable[[], float] = time.perf_counter) -> None:
+    def __init__(
+        self,
+        render: Render,
+        counts: TokenCounts,
+        limit: int,
+        cancel: threading.Event | None = None,
+        budget_s: float = FIT_BUDGET_S,
+        clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
         self._render = render
         self._counts = counts
         self.limit = limit
@@ -160,4 +167,5 @@ class PromptFitter:
         if self._clock() > self._deadline:
             raise PromptFitTimeoutError(
                 f"Fitting the conversation ({len(self._messages)} messages) into the context took over "
-                f"{self._budget_s:g} s: send fewer or shorter messages")
+                f"{self._budget_s:g} s: send fewer or shorter messages"
+            )

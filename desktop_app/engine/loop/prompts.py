@@ -38,15 +38,18 @@ class PromptBuilder:
         self._history = ("", [])
         self._token_counts = TokenCounts(self.tokenize_text)
         self.template = ChatTemplate(
-            model.info.chat_template, _special_text(model, model.bos_id), _special_text(model, model.eos_id),
+            model.info.chat_template,
+            _special_text(model, model.bos_id),
+            _special_text(model, model.eos_id),
             origin=model.path.name,
         )
 
     def forget_last_answer(self) -> None:
         self._history = ("", [])
 
-    def build(self, request: GenerateRequest, cancel: threading.Event | None,
-              clock: Callable[[], float]) -> tuple[list[int], int]:
+    def build(
+        self, request: GenerateRequest, cancel: threading.Event | None, clock: Callable[[], float]
+    ) -> tuple[list[int], int]:
         """Token ids for the request and how many oldest turns were dropped to fit (see
         prompt_fit). Raises FitCancelled when ``cancel`` is set meanwhile."""
         target = self._models.require_target()
