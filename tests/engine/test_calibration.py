@@ -20,6 +20,7 @@ class ShapedModel:
     """Decodes cost ONE + ROW per extra row, plus REBUILD when the shape changed."""
 
     is_recurrent = False
+    n_ctx = 4096
 
     def __init__(self) -> None:
         self.kv_tokens: list[int] = []
@@ -53,3 +54,34 @@ def test_a_verify_pass_is_charged_the_graph_rebuilds_it_causes() -> None:
         # its own pass rebuilt the graph, and so did the one-token pass after it
         assert abs(cost - (ONE + ROW * (b - 1) + 2 * REBUILD)) < 1e-12
     assert model.kv_tokens == [3] * 5  # the cache is trimmed back to where it was
+
+
+def test_auto_calibrates_in_a_small_context_a_long_prompt_filled(models) -> None:
+    """Calibration times decodes after whatever the cache holds: with a 256-token context nearly
+    filled by the prompt, it once ran past the context and the answer failed ("context full")."""
+    from desktop_app.engine import Engine
+    from desktop_app.engine.api import GenerateRequest, ModelOptions, SpecMode
+    from desktop_app.engine.errors import ContextOverflowError
+    from desktop_app.engine.events import final_result
+
+    engine = Engine()
+    try:
+        engine.load_target(models.target, ModelOptions(n_ctx=256))
+
+        def request(words: int, spec: SpecMode) -> GenerateRequest:
+            return GenerateRequest(messages=[{"role": "user", "content": "word " * words}], max_tokens=1, spec=spec)
+
+        def prompt_tokens(words: int) -> int:
+            try:
+                return len(engine.build_prompt(request(words, SpecMode.OFF))[0])
+            except ContextOverflowError:
+                return 1 << 30
+
+        # the longest message that still fits, leaving less room than a verify pass of 9 rows
+        words = max(n for n in range(150, 256) if prompt_tokens(n) < 255)
+        assert prompt_tokens(words) > 256 - 9
+        for spec in (SpecMode.OFF, SpecMode.AUTO):
+            done = final_result(engine.generate(request(words, spec)))
+            assert done.stats.generated_tokens == 1
+    finally:
+        engine.close()

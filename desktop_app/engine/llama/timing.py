@@ -14,6 +14,16 @@ class CalibrationInterrupted(Exception):
     """``should_stop`` asked calibration to give way (nothing was cached)."""
 
 
+def _room_for(model: LlamaModel, rows: int, depth: int) -> int:
+    """The depth timed decodes of up to ``rows`` more tokens can run at in this context. A cache
+    that leaves no room for them is trimmed first (a small context full of a long prompt: the
+    conversation's prefix is decoded again next turn), so calibration never overflows."""
+    room = max(0, model.n_ctx - rows - 1)
+    if len(model.kv_tokens) > room:
+        model.truncate(room)
+    return min(depth, room)
+
+
 def time_decodes(
     model: LlamaModel,
     sizes: list[int],
@@ -35,6 +45,9 @@ def time_decodes(
     draft that much cheaper). Sizes go round-robin, so a size is never timed after itself. The
     cache is trimmed back afterwards, so a conversation's cached prefix survives.
     """
+    # a recurrent cache grows by a row per timed decode (see timed)
+    growth = (reps + 1) * 2 * len(sizes) if model.is_recurrent else 0
+    depth = _room_for(model, max(sizes) + growth, depth)
     base = len(model.kv_tokens)
     steady: list[float] = []
     passes: dict[int, list[float]] = {b: [] for b in sizes if b > 1}
@@ -89,6 +102,8 @@ def tune_threads(
     (the cache is trimmed back afterwards)."""
     if not tuner.adaptive:
         return
+    # a recurrent cache grows by a row per timed pass: 2 a candidate, 3 rounds (ThreadTuner.calibrate)
+    depth = _room_for(model, 2 * 3 * len(tuner.candidates) if model.is_recurrent else 1, depth)
     base = len(model.kv_tokens)
     try:
         if base < depth:
