@@ -109,12 +109,15 @@ class GenerationBackend(Protocol):
 
 class EngineBackend:
     """The headless server's backend: an Engine run by one worker thread, jobs in order, at most
-    ``max_waiting`` of them queued behind the running one."""
+    ``max_waiting`` of them queued behind the running one. With ``prepare_auto`` the thread first
+    measures Auto's costs (as the window does after a load), giving way the moment a request
+    comes, so the first request does not pay for the measuring."""
 
-    def __init__(self, engine: Engine, max_waiting: int = MAX_WAITING) -> None:
+    def __init__(self, engine: Engine, max_waiting: int = MAX_WAITING, prepare_auto: bool = False) -> None:
         sys.setswitchinterval(min(sys.getswitchinterval(), GIL_SWITCH_S))
         self.engine = engine
         self.max_waiting = max_waiting
+        self._prepare_auto = prepare_auto
         self._jobs: queue.Queue[Job | None] = queue.Queue()
         self._waiting = 0
         self._lock = threading.Lock()
@@ -141,6 +144,11 @@ class EngineBackend:
         self._thread.join(timeout=5)
 
     def _run(self) -> None:
+        if self._prepare_auto:
+            try:
+                self.engine.prepare_auto(should_stop=lambda: not self._jobs.empty())
+            except EngineError:
+                pass  # Auto measures on first use instead; that request says what failed
         while (job := self._jobs.get()) is not None:
             with self._lock:
                 self._waiting -= 1

@@ -47,7 +47,7 @@ def serve(
             f"specchat: warning: other users of this computer can read the API key file {key_file} (chmod 600 it)",
             file=sys.stderr,
         )
-    backend = EngineBackend(engine)  # type: ignore[arg-type]
+    backend = EngineBackend(engine, prepare_auto=default_spec is SpecMode.AUTO)  # type: ignore[arg-type]
     print(
         f"specchat: serving {', '.join(backend.model_names())} at http://{host}:{port}/v1"
         + (" (API key required)" if api_key else ""),
