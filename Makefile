@@ -76,8 +76,8 @@ run: setup
 # Lint and format (ruff), the import contracts (pyproject.toml: no Qt below the window, the
 # engine imports nothing of the app) and the type check run first: a broken boundary fails.
 lint: setup-test
-	$(VENV)/bin/ruff check desktop_app tests packaging
-	$(VENV)/bin/ruff format --check desktop_app tests packaging
+	$(VENV)/bin/ruff check desktop_app tests packaging lab
+	$(VENV)/bin/ruff format --check desktop_app tests packaging lab
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
 
