@@ -33,6 +33,12 @@ CREATE TABLE IF NOT EXISTS messages (
     created REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS messages_by_conversation ON messages(conversation_id, id);
+CREATE TABLE IF NOT EXISTS conversation_options (
+    conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (conversation_id, name)
+);
 """
 
 
@@ -175,6 +181,28 @@ class History:
 
     def _touch(self, conversation_id: int) -> None:
         self._db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (time.time(), conversation_id))
+
+    # ------------------------------------------------------------------ per-conversation options
+    def option(self, conversation_id: int, name: str, default: Any = None) -> Any:
+        """A conversation's own setting (its system prompt, its Think switch, the unsent text in
+        its input box), JSON-decoded; ``default`` when it has none."""
+        row = self._db.execute(
+            "SELECT value FROM conversation_options WHERE conversation_id = ? AND name = ?", (conversation_id, name)
+        ).fetchone()
+        return json.loads(row["value"]) if row else default
+
+    def set_option(self, conversation_id: int, name: str, value: Any) -> None:
+        """Set a conversation's own setting (None removes it, so the default applies again)."""
+        if value is None:
+            self._db.execute(
+                "DELETE FROM conversation_options WHERE conversation_id = ? AND name = ?", (conversation_id, name)
+            )
+        else:
+            self._db.execute(
+                "INSERT INTO conversation_options (conversation_id, name, value) VALUES (?, ?, ?) "
+                "ON CONFLICT (conversation_id, name) DO UPDATE SET value = excluded.value",
+                (conversation_id, name, json.dumps(value)),
+            )
 
     # ------------------------------------------------------------------ messages
     def add_message(

@@ -108,3 +108,17 @@ def test_an_unreadable_history_is_reported_and_left_byte_for_byte(tmp_path: Path
         assert fresh.conversations() == [] and fresh.create_conversation("new").id > 0
     finally:
         fresh.close()
+
+
+def test_a_conversation_keeps_its_own_options_until_it_is_deleted(tmp_path: Path) -> None:
+    history = History(tmp_path / "h.sqlite3")
+    conv = history.create_conversation("a")
+    assert history.option(conv.id, "system_prompt", "default") == "default"
+    history.set_option(conv.id, "system_prompt", "Be brief <always>.")
+    history.set_option(conv.id, "think", False)
+    assert history.option(conv.id, "system_prompt") == "Be brief <always>."
+    assert history.option(conv.id, "think") is False
+    history.set_option(conv.id, "think", None)
+    assert history.option(conv.id, "think", True) is True
+    history.delete(conv.id)
+    assert history.option(conv.id, "system_prompt") is None

@@ -1,0 +1,35 @@
+"""The reasoning splitter the window, the engine and the API share."""
+
+from __future__ import annotations
+
+from desktop_app.engine.reasoning import THINK_TAGS, ReasoningFormat, split_reasoning
+
+
+def test_a_think_section_splits_from_the_answer() -> None:
+    s = split_reasoning("<think>\nweigh a < b\n</think>\n\nThe answer is 4.")
+    assert (s.reasoning, s.answer, s.thinking) == ("weigh a < b", "The answer is 4.", False)
+
+
+def test_an_open_section_is_still_thinking_and_a_partial_end_marker_is_held_back() -> None:
+    s = split_reasoning("<think>let me see</th", streaming=True)
+    assert (s.reasoning, s.answer, s.thinking) == ("let me see", "", True)
+
+
+def test_think_in_the_middle_of_an_answer_is_text() -> None:
+    text = "Write <think> tags like this: <think>x</think>"
+    assert split_reasoning(text).answer == text
+
+
+def test_no_format_means_all_answer() -> None:
+    assert split_reasoning("<think>a</think>b", None).answer == "<think>a</think>b"
+
+
+def test_a_format_that_starts_open_reads_reasoning_from_the_first_character() -> None:
+    fmt = ReasoningFormat("r1", "<think>", "</think>", starts_open=True)
+    s = split_reasoning("hmm</think>Yes.", fmt)
+    assert (s.reasoning, s.answer) == ("hmm", "Yes.")
+
+
+def test_a_start_marker_still_arriving_shows_nothing_yet() -> None:
+    assert split_reasoning("<thi", THINK_TAGS, streaming=True).answer == ""
+    assert split_reasoning("<thi", THINK_TAGS).answer == "<thi"
