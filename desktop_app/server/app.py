@@ -24,7 +24,7 @@ from starlette.routing import Route
 
 from desktop_app.engine.api import DEFAULT_SPEC_MODE, FinishReason, SpecMode
 from desktop_app.engine.events import Finished, TextChunk
-from desktop_app.server.backend import Busy, Counter, Failed, GenerationBackend, Job
+from desktop_app.server.backend import Busy, Counter, Failed, GenerationBackend, Job, ServedModel
 from desktop_app.server.errors import CLIENT_GONE, EXCEPTION_HANDLERS, error
 from desktop_app.server.limits import DEFAULT_LIMITS, ServerLimits
 from desktop_app.server.openai_schema import BadRequest, chunk, complete_response, new_id, parse_request, usage
@@ -46,8 +46,8 @@ def create_app(
     def authorized(request: Request) -> bool:
         if not api_key:
             return True
-        given = request.headers.get("authorization", "")
-        return given.startswith("Bearer ") and hmac.compare_digest(given[7:].encode(), api_key.encode())
+        scheme, _, given = request.headers.get("authorization", "").strip().partition(" ")
+        return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), api_key.encode())
 
     def unauthorized() -> JSONResponse:
         return error(
@@ -57,19 +57,37 @@ def create_app(
             code="invalid_api_key",
         )
 
+    def model_card(model: ServedModel, created: int) -> dict[str, Any]:
+        # llama-server and LM Studio name the context length these ways; clients read either.
+        return {
+            "id": model.id,
+            "object": "model",
+            "created": created,
+            "owned_by": "specchat",
+            "context_length": model.context_length,
+            "meta": {"n_ctx": model.context_length},
+        }
+
     async def models(request: Request) -> Response:
         if not authorized(request):
             return unauthorized()
         now = int(time.time())
-        return JSONResponse(
-            {
-                "object": "list",
-                "data": [
-                    {"id": name, "object": "model", "created": now, "owned_by": "specchat"}
-                    for name in backend.model_names()
-                ],
-            }
-        )
+        return JSONResponse({"object": "list", "data": [model_card(m, now) for m in backend.served_models()]})
+
+    async def one_model(request: Request) -> Response:
+        if not authorized(request):
+            return unauthorized()
+        wanted = request.path_params["model_id"]
+        for model in backend.served_models():
+            if model.id == wanted:
+                return JSONResponse(model_card(model, int(time.time())))
+        return error(404, f"the model '{wanted}' is not loaded", param="model", code="model_not_found")
+
+    async def health(request: Request) -> Response:
+        # No key needed (as llama-server's): it says only whether a model is loaded.
+        if backend.served_models():
+            return JSONResponse({"status": "ok"})
+        return JSONResponse({"status": "no model loaded"}, status_code=503)
 
     async def generate(request: Request, chat: bool) -> Response:
         if not authorized(request):
@@ -87,7 +105,7 @@ def create_app(
         except Busy as exc:
             return error(503, str(exc), "server_error", code="busy", headers={"Retry-After": str(exc.retry_after_s)})
         counter.requests += 1
-        model = (backend.model_names() or ["specchat"])[0]
+        model = next((m.id for m in backend.served_models()), "specchat")
         response_id = new_id(chat)
         # A stream starts at the first event (so a prompt the engine refuses is still a 400);
         # a plain answer waits for the end.
@@ -117,6 +135,8 @@ def create_app(
     app = Starlette(
         routes=[
             Route("/v1/models", models, methods=["GET"]),
+            Route("/v1/models/{model_id:path}", one_model, methods=["GET"]),
+            Route("/health", health, methods=["GET"]),
             Route("/v1/chat/completions", chat_completions, methods=["POST"]),
             Route("/v1/completions", completions, methods=["POST"]),
         ],

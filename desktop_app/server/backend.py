@@ -29,6 +29,14 @@ MAX_WAITING = 16  # requests queued behind the running one before new ones get 5
 GIL_SWITCH_S = 0.0005
 
 
+@dataclass(frozen=True)
+class ServedModel:
+    """A model the API serves: its id (the file's name) and its context length in tokens."""
+
+    id: str
+    context_length: int
+
+
 class Busy(Exception):
     """The queue is full; the client should retry after ``retry_after_s``."""
 
@@ -102,7 +110,7 @@ class Job:
 class GenerationBackend(Protocol):
     """Where API requests are generated: the headless engine or the window's engine process."""
 
-    def model_names(self) -> list[str]: ...
+    def served_models(self) -> list[ServedModel]: ...
     def submit(self, request: GenerateRequest) -> Job: ...
     def waiting(self) -> int: ...
 
@@ -124,8 +132,9 @@ class EngineBackend:
         self._thread = threading.Thread(target=self._run, name="api-engine", daemon=True)
         self._thread.start()
 
-    def model_names(self) -> list[str]:
-        return [self.engine.target.name] if self.engine.target is not None else []
+    def served_models(self) -> list[ServedModel]:
+        target = self.engine.target
+        return [ServedModel(target.name, target.n_ctx)] if target is not None else []
 
     def waiting(self) -> int:
         return self._waiting

@@ -33,7 +33,7 @@ SHUTDOWN_WAIT_S = DEFAULT_LIMITS.shutdown_grace_s + 1  # uvicorn's grace, then i
 
 class WindowBackend(QObject):
     """``GenerationBackend`` over the window's engine client. Lives in the GUI thread;
-    :meth:`submit` and :meth:`model_names` are called from the server's threads."""
+    :meth:`submit` and :meth:`served_models` are called from the server's threads."""
 
     _submitted = Signal(object)
 
@@ -48,9 +48,9 @@ class WindowBackend(QObject):
         self._cancel_timer.timeout.connect(self._forward_cancels)
         self._cancel_timer.start()
 
-    def model_names(self) -> list[str]:
+    def served_models(self) -> list[server_backend.ServedModel]:
         models = self.client.models
-        return [models.target.name] if models is not None else []
+        return [server_backend.ServedModel(models.target.name, models.target.n_ctx)] if models is not None else []
 
     def waiting(self) -> int:
         return len(self._active)
