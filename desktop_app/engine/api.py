@@ -35,6 +35,7 @@ __all__ = [
     "DRAFT_FREE",
     "DRAFT_K",
     "DrafterKind",
+    "Embeddings",
     "FinishReason",
     "GenerateRequest",
     "LoadedModels",
@@ -300,6 +301,14 @@ def _member(enum: type[E], value: object, name: str) -> E:
     except ValueError:
         choices = ", ".join(m.value for m in enum)
         raise ValueError(f"{name} must be one of {choices}, not {value!r}") from None
+
+
+@dataclass(frozen=True)
+class Embeddings:
+    """Sentence embeddings: one unit vector per text, in order, and the tokens the texts took."""
+
+    vectors: list[list[float]]
+    tokens: int
 
 
 @dataclass(frozen=True)

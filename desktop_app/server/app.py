@@ -25,6 +25,7 @@ from starlette.routing import Route
 from desktop_app.engine.api import DEFAULT_SPEC_MODE, FinishReason, SpecMode
 from desktop_app.engine.events import Finished, TextChunk
 from desktop_app.server.backend import Busy, Counter, Failed, GenerationBackend, Job, ServedModel
+from desktop_app.server.embeddings_api import check_dimensions, embedding_response, parse_embedding_request
 from desktop_app.server.errors import CLIENT_GONE, EXCEPTION_HANDLERS, error
 from desktop_app.server.limits import DEFAULT_LIMITS, ServerLimits
 from desktop_app.server.openai_schema import BadRequest, chunk, complete_response, new_id, parse_request, usage
@@ -126,6 +127,25 @@ def create_app(
             )
         return JSONResponse(complete_response(chat, response_id, model, event.text, event.stats))
 
+    async def embeddings(request: Request) -> Response:
+        if not authorized(request):
+            return unauthorized()
+        try:
+            body = await read_json(request, limits)
+        except ClientGone:
+            return _client_gone("the client went away during its upload")
+        try:
+            texts, as_base64, dimensions = parse_embedding_request(body)
+            result = await asyncio.to_thread(backend.embed, texts)
+            check_dimensions(dimensions, len(result.vectors[0]))
+        except BadRequest as exc:
+            return error(400, str(exc), param=exc.param, code=exc.code)
+        except Failed as exc:
+            return _failed(exc)
+        counter.requests += 1
+        model = next((m.id for m in backend.served_models()), "specchat")
+        return JSONResponse(embedding_response(result, model, as_base64))
+
     async def chat_completions(request: Request) -> Response:
         return await generate(request, chat=True)
 
@@ -139,6 +159,7 @@ def create_app(
             Route("/health", health, methods=["GET"]),
             Route("/v1/chat/completions", chat_completions, methods=["POST"]),
             Route("/v1/completions", completions, methods=["POST"]),
+            Route("/v1/embeddings", embeddings, methods=["POST"]),
         ],
         exception_handlers=EXCEPTION_HANDLERS,
     )

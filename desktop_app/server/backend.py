@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from desktop_app.engine.api import GenerateRequest
+from desktop_app.engine.api import Embeddings, GenerateRequest
 from desktop_app.engine.errors import EngineError
 from desktop_app.engine.events import Event
 
@@ -111,6 +111,7 @@ class GenerationBackend(Protocol):
     """Where API requests are generated: the headless engine or the window's engine process."""
 
     def served_models(self) -> list[ServedModel]: ...
+    def embed(self, texts: list[str]) -> Embeddings: ...
     def submit(self, request: GenerateRequest) -> Job: ...
     def waiting(self) -> int: ...
 
@@ -138,6 +139,14 @@ class EngineBackend:
 
     def waiting(self) -> int:
         return self._waiting
+
+    def embed(self, texts: list[str]) -> Embeddings:
+        """Vectors for ``texts`` (called from a server thread: the engine's lock puts it between
+        answers); Failed with the engine's message when it cannot."""
+        try:
+            return self.engine.embed(texts)
+        except EngineError as exc:
+            raise Failed(str(exc)) from None
 
     def submit(self, request: GenerateRequest) -> Job:
         with self._lock:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
-from desktop_app.engine.api import API_HOST, FinishReason, GenerateRequest
+from desktop_app.engine.api import API_HOST, Embeddings, FinishReason, GenerateRequest
 from desktop_app.engine.events import Finished, StatsUpdate, TextChunk
 from desktop_app.engine.stats import GenerationStats
 from desktop_app.engine_process.protocol import Done
@@ -54,6 +54,12 @@ class WindowBackend(QObject):
 
     def waiting(self) -> int:
         return len(self._active)
+
+    def embed(self, texts: list[str]) -> Embeddings:
+        # The window's engine runs in another process, which has no embedding command yet.
+        raise server_backend.Failed(
+            "embeddings are served by `specchat serve`, not yet by the window's API", status=501
+        )
 
     def submit(self, request: GenerateRequest) -> Job:
         with self._lock:
