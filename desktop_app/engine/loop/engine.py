@@ -32,7 +32,6 @@ from desktop_app.engine.events import Event, Finished
 from desktop_app.engine.llama.backend import BackendInfo, backend_info
 from desktop_app.engine.llama.chat_template import ChatTemplate, Message
 from desktop_app.engine.llama.compat import DraftCompatibility
-from desktop_app.engine.llama.embeddings import Embedder
 from desktop_app.engine.llama.model import LlamaModel, ProgressFn
 from desktop_app.engine.llama.nextn import AssistantWeights
 from desktop_app.engine.llama.threads import ThreadTuner
@@ -66,7 +65,6 @@ class Engine:
         self.auto = AutoSetup(self._set_threads)
         self.prompts = PromptBuilder(self.models)
         self.clock: Callable[[], float] = time.perf_counter  # what answers are timed by (a replay's is virtual)
-        self._embedder: Embedder | None = None  # made on the first embedding request
 
     # The models (a replay swaps the target, its thread tuner and the clock for the length of a bench).
     @property
@@ -112,7 +110,6 @@ class Engine:
         """Load (or replace) the target; ``progress`` gets 0..1 while loading. On failure the
         previous target stays loaded."""
         with self._lock:
-            self._close_embedder()  # its context lives on the target's weights
             return describe_model(self.models.load_target(path, options, progress, self._new_target))
 
     def _new_target(self, model: LlamaModel) -> None:
@@ -143,20 +140,9 @@ class Engine:
     def embed(self, texts: Sequence[str]) -> Embeddings:
         """Unit vectors of ``texts`` from the target's pooled hidden states (see :mod:`embeddings`)."""
         with self._lock:
-            target = self._require_target()
-            if self._embedder is None or self._embedder.model is not target:
-                self._close_embedder()
-                self._embedder = Embedder(target)
-            return self._embedder.embed(texts)
-
-    def _close_embedder(self) -> None:
-        if self._embedder is not None:
-            self._embedder.close()
-            self._embedder = None
+            return self.models.embedder().embed(texts)
 
     def close(self) -> None:
-        with self._lock:
-            self._close_embedder()
         self.unload_draft()
         with self._lock:  # a history sync may be tokenizing with the target (history_vocab)
             self.models.close()
@@ -179,10 +165,6 @@ class Engine:
         answer or load); EngineError when no target is loaded."""
         with self._lock:
             return HistoryVocab(self._require_target(), self._lock, lambda: self.target, self.ngrams)
-
-    @staticmethod
-    def describe(model: LlamaModel | AssistantWeights) -> ModelInfo:
-        return describe_model(model)
 
     @staticmethod
     def backend() -> BackendInfo:
