@@ -56,6 +56,7 @@ class GenerationStats:
     verify_s: float = 0.0
     window_tokens_per_s: float = 0.0
     finish_reason: FinishReason | None = None
+    stop_string: str = ""  # the request's stop string that ended the answer ("" when none did)
     auto_reason: str = ""
     threads: str = ""  # the CPU threads in use and why ("1 thread: machine busy"; engine/threads.py)
     k_history: list[int] = field(default_factory=list)  # k chosen per cycle

@@ -1,8 +1,9 @@
-"""The Starlette application: ``GET /v1/models``, ``POST /v1/chat/completions``, ``POST /v1/completions``.
+"""The Starlette application: OpenAI's ``/v1/models``, ``/v1/chat/completions``, ``/v1/completions``
+and ``/v1/embeddings``, Anthropic's ``/v1/messages`` (anthropic_api.py), and ``/health``.
 
 Streamed answers are server-sent events; a client that goes away cancels its generation at
 once (the engine stops at its next cycle). With an API key set, every request needs
-``Authorization: Bearer KEY``. No request names a file or reaches the history: the models are
+``Authorization: Bearer KEY`` (or Anthropic's ``x-api-key: KEY``). No request names a file or reaches the history: the models are
 the ones the server (or the window) loaded.
 """
 
@@ -11,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
-import queue
 import time
 from collections import deque
 from collections.abc import AsyncIterator
@@ -24,15 +24,20 @@ from starlette.routing import Route
 
 from desktop_app.engine.api import DEFAULT_SPEC_MODE, FinishReason, SpecMode
 from desktop_app.engine.events import Finished, TextChunk
+from desktop_app.server.anthropic_api import (
+    anthropic_error,
+    message_events,
+    message_object,
+    new_message_id,
+    parse_messages_request,
+)
 from desktop_app.server.backend import Busy, Counter, Failed, GenerationBackend, Job, ServedModel
 from desktop_app.server.embeddings_api import check_dimensions, embedding_response, parse_embedding_request
 from desktop_app.server.errors import CLIENT_GONE, EXCEPTION_HANDLERS, error
+from desktop_app.server.jobs import FLUSH_S, next_event
 from desktop_app.server.limits import DEFAULT_LIMITS, ServerLimits
 from desktop_app.server.openai_schema import BadRequest, chunk, complete_response, new_id, parse_request, usage
 from desktop_app.server.request_body import ClientGone, read_json
-
-POLL_S = 0.05  # how often a waiting handler looks for the client going away
-FLUSH_S = 0.03  # streamed text goes out at most ~30 times a second, whatever the model's speed
 
 
 def create_app(
@@ -48,7 +53,9 @@ def create_app(
         if not api_key:
             return True
         scheme, _, given = request.headers.get("authorization", "").strip().partition(" ")
-        return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), api_key.encode())
+        if scheme.lower() != "bearer":
+            given = request.headers.get("x-api-key", "")  # Anthropic's clients send the key here
+        return hmac.compare_digest(given.strip().encode(), api_key.encode())
 
     def unauthorized() -> JSONResponse:
         return error(
@@ -112,7 +119,7 @@ def create_app(
         # a plain answer waits for the end.
         while True:
             try:
-                event = await _next(job, request)
+                event = await next_event(job, request)
             except Failed as exc:
                 return _failed(exc)
             if event is None:
@@ -146,6 +153,42 @@ def create_app(
         model = next((m.id for m in backend.served_models()), "specchat")
         return JSONResponse(embedding_response(result, model, as_base64))
 
+    async def anthropic_messages(request: Request) -> Response:
+        if not authorized(request):
+            return anthropic_error(401, "a valid API key is required: send 'x-api-key: <key>'", "authentication_error")
+        try:
+            body = await read_json(request, limits)
+        except ClientGone:
+            return _client_gone("the client went away during its upload")
+        try:
+            engine_request, stream = parse_messages_request(body, default_spec)
+            job = backend.submit(engine_request)
+        except BadRequest as exc:
+            return anthropic_error(400, str(exc))
+        except Busy as exc:
+            return anthropic_error(529, str(exc), "overloaded_error")
+        counter.requests += 1
+        model = next((m.id for m in backend.served_models()), "specchat")
+        message_id = new_message_id()
+        while True:
+            try:
+                event = await next_event(job, request)
+            except Failed as exc:
+                return anthropic_error(
+                    400 if exc.user_error else 500, str(exc), "invalid_request_error" if exc.user_error else "api_error"
+                )
+            if event is None:
+                return _client_gone("the client went away")
+            if stream or isinstance(event, Finished):
+                break
+        if stream:
+            return StreamingResponse(
+                message_events(job, request, event, message_id, model),
+                media_type="text/event-stream",
+                headers={"Cache-Control": "no-cache"},
+            )
+        return JSONResponse(message_object(message_id, model, event.text, event.stats))
+
     async def chat_completions(request: Request) -> Response:
         return await generate(request, chat=True)
 
@@ -160,6 +203,7 @@ def create_app(
             Route("/v1/chat/completions", chat_completions, methods=["POST"]),
             Route("/v1/completions", completions, methods=["POST"]),
             Route("/v1/embeddings", embeddings, methods=["POST"]),
+            Route("/v1/messages", anthropic_messages, methods=["POST"]),
         ],
         exception_handlers=EXCEPTION_HANDLERS,
     )
@@ -181,20 +225,6 @@ def _failed(exc: Failed) -> JSONResponse:
     return error(500, str(exc), "server_error")
 
 
-async def _next(job: Job, request: Request) -> Any:
-    """The job's next event, waiting without blocking the event loop; None (and the job
-    cancelled) when the client disconnects meanwhile."""
-    loop = asyncio.get_running_loop()
-    while True:
-        try:
-            return await loop.run_in_executor(None, job.next, POLL_S)
-        except queue.Empty:
-            pass  # nothing yet: see whether the client is still there, then wait again
-        if await request.is_disconnected():
-            job.cancel.set()
-            return None
-
-
 async def _stream(
     job: Job, request: Request, first: Any, chat: bool, response_id: str, model: str, include_usage: bool
 ) -> AsyncIterator[str]:
@@ -206,7 +236,7 @@ async def _stream(
         while True:
             if not buffer:
                 try:
-                    event = await _next(job, request)
+                    event = await next_event(job, request)
                 except Failed as exc:
                     yield _sse({"error": {"message": str(exc), "type": "server_error"}})
                     return

@@ -230,6 +230,7 @@ class SpeculativeLoop:
         self.stats.decode_s = end - decode_start
         self.stats.window_tokens_per_s = self.window.rate(end) or self.stats.decode_tokens_per_s
         self.stats.finish_reason = self.finish
+        self.stats.stop_string = self.stream.stopped_by
         self.stats.auto_reason = self.choice.reason()
         self.stats.by_drafter = self.choice.per_drafter()
         main = self.choice.main_drafter()
