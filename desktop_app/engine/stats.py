@@ -59,6 +59,12 @@ class GenerationStats:
     stop_string: str = ""  # the request's stop string that ended the answer ("" when none did)
     auto_reason: str = ""
     threads: str = ""  # the CPU threads in use and why ("1 thread: machine busy"; engine/threads.py)
+    # The reasoning section's share (engine/loop/reasoning_count.py): its tokens, the drafts made
+    # and accepted while it was open, and the seconds from the first token to its end.
+    thinking_tokens: int = 0
+    thinking_drafted: int = 0
+    thinking_accepted: int = 0
+    thinking_s: float = 0.0
     k_history: list[int] = field(default_factory=list)  # k chosen per cycle
     cycles: list[tuple[int, int]] = field(default_factory=list)  # (drafted, accepted) per cycle
     by_drafter: dict[str, tuple[int, int]] = field(default_factory=dict)  # DrafterKind value -> (drafted, accepted)
@@ -93,6 +99,6 @@ class GenerationStats:
             tokens_per_pass=round(self.tokens_per_pass, 4),
             decode_tokens_per_s=round(self.decode_tokens_per_s, 3),
         )
-        for key in ("prefill_s", "ttft_s", "decode_s", "draft_s", "verify_s", "window_tokens_per_s"):
+        for key in ("prefill_s", "ttft_s", "decode_s", "draft_s", "verify_s", "window_tokens_per_s", "thinking_s"):
             data[key] = round(data[key], 5)
         return data

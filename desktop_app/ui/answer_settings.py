@@ -52,6 +52,7 @@ class AnswerSettings(QObject):
         self._client = client
         self._chat_view = chat_view
         self._save = save
+        self.think: Callable[[], bool | None] = lambda: None  # the Think switch's choice (ui/think_switch.py)
         s = settings
         # shown before the widgets are connected: restoring them saves nothing
         model_bar.set_drafter(s["drafter"])
@@ -94,4 +95,5 @@ class AnswerSettings(QObject):
             draft_max=s["draft_max"],
             sampling=SamplingParams(temperature=s["temperature"], seed=s["seed"]),
             drafter=None if spec is SpecMode.OFF else self.drafter(),
+            think=self.think(),
         )

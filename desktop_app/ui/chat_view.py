@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop_app.engine.reasoning import ReasoningFormat
 from desktop_app.engine_process.protocol import Piece
 from desktop_app.ui.drafter_tints import legend_html
 from desktop_app.ui.message_format import format_footer, highlighted_html
@@ -285,6 +286,11 @@ class ChatView(QScrollArea):
             self._render_dirty()
         for widget in self.messages:
             widget.action_button.setEnabled(not streaming and widget in self._last_of_roles())
+
+    reasoning_format: ReasoningFormat | None = None  # the loaded target's (engine/reasoning.py)
+
+    def set_reasoning_format(self, fmt: ReasoningFormat | None) -> None:
+        self.reasoning_format = fmt
 
     def set_highlight(self, on: bool) -> None:
         self.highlight = on

@@ -37,6 +37,7 @@ from desktop_app.ui.model_loading import ModelLoader
 from desktop_app.ui.race_dialog import RaceDialog
 from desktop_app.ui.side_panel import SidePanel
 from desktop_app.ui.status_bar import CrashBanner, EngineStatusBar
+from desktop_app.ui.think_switch import ThinkSwitch
 from desktop_app.ui.window_menus import WindowMenus
 
 if TYPE_CHECKING:  # imported when first opened: the library checks vocabularies with llama.cpp
@@ -65,6 +66,7 @@ class MainWindow(QMainWindow):
         self.conversations = ConversationList(history)
         self.chat_view = ChatView()
         self.input = MessageInput()
+        self.think = ThinkSwitch(history)
         self.send_button = QPushButton("Send")
         self.send_button.setObjectName("sendButton")
         self.send_button.setAccessibleName("Send message")
@@ -79,6 +81,8 @@ class MainWindow(QMainWindow):
             settings, self.client, self.side, self.model_bar, self.chat_view, self.save_settings, self
         )
         self.session = ChatSession(self.client, history, self.chat_view, self.answers.request_for, self)
+        self.think.follow(self.client, self.session)
+        self.answers.think = self.think.choice
         self.loader = ModelLoader(
             self, settings, history, self.client, self.model_bar, self.status, self.save_settings, self._show_error
         )
@@ -105,6 +109,7 @@ class MainWindow(QMainWindow):
         row = QHBoxLayout()
         row.addWidget(self.input, 1)
         buttons = QVBoxLayout()
+        buttons.addWidget(self.think)
         buttons.addWidget(self.send_button)
         buttons.addWidget(self.stop_button)
         row.addLayout(buttons)
@@ -135,6 +140,7 @@ class MainWindow(QMainWindow):
     def _connect(self) -> None:
         c = self.client
         c.engine_started.connect(self.status.set_backend)
+        c.model_loaded.connect(lambda loaded: self.chat_view.set_reasoning_format(loaded.target.reasoning_format))
         self.api.started.connect(lambda url: self.status.show_api(url, lambda: self.api.counter.requests))
         self.api.stopped.connect(lambda: self.status.show_api(None))
         self.api.failed.connect(self.tell)

@@ -110,7 +110,7 @@ class Engine:
         """Load (or replace) the target; ``progress`` gets 0..1 while loading. On failure the
         previous target stays loaded."""
         with self._lock:
-            return describe_model(self.models.load_target(path, options, progress, self._new_target))
+            return self.prompts.describe(self.models.load_target(path, options, progress, self._new_target))
 
     def _new_target(self, model: LlamaModel) -> None:
         self.drafting.on_target(model)
@@ -179,10 +179,9 @@ class Engine:
 
     def loaded(self, draft_error: str | None = None, compatibility: str | None = None) -> LoadedModels:
         """What is loaded now, for the window and the CLI."""
-        target = self._require_target()
         drafters = self.drafters_available()
         return LoadedModels(
-            target=describe_model(target),
+            target=self.prompts.describe(self._require_target()),
             draft=describe_model(self.draft) if self.draft is not None else None,
             draft_compatibility=compatibility,
             draft_error=draft_error,
@@ -284,6 +283,8 @@ class Engine:
                 sampling=request.sampling,
                 stop=request.stop,
                 draft_p_min=self.auto.tunables.draft_p_min if request.spec is SpecMode.AUTO else 0.0,
+                reasoning=self.prompts.reasoning.format,
+                opened=self.prompts.opened,
             )
             prompt_text = self.prompts.last_text if request.messages is not None else ""
             loop = SpeculativeLoop(target, config, choice, stats, cancel, self.threads, self.clock)

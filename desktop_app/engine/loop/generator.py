@@ -23,7 +23,9 @@ from desktop_app.engine.drafters import Draft
 from desktop_app.engine.events import Event, Finished, StatsUpdate, TextChunk
 from desktop_app.engine.llama.model import LlamaModel
 from desktop_app.engine.llama.threads import ThreadTuner
+from desktop_app.engine.loop.reasoning_count import ReasoningCount
 from desktop_app.engine.loop.text_stream import TextStream
+from desktop_app.engine.reasoning import ReasoningFormat
 from desktop_app.engine.sampling import accept_draft, next_token, probabilities
 from desktop_app.engine.stats import GenerationStats, SpeedWindow
 
@@ -36,6 +38,8 @@ class LoopConfig:
     sampling: SamplingParams = field(default_factory=SamplingParams)
     stop: Sequence[str] = ()
     draft_p_min: float = 0.0
+    reasoning: ReasoningFormat | None = None  # the target's reasoning markers (counted apart in the stats)
+    opened: str = ""  # the reasoning marker the prompt left open: the answer's text starts with it
 
 
 @dataclass
@@ -92,6 +96,7 @@ class SpeculativeLoop:
         self.clock = clock  # what passes and answers are timed by (a replay's is virtual)
         self.rng = np.random.default_rng(config.sampling.seed)
         self.stream = TextStream(config.stop)
+        self.reasoning = ReasoningCount(config.reasoning, config.opened, stats)
         self.window = SpeedWindow()
         self.context: list[int] = []
         self.tokens_out: list[int] = []
@@ -159,6 +164,7 @@ class SpeculativeLoop:
         s.k_current = plan.k
         s.k_history.append(plan.k)
         s.cycles.append((len(draft.tokens), result.n_accepted))
+        self.reasoning.drafts(len(draft.tokens), result.n_accepted)
         # a one-token pass a thread trial ran at another count says nothing of Auto's costs
         # (they are the count's that stands)
         standing = result.batch > 1 or self.threads.count == self.threads.batch_count
@@ -168,6 +174,7 @@ class SpeculativeLoop:
 
     def emit(self, result: Verified, plan: Plan) -> Iterator[TextChunk]:
         """Commit the new tokens and yield their text; sets ``done`` and ``finish`` when the answer ends."""
+        now = self.clock()
         for j, token in enumerate(result.tokens):
             if self.target.is_eog(token):
                 self.finish, self.done = FinishReason.STOP, True
@@ -175,7 +182,9 @@ class SpeculativeLoop:
             self.tokens_out.append(token)
             self.context.append(token)
             self.choice.see(token)
-            text = self.stream.push(self.target.piece(token))
+            data = self.target.piece(token)
+            self.reasoning.token(data, now)
+            text = self.stream.push(data)
             if text:
                 by = plan.candidate.name if plan.candidate is not None and j < result.n_accepted else ""
                 yield TextChunk(text, from_draft=bool(by), drafter=by)
@@ -205,6 +214,10 @@ class SpeculativeLoop:
         """Generate after ``prompt``; yields TextChunk / StatsUpdate events, then one Finished."""
         start = self.clock()
         self.prefill(prompt)
+        if self.config.opened:  # the answer's text carries the marker its prompt opened
+            opened = self.stream.push(self.config.opened.encode())
+            if opened:
+                yield TextChunk(opened, from_draft=False)
         decode_start = last_stats = self.clock()
         self.stats.prefill_s = decode_start - start
         self.window.add(0, decode_start)

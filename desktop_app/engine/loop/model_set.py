@@ -21,11 +21,12 @@ from desktop_app.engine.llama.embeddings import Embedder
 from desktop_app.engine.llama.gguf_file import read_gguf
 from desktop_app.engine.llama.model import LlamaModel, ProgressFn
 from desktop_app.engine.llama.nextn import AssistantWeights, NextnContext, require_assistant_fits
+from desktop_app.engine.llama.template_reasoning import NO_REASONING, TemplateReasoning
 from desktop_app.engine.llama.threads import ThreadTuner
 
 
-def describe_model(model: LlamaModel | AssistantWeights) -> ModelInfo:
-    """What the window and the CLI show of a loaded model."""
+def describe_model(model: LlamaModel | AssistantWeights, reasoning: TemplateReasoning = NO_REASONING) -> ModelInfo:
+    """What the window and the CLI show of a loaded model (``reasoning``: its template's, for a target)."""
     return ModelInfo(
         path=str(model.path),
         name=model.name,
@@ -37,6 +38,8 @@ def describe_model(model: LlamaModel | AssistantWeights) -> ModelInfo:
         n_gpu_layers=model.options.n_gpu_layers,
         placement=model.placement.describe() if isinstance(model, LlamaModel) and model.placement else "",
         remote_devices=tuple(rpc.device_lines(model.remote)) if isinstance(model, LlamaModel) else (),
+        reasoning_format=reasoning.format,
+        think_default=reasoning.switch.default if reasoning.switch is not None else None,
     )
 
 
