@@ -99,10 +99,6 @@ class Engine:
     def ngrams(self) -> ChatNgrams:
         return self.drafting.ngrams
 
-    @property
-    def _costs(self) -> dict[tuple[DrafterKind | None, int], CostModel]:
-        return self.auto.costs
-
     # ------------------------------------------------------------------ loading
     def load_target(
         self, path: str | Path, options: ModelOptions | None = None, progress: ProgressFn | None = None
