@@ -105,3 +105,22 @@ def _answer(text: str, fmt: ReasoningFormat, streaming: bool) -> str:
         if streaming and header.startswith(text):
             return ""  # maybe the header, still arriving
     return text
+
+
+class SectionStream:
+    """A streamed text's reasoning and answer as deltas: each :meth:`push` returns what is new of
+    each (the API's ``reasoning_content`` and ``content`` deltas). ``final`` releases a partial
+    marker held back at the end."""
+
+    def __init__(self, fmt: ReasoningFormat | None) -> None:
+        self.fmt = fmt
+        self.text = ""
+        self._reasoning = 0
+        self._answer = 0
+
+    def push(self, piece: str, final: bool = False) -> tuple[str, str]:
+        self.text += piece
+        sections = split_reasoning(self.text, self.fmt, streaming=not final)
+        reasoning, answer = sections.reasoning[self._reasoning :], sections.answer[self._answer :]
+        self._reasoning, self._answer = len(sections.reasoning), len(sections.answer)
+        return reasoning, answer

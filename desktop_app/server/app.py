@@ -24,6 +24,7 @@ from starlette.routing import Route
 
 from desktop_app.engine.api import DEFAULT_SPEC_MODE, FinishReason, SpecMode
 from desktop_app.engine.events import Finished, TextChunk
+from desktop_app.engine.reasoning import SectionStream
 from desktop_app.server.anthropic_api import (
     anthropic_error,
     message_events,
@@ -126,13 +127,14 @@ def create_app(
                 return _client_gone("the client went away")
             if stream or isinstance(event, Finished):
                 break
+        reasoning = backend.reasoning_format() if chat else None
         if stream:
             return StreamingResponse(
-                _stream(job, request, event, chat, response_id, model, include_usage),
+                _stream(job, request, event, chat, response_id, model, include_usage, SectionStream(reasoning)),
                 media_type="text/event-stream",
                 headers={"Cache-Control": "no-cache"},
             )
-        return JSONResponse(complete_response(chat, response_id, model, event.text, event.stats))
+        return JSONResponse(complete_response(chat, response_id, model, event.text, event.stats, reasoning))
 
     async def embeddings(request: Request) -> Response:
         if not authorized(request):
@@ -226,7 +228,14 @@ def _failed(exc: Failed) -> JSONResponse:
 
 
 async def _stream(
-    job: Job, request: Request, first: Any, chat: bool, response_id: str, model: str, include_usage: bool
+    job: Job,
+    request: Request,
+    first: Any,
+    chat: bool,
+    response_id: str,
+    model: str,
+    include_usage: bool,
+    sections: SectionStream,
 ) -> AsyncIterator[str]:
     # Events already waiting are taken together: consecutive text pieces go out as one SSE
     # chunk (one per token would cost an HTTP chunk and a thread hop each).
@@ -248,15 +257,18 @@ async def _stream(
                 text = event.text
                 while buffer and isinstance(buffer[0], TextChunk):
                     text += buffer.popleft().text
-                yield _sse(chunk(chat, response_id, model, text, first=not started))
-                started = True
+                reasoning, text = sections.push(text)
+                if reasoning or text or not started:
+                    yield _sse(chunk(chat, response_id, model, text, first=not started, reasoning=reasoning))
+                    started = True
                 # Let a few more tokens gather (as the window does): fewer, larger chunks leave
                 # the CPU to the engine; a reader sees at most this much extra delay.
                 await asyncio.sleep(FLUSH_S)
                 buffer.extend(job.ready())
             elif isinstance(event, Finished):
-                if not started:
-                    yield _sse(chunk(chat, response_id, model, "", first=True))
+                reasoning, text = sections.push("", final=True)  # a partial marker held back
+                if reasoning or text or not started:
+                    yield _sse(chunk(chat, response_id, model, text, first=not started, reasoning=reasoning))
                 last = chunk(chat, response_id, model, None, event.stats)
                 if include_usage:
                     last["usage"] = usage(event.stats)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Protocol
 from desktop_app.engine.api import Embeddings, GenerateRequest
 from desktop_app.engine.errors import EngineError
 from desktop_app.engine.events import Event
+from desktop_app.engine.reasoning import ReasoningFormat
 
 if TYPE_CHECKING:
     from desktop_app.engine import Engine
@@ -112,6 +113,7 @@ class GenerationBackend(Protocol):
 
     def served_models(self) -> list[ServedModel]: ...
     def embed(self, texts: list[str]) -> Embeddings: ...
+    def reasoning_format(self) -> ReasoningFormat | None: ...
     def submit(self, request: GenerateRequest) -> Job: ...
     def waiting(self) -> int: ...
 
@@ -139,6 +141,10 @@ class EngineBackend:
 
     def waiting(self) -> int:
         return self._waiting
+
+    def reasoning_format(self) -> ReasoningFormat | None:
+        """The markers of the loaded target's reasoning (None: its answers have none)."""
+        return self.engine.prompts.reasoning.format
 
     def embed(self, texts: list[str]) -> Embeddings:
         """Vectors for ``texts`` (called from a server thread: the engine's lock puts it between

@@ -34,6 +34,7 @@ from desktop_app.engine.api import (
     SpecMode,
     Word,
 )
+from desktop_app.engine.reasoning import ReasoningFormat, split_reasoning
 from desktop_app.engine.stats import GenerationStats
 from desktop_app.server.request_body import BadNumber
 
@@ -68,10 +69,14 @@ class Field(Word):
     TOP_LOGPROBS = auto()  # only 0
     LOGIT_BIAS = auto()  # only empty
     METADATA = auto()  # accepted and ignored (a client's labels for the request)
+    REASONING_EFFORT = auto()  # chat only: "none"/"minimal" turn a thinking model's Think switch off
+    CHAT_TEMPLATE_KWARGS = auto()  # chat only, llama-server's: {"enable_thinking": bool}
 
 
 CHAT_FIELDS = frozenset(Field) - {Field.PROMPT, Field.ECHO, Field.INCLUDE_USAGE}
-COMPLETION_FIELDS = (CHAT_FIELDS - {Field.MESSAGES, Field.MAX_COMPLETION_TOKENS}) | {Field.PROMPT, Field.ECHO}
+CHAT_ONLY = {Field.MESSAGES, Field.MAX_COMPLETION_TOKENS, Field.REASONING_EFFORT, Field.CHAT_TEMPLATE_KWARGS}
+COMPLETION_FIELDS = (CHAT_FIELDS - CHAT_ONLY) | {Field.PROMPT, Field.ECHO}
+EFFORTS = {"none": False, "minimal": False, "low": True, "medium": True, "high": True}
 MAX_STOP_STRINGS = 4
 # Fields accepted only at the value that changes nothing; any other value is refused by name.
 NEUTRAL: dict[Field, object] = {Field.LOGPROBS: False, Field.TOP_LOGPROBS: 0, Field.LOGIT_BIAS: {}}
@@ -152,7 +157,7 @@ def parse_request(
             drafter=DrafterKind(drafter) if drafter else None,
         )
         if chat:
-            request = GenerateRequest(messages=_messages(body.get(Field.MESSAGES)), **common)
+            request = GenerateRequest(messages=_messages(body.get(Field.MESSAGES)), think=_think(body), **common)
         else:
             prompt = body.get(Field.PROMPT)
             if not isinstance(prompt, str) or not prompt:
@@ -163,6 +168,20 @@ def parse_request(
         param = str(exc).split(" ", 1)[0].strip("'")
         raise BadRequest(str(exc), Field(param) if param in allowed else None) from None
     return request, bool(_field(body, Field.STREAM, (bool,), False)), include_usage
+
+
+def _think(body: dict[str, Any]) -> bool | None:
+    """The Think switch a request asks for (None: the template's default). llama-server's
+    ``chat_template_kwargs.enable_thinking`` wins over OpenAI's ``reasoning_effort``."""
+    kwargs = _field(body, Field.CHAT_TEMPLATE_KWARGS, (dict,), {})
+    if "enable_thinking" in kwargs:
+        if not isinstance(kwargs["enable_thinking"], bool):
+            raise BadRequest("'chat_template_kwargs.enable_thinking' must be a boolean", Field.CHAT_TEMPLATE_KWARGS)
+        return bool(kwargs["enable_thinking"])
+    effort = _field(body, Field.REASONING_EFFORT, (str,))
+    if effort is not None and effort not in EFFORTS:
+        raise BadRequest(f"'{Field.REASONING_EFFORT}' must be one of {', '.join(EFFORTS)}", Field.REASONING_EFFORT)
+    return EFFORTS.get(effort) if effort is not None else None
 
 
 def _messages(value: object) -> list[Message]:
@@ -237,10 +256,22 @@ def timings(stats: GenerationStats) -> dict[str, Any]:
     }
 
 
-def complete_response(chat: bool, response_id: str, model: str, text: str, stats: GenerationStats) -> dict[str, Any]:
+def complete_response(
+    chat: bool,
+    response_id: str,
+    model: str,
+    text: str,
+    stats: GenerationStats,
+    reasoning: ReasoningFormat | None = None,
+) -> dict[str, Any]:
+    """The whole answer; with the model's ``reasoning`` format, a chat answer's reasoning is
+    ``reasoning_content`` and ``content`` holds the answer alone (as llama-server gives them)."""
     choice: dict[str, Any] = {"index": 0, "finish_reason": finish_reason(stats), "logprobs": None}
     if chat:
-        choice["message"] = {"role": "assistant", "content": text}
+        sections = split_reasoning(text, reasoning)
+        choice["message"] = {"role": "assistant", "content": sections.answer}
+        if sections.reasoning:
+            choice["message"]["reasoning_content"] = sections.reasoning
     else:
         choice["text"] = text
     return {
@@ -261,11 +292,15 @@ def chunk(
     text: str | None,
     stats: GenerationStats | None = None,
     first: bool = False,
+    reasoning: str = "",
 ) -> dict[str, Any]:
-    """One streamed piece; with ``stats`` the last one (finish reason, timings)."""
+    """One streamed piece (``reasoning``: new reasoning text of a chat answer); with ``stats``
+    the last one (finish reason, timings)."""
     choice: dict[str, Any] = {"index": 0, "finish_reason": finish_reason(stats) if stats else None, "logprobs": None}
     if chat:
         delta: dict[str, Any] = {"role": "assistant"} if first else {}
+        if reasoning:
+            delta["reasoning_content"] = reasoning
         if text:
             delta["content"] = text
         choice["delta"] = delta

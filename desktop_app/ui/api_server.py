@@ -17,6 +17,7 @@ from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
 from desktop_app.engine.api import API_HOST, Embeddings, FinishReason, GenerateRequest
 from desktop_app.engine.events import Finished, StatsUpdate, TextChunk
+from desktop_app.engine.reasoning import ReasoningFormat
 from desktop_app.engine.stats import GenerationStats
 from desktop_app.engine_process.protocol import Done
 from desktop_app.server import backend as server_backend
@@ -54,6 +55,10 @@ class WindowBackend(QObject):
 
     def waiting(self) -> int:
         return len(self._active)
+
+    def reasoning_format(self) -> ReasoningFormat | None:
+        models = self.client.models
+        return models.target.reasoning_format if models is not None else None
 
     def embed(self, texts: list[str]) -> Embeddings:
         # The window's engine runs in another process, which has no embedding command yet.

@@ -7,6 +7,7 @@ from desktop_app.engine.reasoning import (
     GPT_OSS_CHANNELS,
     THINK_TAGS,
     ReasoningFormat,
+    SectionStream,
     split_reasoning,
 )
 
@@ -55,3 +56,12 @@ def test_gpt_oss_channels_split_into_analysis_and_final() -> None:
 def test_gemma4_thought_channel_splits_from_the_answer() -> None:
     s = split_reasoning("<|channel>thought\nCount the letters.<channel|>There are 3.", GEMMA4_CHANNEL)
     assert (s.reasoning, s.answer) == ("Count the letters.", "There are 3.")
+
+
+def test_streamed_deltas_add_up_to_the_split_of_the_whole_text() -> None:
+    text = "<think>\nfirst a < b, then</think>\n\nThe answer & more."
+    for size in (1, 2, 3, 7):
+        stream = SectionStream(THINK_TAGS)
+        pieces = [stream.push(text[i : i + size]) for i in range(0, len(text), size)] + [stream.push("", final=True)]
+        assert "".join(r for r, _ in pieces) == "first a < b, then"
+        assert "".join(a for _, a in pieces) == "The answer & more."

@@ -133,6 +133,9 @@ class _EndlessBackend:
     def served_models(self) -> list[ServedModel]:
         return [ServedModel("endless", 4096)]
 
+    def reasoning_format(self) -> None:
+        return None
+
     def submit(self, request: GenerateRequest) -> Job:
         self.jobs.append(Job(request))
         return self.jobs[-1]
