@@ -21,7 +21,14 @@ from desktop_app.library.errors import (
     OfflineError,
     RemoteNotFoundError,
 )
-from desktop_app.library.local import LocalModel, compatibility_matrix, delete_model, import_model, scan_models
+from desktop_app.library.local import (
+    LocalModel,
+    compatibility_matrix,
+    delete_model,
+    import_model,
+    link_model,
+    scan_models,
+)
 
 __all__ = [
     "CatalogError",
@@ -46,6 +53,7 @@ __all__ = [
     "delete_model",
     "download_file",
     "import_model",
+    "link_model",
     "load_catalog",
     "scan_models",
 ]
