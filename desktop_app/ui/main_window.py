@@ -29,6 +29,7 @@ from desktop_app.ui.api_server import ApiServer
 from desktop_app.ui.chat_session import ChatSession
 from desktop_app.ui.chat_view import ChatView
 from desktop_app.ui.conversation_list import ConversationList
+from desktop_app.ui.conversation_transfer import ConversationTransfer
 from desktop_app.ui.engine_client import EngineClient, GenerationHandle
 from desktop_app.ui.engine_recovery import EngineRecovery
 from desktop_app.ui.message_input import MessageInput
@@ -37,12 +38,13 @@ from desktop_app.ui.model_loading import ModelLoader
 from desktop_app.ui.race_dialog import RaceDialog
 from desktop_app.ui.side_panel import SidePanel
 from desktop_app.ui.status_bar import CrashBanner, EngineStatusBar
+from desktop_app.ui.welcome import FirstRunWelcome
 from desktop_app.ui.window_menus import WindowMenus
 
 if TYPE_CHECKING:  # imported when first opened: the library checks vocabularies with llama.cpp
     from desktop_app.ui.model_library import ModelLibraryWindow
 
-DEFAULT_LABEL = "SmolLM2-135M (built in)"
+DEFAULT_LABEL = "SmolLM2-135M (built-in demo)"
 DEFAULT_SIZE = (1280, 800)
 
 
@@ -88,6 +90,7 @@ class MainWindow(QMainWindow):
         self.library_action.triggered.connect(lambda: self.loader.open_library())
         menus.workers.triggered.connect(lambda: self.loader.edit_workers())
         self.serve_action.toggled.connect(self.set_serving)
+        self.transfer, self.welcome = ConversationTransfer(self, menus.file_menu), FirstRunWelcome(self)
         self._restore_geometry()
         self._connect()
         self.conversations.refresh()
@@ -149,8 +152,13 @@ class MainWindow(QMainWindow):
         self.input.cancel_requested.connect(self.cancel)
         self.send_button.clicked.connect(lambda: self.send(self.input.toPlainText()))
         self.stop_button.clicked.connect(self.cancel)
-        QShortcut(QKeySequence(Qt.Key.Key_Escape), self).activated.connect(self.cancel)
-        QShortcut(QKeySequence(QKeySequence.StandardKey.New), self).activated.connect(lambda: self.session.open(None))
+        for keys, what, slot in (
+            (Qt.Key.Key_Escape, "Stop the answer", self.cancel),
+            (QKeySequence.StandardKey.New, "New conversation", lambda: self.session.open(None)),
+        ):
+            shortcut = QShortcut(QKeySequence(keys), self)
+            shortcut.setWhatsThis(what)  # Help → Keyboard shortcuts says it
+            shortcut.activated.connect(slot)
         self.chat_view.edit_requested.connect(lambda _t: self.edit_last())
         self.conversations.conversation_selected.connect(self.session.open)
         self.conversations.new_requested.connect(lambda: self.session.open(None))
