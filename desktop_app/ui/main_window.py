@@ -152,13 +152,8 @@ class MainWindow(QMainWindow):
         self.input.cancel_requested.connect(self.cancel)
         self.send_button.clicked.connect(lambda: self.send(self.input.toPlainText()))
         self.stop_button.clicked.connect(self.cancel)
-        for keys, what, slot in (
-            (Qt.Key.Key_Escape, "Stop the answer", self.cancel),
-            (QKeySequence.StandardKey.New, "New conversation", lambda: self.session.open(None)),
-        ):
-            shortcut = QShortcut(QKeySequence(keys), self)
-            shortcut.setWhatsThis(what)  # Help → Keyboard shortcuts says it
-            shortcut.activated.connect(slot)
+        QShortcut(QKeySequence(Qt.Key.Key_Escape), self, self.cancel).setWhatsThis("Stop the answer")
+        QShortcut(QKeySequence.StandardKey.New, self, lambda: self.session.open(None)).setWhatsThis("New conversation")
         self.chat_view.edit_requested.connect(lambda _t: self.edit_last())
         self.conversations.conversation_selected.connect(self.session.open)
         self.conversations.new_requested.connect(lambda: self.session.open(None))

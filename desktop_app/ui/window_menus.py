@@ -7,6 +7,7 @@ from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QMainWindow, QMessageBox
 
 from desktop_app import __version__
+from desktop_app.ui.shortcut_list import ShortcutList
 
 
 class WindowMenus:
@@ -33,14 +34,9 @@ class WindowMenus:
         self.serve.setCheckable(True)
         self.serve.setStatusTip("Serve the loaded models with the OpenAI API, for editors and scripts")
         help_menu = bar.addMenu("&Help")
-        shortcuts = help_menu.addAction("&Keyboard shortcuts", self._show_shortcuts)
+        shortcuts = help_menu.addAction("&Keyboard shortcuts", lambda: ShortcutList(window).open())
         shortcuts.setObjectName("shortcutListAction")
         help_menu.addAction("&About SpecChat", self._show_about)
-
-    def _show_shortcuts(self) -> None:
-        from desktop_app.ui.shortcut_list import ShortcutList
-
-        ShortcutList(self._window).open()
 
     def _show_about(self) -> None:
         QMessageBox.about(
