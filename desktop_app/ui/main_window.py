@@ -44,7 +44,7 @@ from desktop_app.ui.window_menus import WindowMenus
 if TYPE_CHECKING:  # imported when first opened: the library checks vocabularies with llama.cpp
     from desktop_app.ui.model_library import ModelLibraryWindow
 
-DEFAULT_LABEL = "SmolLM2-135M (built-in demo)"
+DEFAULT_LABEL = "Built-in demo (SmolLM2-135M)"
 DEFAULT_SIZE = (1280, 800)
 
 

@@ -97,7 +97,7 @@ class FirstRunWelcome(QObject):
                 f"This computer ({memory.describe()}) can run {self.pair.name}: "
                 f"a {self.pair.download_text} download, ~{self.pair.ram_gb:.1f} GB in use."
             )
-            self.card.get_button.setText(f"Get {self.pair.target.filename.removesuffix('.gguf')}")
+            self.card.get_button.setText(f"Download it ({self.pair.download_text})")
         self.update()
 
     @Slot(object)
