@@ -29,6 +29,7 @@ from desktop_app.ui.api_server import ApiServer
 from desktop_app.ui.chat_session import ChatSession
 from desktop_app.ui.chat_view import ChatView
 from desktop_app.ui.conversation_list import ConversationList
+from desktop_app.ui.conversation_transfer import ConversationTransfer
 from desktop_app.ui.engine_client import EngineClient, GenerationHandle
 from desktop_app.ui.engine_recovery import EngineRecovery
 from desktop_app.ui.message_input import MessageInput
@@ -38,12 +39,13 @@ from desktop_app.ui.race_dialog import RaceDialog
 from desktop_app.ui.side_panel import SidePanel
 from desktop_app.ui.status_bar import CrashBanner, EngineStatusBar
 from desktop_app.ui.think_switch import ThinkSwitch
+from desktop_app.ui.welcome import FirstRunWelcome
 from desktop_app.ui.window_menus import WindowMenus
 
 if TYPE_CHECKING:  # imported when first opened: the library checks vocabularies with llama.cpp
     from desktop_app.ui.model_library import ModelLibraryWindow
 
-DEFAULT_LABEL = "SmolLM2-135M (built in)"
+DEFAULT_LABEL = "Built-in demo (SmolLM2-135M)"
 DEFAULT_SIZE = (1280, 800)
 
 
@@ -92,6 +94,7 @@ class MainWindow(QMainWindow):
         self.library_action.triggered.connect(lambda: self.loader.open_library())
         menus.workers.triggered.connect(lambda: self.loader.edit_workers())
         self.serve_action.toggled.connect(self.set_serving)
+        self.transfer, self.welcome = ConversationTransfer(self, menus.file_menu), FirstRunWelcome(self)
         self._restore_geometry()
         self._connect()
         self.conversations.refresh()
@@ -155,8 +158,8 @@ class MainWindow(QMainWindow):
         self.input.cancel_requested.connect(self.cancel)
         self.send_button.clicked.connect(lambda: self.send(self.input.toPlainText()))
         self.stop_button.clicked.connect(self.cancel)
-        QShortcut(QKeySequence(Qt.Key.Key_Escape), self).activated.connect(self.cancel)
-        QShortcut(QKeySequence(QKeySequence.StandardKey.New), self).activated.connect(lambda: self.session.open(None))
+        QShortcut(QKeySequence(Qt.Key.Key_Escape), self, self.cancel).setWhatsThis("Stop the answer")
+        QShortcut(QKeySequence.StandardKey.New, self, lambda: self.session.open(None)).setWhatsThis("New conversation")
         self.chat_view.edit_requested.connect(lambda _t: self.edit_last())
         self.conversations.conversation_selected.connect(self.session.open)
         self.conversations.new_requested.connect(lambda: self.session.open(None))

@@ -14,7 +14,7 @@ def test_first_run_opens_ready_with_the_default_model(qtbot: Any, make_window: A
     window = make_window()
     assert window.client.models.target.path == str(default_model_path())
     assert window.model_bar.status.text().startswith("Ready")
-    assert window.model_bar.target_picker.currentText() == "SmolLM2-135M (built in)"
+    assert window.model_bar.target_picker.currentText() == "Built-in demo (SmolLM2-135M)"
     assert window.chat_view.placeholder.isVisible()
     assert window.send_button.isEnabled()
     assert window.status.backend.text().startswith(("CPU", "CUDA", "Metal", "Vulkan"))
