@@ -15,7 +15,6 @@ class WindowMenus:
     ``serve``'s ``toggled``) to what they do. Quit closes the window and About is shown here."""
 
     def __init__(self, window: QMainWindow, api_port: int) -> None:
-        self._window = window
         bar = window.menuBar()
         file_menu = self.file_menu = bar.addMenu("&File")
         quit_action = file_menu.addAction("&Quit", window.close)
@@ -36,11 +35,14 @@ class WindowMenus:
         help_menu = bar.addMenu("&Help")
         shortcuts = help_menu.addAction("&Keyboard shortcuts", lambda: ShortcutList(window).open())
         shortcuts.setObjectName("shortcutListAction")
-        help_menu.addAction("&About SpecChat", self._show_about)
+        # A lambda over the window, not a method of this object (which is not kept once built).
+        about = help_menu.addAction("&About SpecChat", lambda: show_about(window))
+        about.setObjectName("aboutAction")
 
-    def _show_about(self) -> None:
-        QMessageBox.about(
-            self._window,
-            "About SpecChat",
-            f"SpecChat {__version__}\nChat with local models, made faster by speculative decoding.",
-        )
+
+def show_about(window: QMainWindow) -> None:
+    QMessageBox.about(
+        window,
+        "About SpecChat",
+        f"SpecChat {__version__}\nChat with local models, made faster by speculative decoding.",
+    )
