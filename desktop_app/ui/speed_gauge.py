@@ -151,7 +151,8 @@ class SpeedGauge(QWidget):
 
 
 class AcceptanceMeter(QWidget):
-    """A horizontal bar: the share of drafted tokens the target accepted (0..1).
+    """A horizontal bar: the share of drafted tokens the target accepted (0..1), the one
+    acceptance figure (GenerationStats.acceptance_rate), in the footer's words.
 
     Qt property ``acceptanceRate`` (float).
     """
@@ -184,7 +185,7 @@ class AcceptanceMeter(QWidget):
         self.update()
 
     def text(self) -> str:
-        return f"acceptance {self._rate:.0%}" if self._active else "acceptance – (no drafts)"
+        return f"{self._rate:.0%} of drafts right" if self._active else "no drafts"
 
     def paintEvent(self, event: object) -> None:  # noqa: N802 - Qt API
         pal = self.palette()
