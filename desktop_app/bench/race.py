@@ -103,6 +103,6 @@ class RaceResult:
         else:
             words = "about as fast as"
         return (
-            f"{self.mode}: {words} without speculation (median of {self.rounds} rounds; "
+            f"{self.mode}: {words} without speculation (median of {self.rounds} round{'' if self.rounds == 1 else 's'}; "
             f"{low:.2f}–{high:.2f}x per round; {self.chosen_speed:.1f} vs {self.off_speed:.1f} tokens/s)"
         )
