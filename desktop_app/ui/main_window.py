@@ -34,7 +34,7 @@ from desktop_app.ui.engine_recovery import EngineRecovery
 from desktop_app.ui.message_input import MessageInput
 from desktop_app.ui.model_bar import ModelBar
 from desktop_app.ui.model_loading import ModelLoader
-from desktop_app.ui.race_dialog import RaceDialog
+from desktop_app.ui.race_dialog import RaceDialog, keep_race
 from desktop_app.ui.side_panel import SidePanel
 from desktop_app.ui.speed_feed import ChatSpeedFeed
 from desktop_app.ui.status_bar import CrashBanner, EngineStatusBar
@@ -240,6 +240,9 @@ class MainWindow(QMainWindow):
             self.race_dialog.race_finished.connect(lambda _r: self._update_buttons())
             self.race_dialog.race_failed.connect(lambda _m: self._update_buttons())
             self.race_dialog.race_finished.connect(self.side.show_race)
+            self.race_dialog.race_finished.connect(
+                lambda r: keep_race(self.history, self.session.conversation_id, self.chat_view, r)
+            )
             self.race_dialog.finished.connect(lambda _r: self.input.setFocus())
         self.input.setFocus()  # not the race button, disabled while racing (focus would move on to a setting)
         self.race_dialog.show()

@@ -102,7 +102,9 @@ class SpeedGauge(QWidget):
         pal = self.palette()
         p = QPainter(self)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
-        side = min(self.width(), self.height() * 1.25) - 12
+        # the drawing reaches 0.94 x side below its top (the figure, the unit and the caption
+        # under the hub): the whole dial fits the widget's height as well as its width
+        side = min(self.width() - 12, (self.height() - 10) / 0.94)
         rect = QRectF((self.width() - side) / 2, 6, side, side)
         track = QPen(pal.color(QPalette.ColorRole.Mid), max(6.0, side / 14))
         track.setCapStyle(Qt.PenCapStyle.RoundCap)

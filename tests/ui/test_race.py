@@ -12,7 +12,7 @@ from desktop_app.bench.race import RaceResult, speedup
 from desktop_app.engine.api import DrafterKind, SpecMode
 from desktop_app.engine.stats import GenerationStats
 from tests.ui.conftest import ANSWER_TIMEOUT_MS
-from tests.ui.helpers import send_and_wait
+from tests.ui.helpers import last_answer, send_and_wait
 
 
 def test_the_race_alternates_off_and_auto_and_reports_the_median_and_spread(
@@ -53,6 +53,11 @@ def test_the_race_alternates_off_and_auto_and_reports_the_median_and_spread(
     assert window.side.race_verdict.text() == result.verdict()
     assert len(window.chat_view.messages) == 2
     assert window.send_button.isEnabled()
+    # the raced answer's footer gives the measured speed-up, named for what measured it (and keeps it)
+    low, high = result.spread
+    raced = f"than without speculation in a race of 3 ({low:.1f}–{high:.1f}x per round)"
+    assert raced in last_answer(window).footer.text()
+    assert window.history.messages(window.session.conversation_id)[-1].stats["race"]["rounds"] == 3
     # after the race, typing goes to the message box (not into a setting)
     dialog.close()
     qtbot.waitUntil(lambda: window.focusWidget() is window.input, timeout=5000)
