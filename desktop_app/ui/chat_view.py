@@ -80,6 +80,7 @@ class MessageWidget(QFrame):
         self.footer = QLabel()
         self.footer.setObjectName("messageFooter")
         self.footer.setTextFormat(Qt.TextFormat.PlainText)  # an error's text shows as written
+        self.footer.setWordWrap(True)  # its sentence of drafters never widens the transcript
         self.footer.setForegroundRole(QPalette.ColorRole.PlaceholderText)
         row.addWidget(self.footer, 1)
         if role == "user":
