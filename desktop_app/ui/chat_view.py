@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 from desktop_app.engine.reasoning import ReasoningFormat
 from desktop_app.engine_process.protocol import Piece
 from desktop_app.ui.drafter_tints import legend_html
-from desktop_app.ui.message_format import format_footer, highlighted_html
+from desktop_app.ui.message_format import footer_details, format_footer, highlighted_html, tooltip_html
 
 RENDER_MS = 80  # re-render a streaming message at most ~12 times a second
 # Messages made into widgets when a conversation opens, and per "show earlier" click: a message
@@ -80,6 +80,8 @@ class MessageWidget(QFrame):
         row = QHBoxLayout()
         self.footer = QLabel()
         self.footer.setObjectName("messageFooter")
+        self.footer.setTextFormat(Qt.TextFormat.PlainText)  # an error's text shows as written
+        self.footer.setWordWrap(True)  # its sentence of drafters never widens the transcript
         self.footer.setForegroundRole(QPalette.ColorRole.PlaceholderText)
         row.addWidget(self.footer, 1)
         if role == "user":
@@ -140,6 +142,7 @@ class MessageWidget(QFrame):
         self.stats = stats
         if self.role == "assistant":
             self.footer.setText(format_footer(stats) if stats else ("generating…" if live else ""))
+            self.footer.setToolTip(tooltip_html(footer_details(stats)) if stats else "")
         self.footer.setVisible(self.role == "assistant")
 
     def render_text(self) -> None:

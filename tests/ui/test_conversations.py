@@ -36,7 +36,7 @@ def test_first_run_opens_ready_with_the_default_model(qtbot: Any, make_window: A
         widget = window.findChild(object, name)
         assert widget is not None, name
         assert widget.accessibleName(), f"{name} has no accessible name"
-    assert window.side.mode.currentText() == "Auto"
+    assert window.side.mode.currentData() == "best"  # Auto
 
 
 def test_conversations_new_search_rename_delete(qtbot: Any, make_window: Any, models: Any) -> None:

@@ -102,6 +102,7 @@ class SpeculativeLoop:
         self.tokens_out: list[int] = []
         self.finish = FinishReason.LENGTH
         self.done = False
+        self.last_batch = 0  # the rows of the previous target pass
 
     # ------------------------------------------------------------------ steps
     @property
@@ -168,6 +169,10 @@ class SpeculativeLoop:
         # a one-token pass a thread trial ran at another count says nothing of Auto's costs
         # (they are the count's that stands)
         standing = result.batch > 1 or self.threads.count == self.threads.batch_count
+        if result.batch == 1 and self.last_batch == 1 and standing:
+            s.plain_passes += 1  # what plain decoding costs per token (the measured speed-up's base)
+            s.plain_s += result.seconds
+        self.last_batch = result.batch
         bonus = result.tokens[-1] if result.n_accepted == len(draft.tokens) else None
         self.choice.observe(plan, result.n_accepted, result.seconds if standing else 0.0, result.batch, bonus)
         self.threads.observe(result.batch, result.seconds)
