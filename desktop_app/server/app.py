@@ -1,5 +1,6 @@
 """The Starlette application: OpenAI's ``/v1/models``, ``/v1/chat/completions``, ``/v1/completions``
-and ``/v1/embeddings``, Anthropic's ``/v1/messages`` (anthropic_api.py), and ``/health``.
+``/v1/embeddings`` and ``/v1/responses`` (responses_api.py), Anthropic's ``/v1/messages``
+(anthropic_api.py), and ``/health``.
 
 Streamed answers are server-sent events; a client that goes away cancels its generation at
 once (the engine stops at its next cycle). With an API key set, every request needs
@@ -39,6 +40,7 @@ from desktop_app.server.jobs import FLUSH_S, next_event
 from desktop_app.server.limits import DEFAULT_LIMITS, ServerLimits
 from desktop_app.server.openai_schema import BadRequest, chunk, complete_response, new_id, parse_request, usage
 from desktop_app.server.request_body import ClientGone, read_json
+from desktop_app.server.responses_api import ResponseBuilder, parse_responses_request, response_events
 
 
 def create_app(
@@ -191,6 +193,40 @@ def create_app(
             )
         return JSONResponse(message_object(message_id, model, event.text, event.stats))
 
+    async def responses(request: Request) -> Response:
+        if not authorized(request):
+            return unauthorized()
+        try:
+            body = await read_json(request, limits)
+        except ClientGone:
+            return _client_gone("the client went away during its upload")
+        try:
+            engine_request, stream = parse_responses_request(body, default_spec)
+            job = backend.submit(engine_request)
+        except BadRequest as exc:
+            return error(400, str(exc), param=exc.param, code=exc.code)
+        except Busy as exc:
+            return error(503, str(exc), "server_error", code="busy", headers={"Retry-After": str(exc.retry_after_s)})
+        counter.requests += 1
+        build = ResponseBuilder(next((m.id for m in backend.served_models()), "specchat"), engine_request)
+        while True:
+            try:
+                event = await next_event(job, request)
+            except Failed as exc:
+                return _failed(exc)
+            if event is None:
+                return _client_gone("the client went away")
+            if stream or isinstance(event, Finished):
+                break
+        reasoning = backend.reasoning_format()
+        if stream:
+            return StreamingResponse(
+                response_events(job, request, event, build, reasoning),
+                media_type="text/event-stream",
+                headers={"Cache-Control": "no-cache"},
+            )
+        return JSONResponse(build.whole(event.text, event.stats, reasoning))
+
     async def chat_completions(request: Request) -> Response:
         return await generate(request, chat=True)
 
@@ -206,6 +242,7 @@ def create_app(
             Route("/v1/completions", completions, methods=["POST"]),
             Route("/v1/embeddings", embeddings, methods=["POST"]),
             Route("/v1/messages", anthropic_messages, methods=["POST"]),
+            Route("/v1/responses", responses, methods=["POST"]),
         ],
         exception_handlers=EXCEPTION_HANDLERS,
     )
