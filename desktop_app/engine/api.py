@@ -270,7 +270,8 @@ class GenerateRequest:
     ``drafter`` None lets :func:`choose_drafter` pick; ``parse_special`` makes a raw prompt's
     special-token texts (``<|im_start|>``...) the special tokens, as llama.cpp's tools do.
     ``think``: the Think switch for a target that has one (:attr:`ModelInfo.has_think_switch`);
-    None renders the template as its default has it.
+    None renders the template as its default has it. ``suffix`` (with a raw ``prompt``): fill in
+    the middle between the prompt and the suffix, with the target's FIM tokens.
     """
 
     messages: Sequence[Message] | None = None
@@ -283,6 +284,7 @@ class GenerateRequest:
     stop: Sequence[str] = ()
     parse_special: bool = True
     think: bool | None = None
+    suffix: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "spec", _member(SpecMode, self.spec, "spec"))
@@ -292,6 +294,8 @@ class GenerateRequest:
         DRAFT_K.check(self.draft_max)
         if (self.messages is None) == (self.prompt is None):
             raise ValueError("give either messages or a raw prompt")
+        if self.suffix is not None and self.prompt is None:
+            raise ValueError("a suffix fills in the middle after a raw prompt, not after messages")
         if isinstance(self.stop, str) or not all(isinstance(s, str) and s for s in self.stop):
             raise ValueError("stop must be a list of non-empty strings")
 

@@ -1,6 +1,6 @@
 """The Starlette application: OpenAI's ``/v1/models``, ``/v1/chat/completions``, ``/v1/completions``
 ``/v1/embeddings`` and ``/v1/responses`` (responses_api.py), Anthropic's ``/v1/messages``
-(anthropic_api.py), and ``/health``.
+(anthropic_api.py), llama-server's ``/infill`` (infill_api.py), and ``/health``.
 
 Streamed answers are server-sent events; a client that goes away cancels its generation at
 once (the engine stops at its next cycle). With an API key set, every request needs
@@ -36,6 +36,7 @@ from desktop_app.server.anthropic_api import (
 from desktop_app.server.backend import Busy, Counter, Failed, GenerationBackend, Job, ServedModel
 from desktop_app.server.embeddings_api import check_dimensions, embedding_response, parse_embedding_request
 from desktop_app.server.errors import CLIENT_GONE, EXCEPTION_HANDLERS, error
+from desktop_app.server.infill_api import infill_events, infill_result, parse_infill_request
 from desktop_app.server.jobs import FLUSH_S, next_event
 from desktop_app.server.limits import DEFAULT_LIMITS, ServerLimits
 from desktop_app.server.openai_schema import BadRequest, chunk, complete_response, new_id, parse_request, usage
@@ -227,6 +228,34 @@ def create_app(
             )
         return JSONResponse(build.whole(event.text, event.stats, reasoning))
 
+    async def infill(request: Request) -> Response:
+        if not authorized(request):
+            return unauthorized()
+        try:
+            body = await read_json(request, limits)
+        except ClientGone:
+            return _client_gone("the client went away during its upload")
+        try:
+            engine_request, stream = parse_infill_request(body, default_spec)
+            job = backend.submit(engine_request)
+        except BadRequest as exc:
+            return error(400, str(exc), param=exc.param, code=exc.code)
+        except Busy as exc:
+            return error(503, str(exc), "server_error", code="busy", headers={"Retry-After": str(exc.retry_after_s)})
+        counter.requests += 1
+        while True:
+            try:
+                event = await next_event(job, request)
+            except Failed as exc:
+                return _failed(exc)
+            if event is None:
+                return _client_gone("the client went away")
+            if stream or isinstance(event, Finished):
+                break
+        if stream:
+            return StreamingResponse(infill_events(job, request, event), media_type="text/event-stream")
+        return JSONResponse(infill_result(event.text, event.stats))
+
     async def chat_completions(request: Request) -> Response:
         return await generate(request, chat=True)
 
@@ -243,6 +272,7 @@ def create_app(
             Route("/v1/embeddings", embeddings, methods=["POST"]),
             Route("/v1/messages", anthropic_messages, methods=["POST"]),
             Route("/v1/responses", responses, methods=["POST"]),
+            Route("/infill", infill, methods=["POST"]),
         ],
         exception_handlers=EXCEPTION_HANDLERS,
     )

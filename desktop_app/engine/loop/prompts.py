@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable, Sequence
 
 from desktop_app.engine.api import GenerateRequest, ModelInfo
-from desktop_app.engine.errors import ContextOverflowError, EmptyPromptError
+from desktop_app.engine.errors import ContextOverflowError, EmptyPromptError, EngineError
 from desktop_app.engine.events import Finished
 from desktop_app.engine.llama.chat_template import ChatTemplate, Message, validate_messages
 from desktop_app.engine.llama.model import LlamaModel
@@ -67,6 +67,11 @@ class PromptBuilder:
         """Token ids for the request and how many oldest turns were dropped to fit (see
         prompt_fit). Raises FitCancelled when ``cancel`` is set meanwhile."""
         target = self._models.require_target()
+        if request.suffix is not None:
+            tokens = fill_in_the_middle(target, request.prompt or "", request.suffix)
+            self._check_fits(tokens)
+            self.opened = ""
+            return tokens, 0
         if request.prompt is not None:
             tokens = target.tokenize(request.prompt, add_special=True, parse_special=request.parse_special)
             if not tokens:
@@ -114,3 +119,19 @@ class PromptBuilder:
                 f"The message is {len(tokens)} tokens long but the context holds {target.n_ctx}: "
                 "shorten it or load the model with a larger context"
             )
+
+
+def fill_in_the_middle(target: LlamaModel, prefix: str, suffix: str) -> list[int]:
+    """llama.cpp's infill prompt (prefix-suffix-middle): [BOS] FIM_PRE prefix FIM_SUF suffix FIM_MID.
+    The texts are tokenized as text: a special token's name in the code stays text."""
+    ids = target.fim_ids
+    if ids is None:
+        raise EngineError(
+            f"{target.name} has no fill-in-the-middle tokens: use a code model trained for it "
+            "(Qwen2.5-Coder, StarCoder2, CodeLlama, DeepSeek-Coder...)"
+        )
+    pre, suf, mid = ids
+    start = [target.bos_id] if target.add_bos and target.bos_id >= 0 else []
+    body = target.tokenize(prefix, add_special=False, parse_special=False)
+    tail = target.tokenize(suffix, add_special=False, parse_special=False)
+    return [*start, pre, *body, suf, *tail, mid]
