@@ -80,6 +80,7 @@ class MessageWidget(QFrame):
         self.footer = QLabel()
         self.footer.setObjectName("messageFooter")
         self.footer.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        self.footer.setWordWrap(True)  # a narrow transcript wraps it, never scrolls sideways
         row.addWidget(self.footer, 1)
         if role == "user":
             row.addStretch(1)

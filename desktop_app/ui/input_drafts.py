@@ -29,9 +29,7 @@ class EditingBar(QFrame):
         self.setObjectName("editingBar")
         row = QHBoxLayout(self)
         row.setContentsMargins(6, 2, 6, 2)
-        self.label = QLabel(
-            "Editing your message: Send keeps the original as an earlier version (< 1/2 > on the message)"
-        )
+        self.label = QLabel("Editing your message: the original stays as an earlier version")
         self.label.setWordWrap(True)
         row.addWidget(self.label, 1)
         self.cancel = QPushButton("Cancel")

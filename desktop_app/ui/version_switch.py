@@ -24,7 +24,7 @@ class VersionSwitch(QWidget):
         self.version, self.versions = version, versions
         row = QHBoxLayout(self)
         row.setContentsMargins(0, 0, 0, 0)
-        row.setSpacing(2)
+        row.setSpacing(0)
         self.previous = self._button(row, "<", "previousVersion", "Previous version", -1)
         self.label = QLabel(f"{version}/{versions}")
         self.label.setObjectName("versionLabel")

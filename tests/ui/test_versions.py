@@ -123,6 +123,26 @@ def test_edit_and_resend_then_switching_conversations_keeps_both_versions(
     click(qtbot, switch.previous)
     assert transcript(window) == [("user", "Original question"), ("assistant", original_answer)]
     assert switch_of(window.chat_view.messages[0]).label.text() == "1/2"
+    # the engine is asked about the branch shown, and the reply goes on that branch
+    with next_answer(qtbot, window.client) as watch:
+        window.input.setPlainText("A follow-up")
+        click(qtbot, window.send_button)
+    qtbot.waitUntil(lambda: not window.session.busy)
+    assert watch.handle is not None and watch.done is not None
+    assert [(m["role"], m["content"]) for m in watch.handle.request.messages] == [
+        ("user", "Original question"),
+        ("assistant", original_answer),
+        ("user", "A follow-up"),
+    ]
+    click(qtbot, switch_of(window.chat_view.messages[0]).next)  # the edited branch has no follow-up
+    assert transcript(window) == [("user", "Edited question"), ("assistant", edited_answer)]
+    click(qtbot, switch_of(window.chat_view.messages[0]).previous)
+    assert [text for _, text in transcript(window)] == [
+        "Original question",
+        original_answer,
+        "A follow-up",
+        watch.done.text,
+    ]
 
 
 def test_cancel_editing_gives_the_box_back(qtbot: Any, make_window: Any, models: Any) -> None:
