@@ -23,7 +23,7 @@ from typing import Any
 
 from desktop_app.paths import data_dir, ensure_folder
 from desktop_app.store.errors import DataDirError, HistoryDamaged, set_aside
-from desktop_app.store.history_schema import DESCEND, PATH, SUBTREE, upgrade
+from desktop_app.store.history_schema import DESCEND, FORKS, PATH, SUBTREE, upgrade
 
 HISTORY_FILE = "history.sqlite3"
 
@@ -55,8 +55,11 @@ def _conversation(row: sqlite3.Row) -> Conversation:
 
 def _message(row: sqlite3.Row) -> StoredMessage:
     stats = json.loads(row["stats"]) if row["stats"] else None
-    extra = {name: row[name] for name in ("parent_id", "version", "versions") if name in row.keys()}  # noqa: SIM118
-    return StoredMessage(row["id"], row["conversation_id"], row["role"], row["content"], stats, row["created"], **extra)
+    try:
+        parent = row["parent_id"]
+    except IndexError:  # a file from before versions, read before the window upgraded it
+        parent = None
+    return StoredMessage(row["id"], row["conversation_id"], row["role"], row["content"], stats, row["created"], parent)
 
 
 def check_readable(path: Path) -> None:
@@ -267,7 +270,15 @@ class History:
         """The conversation as shown, first message first: the chosen version of each message,
         with its place among its versions."""
         rows = self._db.execute(PATH, {"conv": conversation_id}).fetchall()
-        return [_message(r) for r in rows]
+        forks = {
+            r["parent_id"]: sorted(int(i) for i in r["ids"].split(","))
+            for r in self._db.execute(FORKS, {"conv": conversation_id})
+        }
+        path = [_message(r) for r in rows]
+        for i, m in enumerate(path):
+            if (family := forks.get(m.parent_id)) is not None:
+                path[i] = replace(m, version=family.index(m.id) + 1, versions=len(family))
+        return path
 
     def _row(self, message_id: int) -> sqlite3.Row:
         row: sqlite3.Row | None = self._db.execute("SELECT * FROM messages WHERE id = ?", (message_id,)).fetchone()

@@ -50,18 +50,21 @@ TO_TREE = (
     "UPDATE conversations SET leaf_id = (SELECT max(m.id) FROM messages m WHERE m.conversation_id = conversations.id)",
 )
 
-# The path shown, first message first, each with its place among its versions (by age).
+# The path shown, first message first.
 PATH = """
 WITH RECURSIVE up(id, depth) AS (
     SELECT leaf_id, 0 FROM conversations WHERE id = :conv AND leaf_id IS NOT NULL
     UNION ALL
     SELECT m.parent_id, up.depth + 1 FROM messages m JOIN up ON m.id = up.id WHERE m.parent_id IS NOT NULL
 )
-SELECT m.*,
-    (SELECT count(*) FROM messages s
-        WHERE s.conversation_id = :conv AND s.parent_id IS m.parent_id AND s.id <= m.id) AS version,
-    (SELECT count(*) FROM messages s WHERE s.conversation_id = :conv AND s.parent_id IS m.parent_id) AS versions
-FROM up JOIN messages m ON m.id = up.id ORDER BY up.depth DESC
+SELECT m.* FROM up CROSS JOIN messages m ON m.id = up.id ORDER BY up.depth DESC
+"""
+# The families of a conversation's messages that have more than one version: the versions'
+# ids, oldest first ("1,7,12"), by their parent.
+FORKS = """
+SELECT parent_id, group_concat(id) AS ids FROM (
+    SELECT parent_id, id FROM messages WHERE conversation_id = :conv ORDER BY parent_id, id
+) GROUP BY parent_id HAVING count(*) > 1
 """
 # The end of the path that goes through the chosen child of :parent (NULL: of the first
 # messages), following the version chosen last below it.
