@@ -24,11 +24,11 @@ from desktop_app.engine.events import Finished, TextChunk
 from desktop_app.engine.stats import GenerationStats
 from desktop_app.server.backend import Failed, Job
 from desktop_app.server.jobs import next_event
-from desktop_app.server.openai_schema import MAX_STOP_STRINGS, BadRequest, timings
+from desktop_app.server.openai_schema import MAX_STOP_STRINGS, BadRequest, Field, timings
 
 FIELDS = frozenset(
     {"input_prefix", "input_suffix", "input_extra", "prompt", "n_predict", "max_tokens", "temperature", "top_k"}
-    | {"top_p", "min_p", "stop", "seed", "stream", "speculation", "cache_prompt", "samplers", "t_max_prompt_ms"}
+    | {"top_p", "min_p", Field.STOP, "seed", "stream", "speculation", "cache_prompt", "samplers", "t_max_prompt_ms"}
 )
 IGNORED = frozenset({"cache_prompt", "samplers", "t_max_prompt_ms"})  # llama-server's tuning knobs
 
@@ -51,9 +51,9 @@ def parse_infill_request(body: object, default_spec: SpecMode = DEFAULT_SPEC_MOD
         raise BadRequest(
             "'input_extra' (other files as context) is not supported yet: send it in input_prefix", "input_extra"
         )
-    stop = body.get("stop", [])
+    stop = body.get(Field.STOP, [])
     if not isinstance(stop, list) or len(stop) > MAX_STOP_STRINGS or not all(isinstance(s, str) and s for s in stop):
-        raise BadRequest(f"'stop' must be a list of up to {MAX_STOP_STRINGS} non-empty strings", "stop")
+        raise BadRequest(f"'{Field.STOP}' must be a list of up to {MAX_STOP_STRINGS} non-empty strings", Field.STOP)
     limit = body.get("n_predict", body.get("max_tokens", -1))
     for name in ("n_predict", "max_tokens", "top_k", "seed"):
         if name in body and (isinstance(body[name], bool) or not isinstance(body[name], int)):
@@ -86,15 +86,15 @@ def infill_result(text: str, stats: GenerationStats) -> dict[str, Any]:
         stop_type = "limit"
     else:
         stop_type = "eos"
-    return {
-        "content": text,
-        "stop": True,
-        "stop_type": stop_type,
-        "stopping_word": stats.stop_string,
-        "tokens_predicted": stats.generated_tokens,
-        "tokens_evaluated": stats.prompt_tokens,
-        "timings": timings(stats),
-    }
+    return dict(  # llama-server's own keys (its stop flag is not a finish reason)
+        content=text,
+        stop=True,
+        stop_type=stop_type,
+        stopping_word=stats.stop_string,
+        tokens_predicted=stats.generated_tokens,
+        tokens_evaluated=stats.prompt_tokens,
+        timings=timings(stats),
+    )
 
 
 async def infill_events(job: Job, request: Request, first: Any) -> AsyncIterator[str]:
@@ -104,7 +104,7 @@ async def infill_events(job: Job, request: Request, first: Any) -> AsyncIterator
             if event is None:
                 return
             if isinstance(event, TextChunk):
-                yield f"data: {json.dumps({'content': event.text, 'stop': False})}\n\n"
+                yield f"data: {json.dumps(dict(content=event.text, stop=False))}\n\n"
             elif isinstance(event, Finished):
                 yield f"data: {json.dumps(infill_result('', event.stats))}\n\n"
                 return

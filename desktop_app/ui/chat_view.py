@@ -83,6 +83,7 @@ class MessageWidget(QFrame):
         self.footer.setTextFormat(Qt.TextFormat.PlainText)  # an error's text shows as written
         self.footer.setWordWrap(True)  # its sentence of drafters never widens the transcript
         self.footer.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        self.footer.setWordWrap(True)  # a narrow transcript wraps it, never scrolls sideways
         row.addWidget(self.footer, 1)
         if role == "user":
             row.addStretch(1)
@@ -96,6 +97,7 @@ class MessageWidget(QFrame):
                 row, "Edit && resend", "Edit this message and send it again", self.edit_requested.emit
             )
         layout.addLayout(row)
+        self.action_row = row  # Copy and the role's action, after the footer; others add theirs here
         self.render_text()
         self.set_stats(stats)
 
@@ -176,10 +178,12 @@ class ChatView(QScrollArea):
     Signals:
         regenerate_requested(): on the last answer.
         edit_requested(str): the last user message's text, to edit and resend.
+        message_shown(MessageWidget): a message was made into a widget (it is in ``messages``).
     """
 
     regenerate_requested = Signal()
     edit_requested = Signal(str)
+    message_shown = Signal(object)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -262,6 +266,7 @@ class ChatView(QScrollArea):
         self._layout.insertWidget(self._layout.indexOf(self.earlier_button) + 1 + index, widget)
         self.messages.insert(index, widget)
         self.placeholder.hide()
+        self.message_shown.emit(widget)
         return widget
 
     def add_message(self, role: str, text: str = "", stats: dict[str, Any] | None = None) -> MessageWidget:

@@ -32,6 +32,7 @@ from desktop_app.ui.conversation_list import ConversationList
 from desktop_app.ui.conversation_transfer import ConversationTransfer
 from desktop_app.ui.engine_client import EngineClient
 from desktop_app.ui.engine_recovery import EngineRecovery
+from desktop_app.ui.input_drafts import EditingBar, InputDrafts
 from desktop_app.ui.message_input import MessageInput
 from desktop_app.ui.model_bar import ModelBar
 from desktop_app.ui.model_loading import ModelLoader
@@ -70,6 +71,7 @@ class MainWindow(QMainWindow):
         self.chat_view = ChatView()
         self.input = MessageInput()
         self.think = ThinkSwitch(history)
+        self.editing_bar = EditingBar()
         self.send_button = QPushButton("Send")
         self.send_button.setObjectName("sendButton")
         self.send_button.setAccessibleName("Send message")
@@ -84,6 +86,7 @@ class MainWindow(QMainWindow):
         self.session = ChatSession(self.client, history, self.chat_view, self.answers.request_for, self)
         self.think.follow(self.client, self.session)
         self.answers.think = self.think.choice
+        self.drafts = InputDrafts(self.session, self.input, self.editing_bar, history, self)
         self.loader = ModelLoader(
             self, settings, history, self.client, self.model_bar, self.status, self.save_settings, self._show_error
         )
@@ -109,6 +112,7 @@ class MainWindow(QMainWindow):
         column.setContentsMargins(0, 0, 0, 0)
         column.addWidget(self.banner)
         column.addWidget(self.chat_view, 1)
+        column.addWidget(self.editing_bar)
         row = QHBoxLayout()
         row.addWidget(self.input, 1)
         buttons = QVBoxLayout()
@@ -159,7 +163,7 @@ class MainWindow(QMainWindow):
         self.stop_button.clicked.connect(self.cancel)
         QShortcut(QKeySequence(Qt.Key.Key_Escape), self, self.cancel).setWhatsThis("Stop the answer")
         QShortcut(QKeySequence.StandardKey.New, self, lambda: self.session.open(None)).setWhatsThis("New conversation")
-        self.chat_view.edit_requested.connect(lambda _t: self.edit_last())
+        self.chat_view.edit_requested.connect(lambda _t: self.drafts.edit_last())
         self.conversations.conversation_selected.connect(self.session.open)
         self.conversations.new_requested.connect(lambda: self.session.open(None))
         self.conversations.conversation_deleted.connect(self._on_deleted)
@@ -223,19 +227,12 @@ class MainWindow(QMainWindow):
         if self.race_dialog is not None and self.race_dialog.running:
             return
         if self.session.send(text):
-            self.input.clear()
+            self.drafts.sent()
 
     def cancel(self) -> None:
         if self.race_dialog is not None and self.race_dialog.running:
             self.race_dialog.stop()
         self.session.cancel()
-
-    def edit_last(self) -> None:
-        text = self.session.take_last_user_message()
-        if text is not None:
-            self.client.history_changed(deleted=True)
-            self.input.setPlainText(text)
-            self.input.setFocus()
 
     def start_race(self) -> None:
         messages = self.session.engine_messages()
@@ -284,6 +281,7 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt API
         self.session.save_now()
+        self.drafts.save()
         self.session.cancel()
         if self.loader.library is not None:
             self.loader.library.close()
