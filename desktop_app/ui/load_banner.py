@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QPalette
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 
 class LoadBanner(QFrame):
@@ -27,7 +27,6 @@ class LoadBanner(QFrame):
         self.message = QLabel()
         self.message.setObjectName("loadBannerText")
         self.message.setWordWrap(True)
-        self.message.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.choose = QPushButton("Choose a model…")
         self.choose.setObjectName("loadBannerChoose")
         self.choose.clicked.connect(self.choose_requested.emit)
@@ -35,10 +34,13 @@ class LoadBanner(QFrame):
         self.dismiss.setObjectName("loadBannerDismiss")
         self.dismiss.setAccessibleName("Dismiss the load error")
         self.dismiss.clicked.connect(self.hide)
-        layout = QHBoxLayout(self)
-        layout.addWidget(self.message, 1)
-        layout.addWidget(self.choose)
-        layout.addWidget(self.dismiss)
+        buttons = QHBoxLayout()  # under the text: a narrow chat column keeps it readable
+        buttons.addStretch(1)
+        buttons.addWidget(self.choose)
+        buttons.addWidget(self.dismiss)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.message)
+        layout.addLayout(buttons)
         self.hide()
 
     def show_failure(self, reason: str, still_loaded: str | None) -> None:
