@@ -108,7 +108,14 @@ class Loaded:
 
 @dataclass(frozen=True)
 class LoadFailed:
+    """A load failed. ``models`` is what stays loaded (the previous models, or None when none
+    is: e.g. a target served by workers is let go before the new one loads); ``bad_file`` is the
+    target file that is not a model this engine can load (missing, not GGUF, truncated,
+    unsupported), None when the failure was not the file's (a worker, the default model)."""
+
     message: str
+    models: LoadedModels | None = None
+    bad_file: str | None = None
 
 
 @dataclass(frozen=True)

@@ -134,7 +134,7 @@ class _Worker:
                 message = str(exc) if _is_user_error(exc) else f"{type(exc).__name__}: {exc}"
                 if not _is_user_error(exc):
                     traceback.print_exc()
-                self.send(LoadFailed(message) if isinstance(job, Load) else Failed(job.id, message))
+                self.send(self.load_failed(job, exc, message) if isinstance(job, Load) else Failed(job.id, message))
             finally:
                 with self._state:
                     self.running = None
@@ -174,6 +174,18 @@ class _Worker:
         # its Python work would skew the timings).
         self.history = Path(job.history) if job.history else None
         self.history_changed(HistoryChanged())
+
+    def load_failed(self, job: Load, exc: BaseException, message: str) -> LoadFailed:
+        """What the window needs after a failed load: why, what is still loaded, and whether the
+        target file itself is at fault (the window then stops offering it)."""
+        from desktop_app.engine import EngineError, ModelLoadError, ModelNotFoundError
+
+        try:
+            models = self.engine.loaded()
+        except EngineError:  # no target is loaded
+            models = None
+        file_at_fault = isinstance(exc, (ModelLoadError, ModelNotFoundError)) and bool(job.target)
+        return LoadFailed(message, models, job.target if file_at_fault else None)
 
     def history_changed(self, command: HistoryChanged) -> None:
         if self.history is not None:

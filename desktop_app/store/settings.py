@@ -144,6 +144,13 @@ SETTINGS: tuple[Setting, ...] = (
     _number("api_port", API_PORT),
     Setting("api_key", str, "", "Key API clients must send as 'Authorization: Bearer KEY'; empty: none"),
     Setting("recent_files", list, [], "Recently opened GGUF files, newest first"),
+    Setting(
+        "side_panel",
+        str,
+        "auto",
+        "The speed panel on the right: shown, hidden, or auto (hidden on narrow screens)",
+        choices=("auto", "shown", "hidden"),
+    ),
     Setting("last_conversation", int, 0, "The conversation open when the app was closed (0: none)"),
     Setting("welcome_dismissed", bool, False, "The first-run card suggesting a better model was dismissed"),
     Setting(
@@ -216,6 +223,9 @@ class Settings:
     def add_recent_file(self, path: str) -> None:
         recent = [p for p in self["recent_files"] if p != path]
         self.set("recent_files", [path, *recent][:MAX_RECENT_FILES])
+
+    def forget_recent_file(self, path: str) -> None:
+        self.set("recent_files", [p for p in self["recent_files"] if p != path])
 
     def _set_aside(self, why: str) -> None:
         try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import multiprocessing
 import signal
 import threading
+from collections import deque
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from pathlib import Path
@@ -104,7 +105,8 @@ class EngineClient(QObject):
         load_progress(str, float): "target" or "draft" and how much of it is loaded (0..1, rising,
             ending on 1.0); a few dozen times a second at most.
         model_loaded(LoadedModels): target (and draft) loaded.
-        load_failed(str): loading failed; the previous models stay loaded.
+        load_failed(LoadFailed): loading failed: why, what stays loaded (``models``, also kept
+            in :attr:`models`) and the file at fault, if any.
         generation_started(GenerationHandle): an answer was requested; its handle reports it.
         engine_crashed(str): the process died; a human reason. ``restart()`` brings it back.
     """
@@ -113,7 +115,7 @@ class EngineClient(QObject):
     loading_started = Signal(str)
     load_progress = Signal(str, float)
     model_loaded = Signal(object)
-    load_failed = Signal(str)
+    load_failed = Signal(object)
     generation_started = Signal(object)
     engine_crashed = Signal(str)
 
@@ -125,8 +127,9 @@ class EngineClient(QObject):
         self._reader: threading.Thread | None = None
         self._next_id = 0
         self.pending: dict[int, GenerationHandle] = {}  # requested and not ended, in order
-        self.loading = False
+        self._loads: deque[Load] = deque()  # sent and not answered yet, in order
         self.last_load: Load | None = None
+        self.loaded_load: Load | None = None  # the load whose models are loaded now
         self.info: Ready | None = None
         self.models: LoadedModels | None = None
         self._fatal: str | None = None  # why the process said it is ending
@@ -139,6 +142,11 @@ class EngineClient(QObject):
     @property
     def running(self) -> bool:
         return self._process is not None and self._process.is_alive()
+
+    @property
+    def loading(self) -> bool:
+        """A load was sent and its answer has not come yet."""
+        return bool(self._loads)
 
     @property
     def busy(self) -> bool:
@@ -154,7 +162,9 @@ class EngineClient(QObject):
         self._process, self._conn = process, parent_conn
         self._fatal = None
         self.pending = {}
+        self._loads.clear()
         self.models = None
+        self.loaded_load = None
         relay = _ReaderRelay()
         relay.received.connect(self._dispatch)  # queued: delivered in the GUI thread, dropped once deleted
         relay.ended.connect(self._on_ended)
@@ -184,8 +194,9 @@ class EngineClient(QObject):
         process, conn, reader = self._process, self._conn, self._reader
         self._process = self._conn = self._reader = None
         self.pending = {}
-        self.loading = False
+        self._loads.clear()
         self.models = None
+        self.loaded_load = None
         if process is None:
             return None
         if conn is not None:
@@ -211,7 +222,7 @@ class EngineClient(QObject):
     def load(self, command: Load) -> None:
         self.last_load = command
         self.start()
-        self.loading = True
+        self._loads.append(command)
         self._send(command)
 
     def generate(self, request: GenerateRequest) -> GenerationHandle:
@@ -257,12 +268,11 @@ class EngineClient(QObject):
         elif isinstance(event, LoadProgressed):
             self.load_progress.emit(event.stage, event.fraction)
         elif isinstance(event, Loaded):
-            self.loading = False
+            self.loaded_load = self._loads.popleft() if self._loads else self.last_load
             self.models = event.models
             self.model_loaded.emit(event.models)
         elif isinstance(event, LoadFailed):
-            self.loading = False
-            self.load_failed.emit(event.message)
+            self._load_failed(event)
         elif isinstance(event, Pieces):
             if handle is not None:
                 for text, drafter in event.pieces:
@@ -281,6 +291,15 @@ class EngineClient(QObject):
         elif isinstance(event, Fatal):
             self._fatal = event.message
 
+    def _load_failed(self, event: LoadFailed) -> None:
+        failed = self._loads.popleft() if self._loads else None
+        self.models = event.models
+        if event.models is None:
+            self.loaded_load = None
+        elif failed is not None and failed.target and event.models.target.path == failed.target:
+            self.loaded_load = failed  # the new target came in before the failure
+        self.load_failed.emit(event)
+
     @Slot(object)
     def _on_ended(self, process: BaseProcess) -> None:
         if process is not self._process:
@@ -291,8 +310,9 @@ class EngineClient(QObject):
             self._conn.close()
         self._process = self._conn = None
         lost, self.pending = list(self.pending.values()), {}
-        self.loading = False
+        self._loads.clear()
         self.models = None
+        self.loaded_load = None
         self.engine_crashed.emit(reason)
         for handle in lost:  # the window's own answers end through engine_crashed; others hear it here
             handle.done = True

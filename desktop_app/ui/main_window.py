@@ -11,16 +11,9 @@ from __future__ import annotations
 import gc
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
-from PySide6.QtWidgets import (
-    QHBoxLayout,
-    QMainWindow,
-    QPushButton,
-    QSplitter,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QMainWindow, QPushButton, QWidget
 
 from desktop_app.engine.api import DrafterKind
 from desktop_app.store import DataDirError, History, Settings
@@ -32,7 +25,9 @@ from desktop_app.ui.conversation_list import ConversationList
 from desktop_app.ui.conversation_transfer import ConversationTransfer
 from desktop_app.ui.engine_client import EngineClient
 from desktop_app.ui.engine_recovery import EngineRecovery
+from desktop_app.ui.focus import FocusKeeper
 from desktop_app.ui.input_drafts import EditingBar, InputDrafts
+from desktop_app.ui.load_banner import LoadBanner
 from desktop_app.ui.message_input import MessageInput
 from desktop_app.ui.model_bar import ModelBar
 from desktop_app.ui.model_loading import ModelLoader
@@ -42,6 +37,8 @@ from desktop_app.ui.speed_feed import ChatSpeedFeed
 from desktop_app.ui.status_bar import CrashBanner, EngineStatusBar
 from desktop_app.ui.think_switch import ThinkSwitch
 from desktop_app.ui.welcome import FirstRunWelcome
+from desktop_app.ui.window_geometry import ScreenFit
+from desktop_app.ui.window_layout import SidePanelFold, lay_out
 from desktop_app.ui.window_menus import WindowMenus
 
 if TYPE_CHECKING:  # imported when first opened: the library checks vocabularies with llama.cpp
@@ -67,6 +64,7 @@ class MainWindow(QMainWindow):
 
         self.model_bar = ModelBar(DEFAULT_LABEL)
         self.banner = CrashBanner()
+        self.load_banner = LoadBanner()
         self.conversations = ConversationList(history)
         self.chat_view = ChatView()
         self.input = MessageInput()
@@ -81,66 +79,39 @@ class MainWindow(QMainWindow):
         self.side = SidePanel()
         self.status = EngineStatusBar(lambda: self.client.pid)
         self.setStatusBar(self.status)
-        self._build_layout()
+        self.side_fold = SidePanelFold(self, self.side, settings, self.save_settings)
+        lay_out(
+            self, self.model_bar, self.side_fold.button, [self.banner, self.load_banner], self.chat_view,
+            [self.editing_bar], self.input, [self.think, self.send_button, self.stop_button], self.conversations,
+            self.side_fold.area,
+        )  # fmt: skip
         self.answers = AnswerSettings(settings, self.client, self.side, self.chat_view, self.save_settings, self)
         self.session = ChatSession(self.client, history, self.chat_view, self.answers.request_for, self)
         self.think.follow(self.client, self.session)
         self.answers.think = self.think.choice
         self.drafts = InputDrafts(self.session, self.input, self.editing_bar, history, self)
         self.loader = ModelLoader(
-            self, settings, history, self.client, self.model_bar, self.status, self.save_settings, self._show_error
-        )
+            self, settings, history, self.client, self.model_bar, self.status, self.load_banner, self.save_settings,
+            self._show_error,
+        )  # fmt: skip
         self.speed_feed = ChatSpeedFeed(self.client, self.session, self.side, self.status, self)
         self.recovery = EngineRecovery(self.client, self.banner, self.model_bar, self.side.gauge, self.status, self)
-        menus = WindowMenus(self, settings["api_port"])
+        menus = self.menus = WindowMenus(self, settings["api_port"])
         self.library_action, self.serve_action = menus.library, menus.serve
         self.library_action.triggered.connect(lambda: self.loader.open_library())
         menus.workers.triggered.connect(lambda: self.loader.edit_workers())
         self.serve_action.toggled.connect(self.set_serving)
         self.transfer, self.welcome = ConversationTransfer(self, menus.file_menu), FirstRunWelcome(self)
-        self._restore_geometry()
+        self.screen_fit = ScreenFit(self, DEFAULT_SIZE)
+        self.screen_fit.restore(settings["window_geometry"])
         self._connect()
         self.conversations.refresh()
         last = settings["last_conversation"]
         self.session.open(last if last and history.conversation(last) else None)
         self._update_buttons()
+        self.focus = FocusKeeper(self, self.input)  # after every widget is built
 
     # ------------------------------------------------------------------ layout
-    def _build_layout(self) -> None:
-        centre = QWidget()
-        column = QVBoxLayout(centre)
-        column.setContentsMargins(0, 0, 0, 0)
-        column.addWidget(self.banner)
-        column.addWidget(self.chat_view, 1)
-        column.addWidget(self.editing_bar)
-        row = QHBoxLayout()
-        row.addWidget(self.input, 1)
-        buttons = QVBoxLayout()
-        buttons.addWidget(self.think)
-        buttons.addWidget(self.send_button)
-        buttons.addWidget(self.stop_button)
-        row.addLayout(buttons)
-        column.addLayout(row)
-        splitter = QSplitter(Qt.Orientation.Horizontal)
-        splitter.addWidget(self.conversations)
-        splitter.addWidget(centre)
-        splitter.addWidget(self.side)
-        splitter.setStretchFactor(1, 1)
-        splitter.setSizes([220, 760, 280])
-        root = QWidget()
-        layout = QVBoxLayout(root)
-        layout.setContentsMargins(4, 4, 4, 0)
-        layout.addWidget(self.model_bar)
-        layout.addWidget(splitter, 1)
-        self.setCentralWidget(root)
-        self.setTabOrder(self.input, self.send_button)
-        self.setTabOrder(self.send_button, self.stop_button)
-
-    def _restore_geometry(self) -> None:
-        saved = self.settings["window_geometry"]
-        if not saved or not self.restoreGeometry(QByteArray.fromBase64(saved.encode("ascii"))):
-            self.resize(*DEFAULT_SIZE)
-
     def _save_geometry(self) -> None:
         self.settings.set("window_geometry", bytes(self.saveGeometry().toBase64().data()).decode("ascii"))
 
@@ -226,6 +197,9 @@ class MainWindow(QMainWindow):
             return
         if self.race_dialog is not None and self.race_dialog.running:
             return
+        if not self._model_ready():
+            self._show_error("No model is loaded: choose one first")
+            return
         if self.session.send(text):
             self.drafts.sent()
 
@@ -258,11 +232,15 @@ class MainWindow(QMainWindow):
     def _update_buttons(self) -> None:
         racing = self.race_dialog is not None and self.race_dialog.running
         busy = self.session.busy or racing
-        alive = self.client.running
+        alive = self.client.running and self._model_ready()
         self.send_button.setEnabled(alive and not busy)
         self.stop_button.setEnabled(busy)
         self.side.race.setEnabled(alive and not busy)
         self.model_bar.setEnabled(not busy)
+
+    def _model_ready(self) -> bool:
+        """A model is loaded, or loading (a message sent meanwhile waits for it)."""
+        return self.client.models is not None or self.client.loading
 
     def _on_conversation_changed(self, conversation_id: int) -> None:
         self.settings.set("last_conversation", conversation_id)
