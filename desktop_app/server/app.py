@@ -15,7 +15,8 @@ import hmac
 import json
 import time
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from starlette.applications import Starlette
@@ -23,7 +24,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from desktop_app.engine.api import DEFAULT_SPEC_MODE, FinishReason, SpecMode
+from desktop_app.engine.api import DEFAULT_SPEC_MODE, FinishReason, GenerateRequest, SpecMode
 from desktop_app.engine.events import Finished, TextChunk
 from desktop_app.engine.reasoning import SectionStream
 from desktop_app.server.anthropic_api import (
@@ -61,13 +62,8 @@ def create_app(
             given = request.headers.get("x-api-key", "")  # Anthropic's clients send the key here
         return hmac.compare_digest(given.strip().encode(), api_key.encode())
 
-    def unauthorized() -> JSONResponse:
-        return error(
-            401,
-            "a valid API key is required: send 'Authorization: Bearer <key>'",
-            "authentication_error",
-            code="invalid_api_key",
-        )
+    def unauthorized() -> Response:
+        return OPENAI.unauthorized()
 
     def model_card(model: ServedModel, created: int) -> dict[str, Any]:
         # llama-server and LM Studio name the context length these ways; clients read either.
@@ -101,42 +97,56 @@ def create_app(
             return JSONResponse({"status": "ok"})
         return JSONResponse({"status": "no model loaded"}, status_code=503)
 
-    async def generate(request: Request, chat: bool) -> Response:
+    async def started(
+        request: Request, parse: Callable[[object], tuple[GenerateRequest, bool]], shape: ErrorShape = OPENAI
+    ) -> tuple[GenerateRequest, bool, Job, Any] | Response:
+        """Every generating endpoint's first steps: the key, the body, the engine request queued,
+        and its first event (a stream starts there, so a prompt the engine refuses is still a
+        400) or, for a whole answer, its end. (request, stream?, job, event) or the error."""
         if not authorized(request):
-            return unauthorized()
+            return shape.unauthorized()
         try:
             body = await read_json(request, limits)
         except ClientGone:
             return _client_gone("the client went away during its upload")
         try:
-            engine_request, stream, include_usage = parse_request(body, chat, default_spec)
-        except BadRequest as exc:
-            return error(400, str(exc), param=exc.param, code=exc.code)
-        try:
+            engine_request, stream = parse(body)
             job = backend.submit(engine_request)
+        except BadRequest as exc:
+            return shape.bad_request(exc)
         except Busy as exc:
-            return error(503, str(exc), "server_error", code="busy", headers={"Retry-After": str(exc.retry_after_s)})
+            return shape.busy(exc)
         counter.requests += 1
-        model = next((m.id for m in backend.served_models()), "specchat")
-        response_id = new_id(chat)
-        # A stream starts at the first event (so a prompt the engine refuses is still a 400);
-        # a plain answer waits for the end.
         while True:
             try:
                 event = await next_event(job, request)
             except Failed as exc:
-                return _failed(exc)
+                return shape.failed(exc)
             if event is None:
                 return _client_gone("the client went away")
             if stream or isinstance(event, Finished):
-                break
+                return engine_request, stream, job, event
+
+    def model_id() -> str:
+        return next((m.id for m in backend.served_models()), "specchat")
+
+    async def generate(request: Request, chat: bool) -> Response:
+        usage_asked: list[bool] = []
+
+        def parse(body: object) -> tuple[GenerateRequest, bool]:
+            engine_request, stream, include_usage = parse_request(body, chat, default_spec)
+            usage_asked.append(include_usage)
+            return engine_request, stream
+
+        begun = await started(request, parse)
+        if isinstance(begun, Response):
+            return begun
+        _, stream, job, event = begun
+        response_id, model = new_id(chat), model_id()
         reasoning = backend.reasoning_format() if chat else None
         if stream:
-            return StreamingResponse(
-                _stream(job, request, event, chat, response_id, model, include_usage, SectionStream(reasoning)),
-                media_type="text/event-stream",
-                headers={"Cache-Control": "no-cache"},
-            )
+            sections = SectionStream(reasoning)
+            return _sse_response(_stream(job, request, event, chat, response_id, model, usage_asked[0], sections))
         return JSONResponse(complete_response(chat, response_id, model, event.text, event.stats, reasoning))
 
     async def embeddings(request: Request) -> Response:
@@ -155,105 +165,35 @@ def create_app(
         except Failed as exc:
             return _failed(exc)
         counter.requests += 1
-        model = next((m.id for m in backend.served_models()), "specchat")
-        return JSONResponse(embedding_response(result, model, as_base64))
+        return JSONResponse(embedding_response(result, model_id(), as_base64))
 
     async def anthropic_messages(request: Request) -> Response:
-        if not authorized(request):
-            return anthropic_error(401, "a valid API key is required: send 'x-api-key: <key>'", "authentication_error")
-        try:
-            body = await read_json(request, limits)
-        except ClientGone:
-            return _client_gone("the client went away during its upload")
-        try:
-            engine_request, stream = parse_messages_request(body, default_spec)
-            job = backend.submit(engine_request)
-        except BadRequest as exc:
-            return anthropic_error(400, str(exc))
-        except Busy as exc:
-            return anthropic_error(529, str(exc), "overloaded_error")
-        counter.requests += 1
-        model = next((m.id for m in backend.served_models()), "specchat")
-        message_id = new_message_id()
-        while True:
-            try:
-                event = await next_event(job, request)
-            except Failed as exc:
-                return anthropic_error(
-                    400 if exc.user_error else 500, str(exc), "invalid_request_error" if exc.user_error else "api_error"
-                )
-            if event is None:
-                return _client_gone("the client went away")
-            if stream or isinstance(event, Finished):
-                break
+        begun = await started(request, lambda body: parse_messages_request(body, default_spec), ANTHROPIC)
+        if isinstance(begun, Response):
+            return begun
+        _, stream, job, event = begun
+        message_id, model = new_message_id(), model_id()
         if stream:
-            return StreamingResponse(
-                message_events(job, request, event, message_id, model),
-                media_type="text/event-stream",
-                headers={"Cache-Control": "no-cache"},
-            )
+            return _sse_response(message_events(job, request, event, message_id, model))
         return JSONResponse(message_object(message_id, model, event.text, event.stats))
 
     async def responses(request: Request) -> Response:
-        if not authorized(request):
-            return unauthorized()
-        try:
-            body = await read_json(request, limits)
-        except ClientGone:
-            return _client_gone("the client went away during its upload")
-        try:
-            engine_request, stream = parse_responses_request(body, default_spec)
-            job = backend.submit(engine_request)
-        except BadRequest as exc:
-            return error(400, str(exc), param=exc.param, code=exc.code)
-        except Busy as exc:
-            return error(503, str(exc), "server_error", code="busy", headers={"Retry-After": str(exc.retry_after_s)})
-        counter.requests += 1
-        build = ResponseBuilder(next((m.id for m in backend.served_models()), "specchat"), engine_request)
-        while True:
-            try:
-                event = await next_event(job, request)
-            except Failed as exc:
-                return _failed(exc)
-            if event is None:
-                return _client_gone("the client went away")
-            if stream or isinstance(event, Finished):
-                break
-        reasoning = backend.reasoning_format()
+        begun = await started(request, lambda body: parse_responses_request(body, default_spec))
+        if isinstance(begun, Response):
+            return begun
+        engine_request, stream, job, event = begun
+        build, reasoning = ResponseBuilder(model_id(), engine_request), backend.reasoning_format()
         if stream:
-            return StreamingResponse(
-                response_events(job, request, event, build, reasoning),
-                media_type="text/event-stream",
-                headers={"Cache-Control": "no-cache"},
-            )
+            return _sse_response(response_events(job, request, event, build, reasoning))
         return JSONResponse(build.whole(event.text, event.stats, reasoning))
 
     async def infill(request: Request) -> Response:
-        if not authorized(request):
-            return unauthorized()
-        try:
-            body = await read_json(request, limits)
-        except ClientGone:
-            return _client_gone("the client went away during its upload")
-        try:
-            engine_request, stream = parse_infill_request(body, default_spec)
-            job = backend.submit(engine_request)
-        except BadRequest as exc:
-            return error(400, str(exc), param=exc.param, code=exc.code)
-        except Busy as exc:
-            return error(503, str(exc), "server_error", code="busy", headers={"Retry-After": str(exc.retry_after_s)})
-        counter.requests += 1
-        while True:
-            try:
-                event = await next_event(job, request)
-            except Failed as exc:
-                return _failed(exc)
-            if event is None:
-                return _client_gone("the client went away")
-            if stream or isinstance(event, Finished):
-                break
+        begun = await started(request, lambda body: parse_infill_request(body, default_spec))
+        if isinstance(begun, Response):
+            return begun
+        _, stream, job, event = begun
         if stream:
-            return StreamingResponse(infill_events(job, request, event), media_type="text/event-stream")
+            return _sse_response(infill_events(job, request, event))
         return JSONResponse(infill_result(event.text, event.stats))
 
     async def chat_completions(request: Request) -> Response:
@@ -278,6 +218,43 @@ def create_app(
     )
     app.state.counter = counter
     return app
+
+
+def _sse_response(events: AsyncIterator[str]) -> StreamingResponse:
+    return StreamingResponse(events, media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+
+
+@dataclass(frozen=True)
+class ErrorShape:
+    """How one family of endpoints says each failure (OpenAI's error object, or Anthropic's)."""
+
+    unauthorized: Callable[[], Response]
+    bad_request: Callable[[BadRequest], Response]
+    busy: Callable[[Busy], Response]
+    failed: Callable[[Failed], Response]
+
+
+OPENAI = ErrorShape(
+    unauthorized=lambda: error(
+        401, "a valid API key is required: send 'Authorization: Bearer <key>'", "authentication_error",
+        code="invalid_api_key",
+    ),
+    bad_request=lambda exc: error(400, str(exc), param=exc.param, code=exc.code),
+    busy=lambda exc: error(
+        503, str(exc), "server_error", code="busy", headers={"Retry-After": str(exc.retry_after_s)}
+    ),
+    failed=lambda exc: _failed(exc),
+)  # fmt: skip
+ANTHROPIC = ErrorShape(
+    unauthorized=lambda: anthropic_error(
+        401, "a valid API key is required: send 'x-api-key: <key>'", "authentication_error"
+    ),
+    bad_request=lambda exc: anthropic_error(400, str(exc)),
+    busy=lambda exc: anthropic_error(529, str(exc), "overloaded_error"),
+    failed=lambda exc: anthropic_error(
+        400 if exc.user_error else 500, str(exc), "invalid_request_error" if exc.user_error else "api_error"
+    ),
+)  # fmt: skip
 
 
 def _client_gone(message: str) -> JSONResponse:
