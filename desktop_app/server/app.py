@@ -14,7 +14,6 @@ import asyncio
 import hmac
 import json
 import time
-from collections import deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -25,7 +24,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from desktop_app.engine.api import DEFAULT_SPEC_MODE, FinishReason, GenerateRequest, SpecMode
-from desktop_app.engine.events import Finished, TextChunk
+from desktop_app.engine.events import Finished
 from desktop_app.engine.reasoning import SectionStream
 from desktop_app.server.anthropic_api import (
     anthropic_error,
@@ -38,7 +37,7 @@ from desktop_app.server.backend import Busy, Counter, Failed, GenerationBackend,
 from desktop_app.server.embeddings_api import check_dimensions, embedding_response, parse_embedding_request
 from desktop_app.server.errors import CLIENT_GONE, EXCEPTION_HANDLERS, error
 from desktop_app.server.infill_api import infill_events, infill_result, parse_infill_request
-from desktop_app.server.jobs import FLUSH_S, next_event
+from desktop_app.server.jobs import batched, next_event
 from desktop_app.server.limits import DEFAULT_LIMITS, ServerLimits
 from desktop_app.server.openai_schema import BadRequest, chunk, complete_response, new_id, parse_request, usage
 from desktop_app.server.request_body import ClientGone, read_json
@@ -281,46 +280,22 @@ async def _stream(
     include_usage: bool,
     sections: SectionStream,
 ) -> AsyncIterator[str]:
-    # Events already waiting are taken together: consecutive text pieces go out as one SSE
-    # chunk (one per token would cost an HTTP chunk and a thread hop each).
-    buffer: deque[Any] = deque([first, *job.ready()])
     started = False
-    try:
-        while True:
-            if not buffer:
-                try:
-                    event = await next_event(job, request)
-                except Failed as exc:
-                    yield _sse({"error": {"message": str(exc), "type": "server_error"}})
-                    return
-                buffer.extend([event, *job.ready()] if event is not None else [None])
-            event = buffer.popleft()
-            if event is None:
-                return  # the client went away, or the generation ended without a result
-            if isinstance(event, TextChunk):
-                text = event.text
-                while buffer and isinstance(buffer[0], TextChunk):
-                    text += buffer.popleft().text
-                reasoning, text = sections.push(text)
-                if reasoning or text or not started:
-                    yield _sse(chunk(chat, response_id, model, text, first=not started, reasoning=reasoning))
-                    started = True
-                # Let a few more tokens gather (as the window does): fewer, larger chunks leave
-                # the CPU to the engine; a reader sees at most this much extra delay.
-                await asyncio.sleep(FLUSH_S)
-                buffer.extend(job.ready())
-            elif isinstance(event, Finished):
-                reasoning, text = sections.push("", final=True)  # a partial marker held back
-                if reasoning or text or not started:
-                    yield _sse(chunk(chat, response_id, model, text, first=not started, reasoning=reasoning))
-                last = chunk(chat, response_id, model, None, event.stats)
-                if include_usage:
-                    last["usage"] = usage(event.stats)
-                yield _sse(last)
-                yield "data: [DONE]\n\n"
-                return
-    finally:
-        job.cancel.set()  # the client went away mid-stream (or the stream ended): stop generating
+    async for item in batched(job, request, first):
+        if isinstance(item, Failed):
+            yield _sse({"error": {"message": str(item), "type": "server_error"}})
+            return
+        final = isinstance(item, Finished)
+        reasoning, text = sections.push("" if final else str(item), final=final)  # a held-back marker at the end
+        if reasoning or text or not started:
+            yield _sse(chunk(chat, response_id, model, text, first=not started, reasoning=reasoning))
+            started = True
+        if isinstance(item, Finished):
+            last = chunk(chat, response_id, model, None, item.stats)
+            if include_usage:
+                last["usage"] = usage(item.stats)
+            yield _sse(last)
+            yield "data: [DONE]\n\n"
 
 
 def _sse(payload: dict[str, Any]) -> str:

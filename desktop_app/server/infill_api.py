@@ -20,10 +20,10 @@ from desktop_app.engine.api import (
     SamplingParams,
     SpecMode,
 )
-from desktop_app.engine.events import Finished, TextChunk
+from desktop_app.engine.events import Finished
 from desktop_app.engine.stats import GenerationStats
 from desktop_app.server.backend import Failed, Job
-from desktop_app.server.jobs import next_event
+from desktop_app.server.jobs import batched
 from desktop_app.server.openai_schema import MAX_STOP_STRINGS, BadRequest, Field, timings
 
 FIELDS = frozenset(
@@ -98,20 +98,11 @@ def infill_result(text: str, stats: GenerationStats) -> dict[str, Any]:
 
 
 async def infill_events(job: Job, request: Request, first: Any) -> AsyncIterator[str]:
-    event = first
-    try:
-        while True:
-            if event is None:
-                return
-            if isinstance(event, TextChunk):
-                yield f"data: {json.dumps(dict(content=event.text, stop=False))}\n\n"
-            elif isinstance(event, Finished):
-                yield f"data: {json.dumps(infill_result('', event.stats))}\n\n"
-                return
-            try:
-                event = await next_event(job, request)
-            except Failed as exc:
-                yield f"data: {json.dumps({'error': {'message': str(exc), 'type': 'server_error'}})}\n\n"
-                return
-    finally:
-        job.cancel.set()
+    async for item in batched(job, request, first):
+        if isinstance(item, Failed):
+            payload: dict[str, Any] = {"error": {"message": str(item), "type": "server_error"}}
+        elif isinstance(item, Finished):
+            payload = infill_result("", item.stats)
+        else:
+            payload = dict(content=item, stop=False)
+        yield f"data: {json.dumps(payload)}\n\n"

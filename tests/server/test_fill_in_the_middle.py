@@ -16,6 +16,7 @@ import pytest
 from desktop_app.engine import Engine
 from desktop_app.engine.api import GenerateRequest
 from desktop_app.server.backend import EngineBackend
+from tests.server.conftest import serving
 from tests.server.live_server import Server
 
 PREFIX = "def add(a, b):\n    "
@@ -73,11 +74,7 @@ def test_completions_with_a_suffix_and_infill_give_the_same_middle(server: Serve
 
 
 def test_a_model_without_fim_tokens_is_a_named_400(models: Any) -> None:
-    engine = Engine()
-    engine.load_target(models.target)
-    backend = EngineBackend(engine)
-    served = Server(backend)
-    try:
+    with serving(models.target) as served:
         answer = httpx.post(
             f"{served.url}/completions", json={"prompt": PREFIX, "suffix": SUFFIX, "max_tokens": 4}, timeout=60
         )
@@ -87,7 +84,3 @@ def test_a_model_without_fim_tokens_is_a_named_400(models: Any) -> None:
             f"{served.url.removesuffix('/v1')}/infill", json={"input_prefix": "a", "input_extra": [{"text": "b"}]}
         )
         assert extra.status_code == 400 and extra.json()["error"]["param"] == "input_extra"
-    finally:
-        served.stop()
-        backend.close()
-        engine.close()
