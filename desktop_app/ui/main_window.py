@@ -34,9 +34,11 @@ from desktop_app.ui.engine_recovery import EngineRecovery
 from desktop_app.ui.message_input import MessageInput
 from desktop_app.ui.model_bar import ModelBar
 from desktop_app.ui.model_loading import ModelLoader
+from desktop_app.ui.preferences import Preferences
 from desktop_app.ui.race_dialog import RaceDialog
 from desktop_app.ui.side_panel import SidePanel
 from desktop_app.ui.status_bar import CrashBanner, EngineStatusBar
+from desktop_app.ui.system_prompt import SystemPromptButton, conversation_prompt
 from desktop_app.ui.window_menus import WindowMenus
 
 if TYPE_CHECKING:  # imported when first opened: the library checks vocabularies with llama.cpp
@@ -65,6 +67,7 @@ class MainWindow(QMainWindow):
         self.conversations = ConversationList(history)
         self.chat_view = ChatView()
         self.input = MessageInput()
+        self.prompt_button = SystemPromptButton(settings, history, self.input)
         self.send_button = QPushButton("Send")
         self.send_button.setObjectName("sendButton")
         self.send_button.setAccessibleName("Send message")
@@ -88,6 +91,8 @@ class MainWindow(QMainWindow):
         self.library_action.triggered.connect(lambda: self.loader.open_library())
         menus.workers.triggered.connect(lambda: self.loader.edit_workers())
         self.serve_action.toggled.connect(self.set_serving)
+        self.preferences = Preferences(self)
+        menus.preferences.triggered.connect(lambda: self.preferences.open())
         self._restore_geometry()
         self._connect()
         self.conversations.refresh()
@@ -105,6 +110,7 @@ class MainWindow(QMainWindow):
         row = QHBoxLayout()
         row.addWidget(self.input, 1)
         buttons = QVBoxLayout()
+        buttons.addWidget(self.prompt_button)
         buttons.addWidget(self.send_button)
         buttons.addWidget(self.stop_button)
         row.addLayout(buttons)
@@ -143,6 +149,7 @@ class MainWindow(QMainWindow):
         self.recovery.state_changed.connect(self._update_buttons)
         self.session.busy_changed.connect(self._on_busy_changed)
         self.session.conversation_changed.connect(self._on_conversation_changed)
+        self.session.conversation_changed.connect(self.prompt_button.set_conversation)
         self.session.error.connect(self._show_error)
         self.session.store_failed.connect(self.tell)
         self.input.send_requested.connect(self.send)
@@ -249,7 +256,8 @@ class MainWindow(QMainWindow):
             self.race_dialog.race_finished.connect(lambda _r: self._update_buttons())
             self.race_dialog.race_failed.connect(lambda _m: self._update_buttons())
         self.race_dialog.show()
-        self.race_dialog.start(self.answers.request_for(messages), self.drafter())
+        prompt = conversation_prompt(self.history, self.session.conversation_id)
+        self.race_dialog.start(self.answers.request_for(messages, prompt), self.drafter())
         self._update_buttons()
 
     def _update_buttons(self) -> None:

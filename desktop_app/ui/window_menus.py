@@ -1,4 +1,4 @@
-"""The main window's menus: File (Quit), Models (library, workers, serve the API), Help (About)."""
+"""The main window's menus: File (Preferences, Quit), Models (library, workers, serve the API), Help (About)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,12 @@ class WindowMenus:
         self._window = window
         bar = window.menuBar()
         file_menu = bar.addMenu("&File")
+        self.preferences = file_menu.addAction("&Preferences…")
+        self.preferences.setObjectName("preferencesAction")
+        comma = QKeySequence("Ctrl+,")  # Linux has no standard Preferences key
+        keys = [k for k in QKeySequence.keyBindings(QKeySequence.StandardKey.Preferences) if k != comma]
+        self.preferences.setShortcuts([*keys, comma])
+        file_menu.addSeparator()
         quit_action = file_menu.addAction("&Quit", window.close)
         quit_action.setShortcut(QKeySequence.StandardKey.Quit)
         models_menu = bar.addMenu("&Models")
