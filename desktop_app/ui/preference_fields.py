@@ -134,6 +134,8 @@ class ThreadsField(QWidget):
 class ChoiceField(QComboBox):
     """One of a setting's declared choices, each shown with its label."""
 
+    valid = True
+
     def __init__(self, name: str, labels: dict[str, str], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName(name)
