@@ -246,7 +246,11 @@ def test_a_context_length_change_reloads_the_model_with_it(qtbot: Any, make_wind
     dialog.show_section("Model")
     type_into(qtbot, number_fields(dialog)["n_ctx"].edit, "2048")
     with qtbot.waitSignal(window.client.model_loaded, timeout=LOAD_TIMEOUT_MS) as loaded:
-        dialog.ok.click()
+        dialog.apply_button.click()  # Apply: the dialog stays open, the reload starts at once
+        assert window.client.last_load.target_options.n_ctx == 2048
+    assert dialog.isVisible()
     assert "Reloading the model with a 2,048-token context…" in window.notices
     assert loaded.args[0].target.n_ctx == 2048
     assert Settings.load()["n_ctx"] == 2048
+    dialog.ok.click()  # nothing more changed: no second load
+    assert window.client.last_load.target_options.n_ctx == 2048
