@@ -10,7 +10,7 @@ from desktop_app.engine.api import REPEAT_LAST_N, REPEAT_PENALTY, SamplingParams
 from desktop_app.engine.drafters import Draft
 from desktop_app.engine.loop.generator import verify
 from desktop_app.engine.sampling import penalize, probabilities
-from tests.helpers import run, user
+from tests.helpers import assert_same_distribution, assert_verified_three_positions, run, sample_sequences, user
 
 PROMPT = "List the days of the week, then list them again in the same order."
 
@@ -69,3 +69,19 @@ def test_verify_penalises_each_row_for_the_drafts_before_it() -> None:
     # with the committed context holding token 1, row 0 rejects the draft at once
     tokens, kept = verify(rows, Draft(tokens=[1, 1], q=[None, None]), params, rng, [1])  # type: ignore[arg-type]
     assert (tokens, kept) == ([2], 0)
+
+
+def test_sampled_speculation_with_the_penalty_keeps_the_target_distribution(pair_engine: Engine) -> None:
+    """Chi-square, as test_lossless does for sampling: with the penalty on, drafted answers are
+    distributed as plain ones (the drafts and every verified row penalised alike)."""
+    # below 1 the penalty favours recent tokens (llama.cpp allows it): here it always acts, on the
+    # prompt's tokens and on each drafted token at the rows after it
+    params = {"temperature": 1.5, "top_k": 3, "repeat_penalty": 0.5}
+    n = 500
+    plain = sample_sequences(pair_engine, "off", n, params, "model")
+    cycles: list[tuple[int, int]] = []
+    spec = sample_sequences(pair_engine, "on", n, params, "model", cycles)
+    assert_verified_three_positions(cycles, n)
+    assert_same_distribution(plain, spec)
+    unpenalised = sample_sequences(pair_engine, "off", n, {"temperature": 1.5, "top_k": 3}, "model")
+    assert unpenalised != plain  # the penalty is at work in these answers
