@@ -244,6 +244,12 @@ def test_a_context_length_change_reloads_the_model_with_it(qtbot: Any, make_wind
     window = make_window(target_path=models.target)
     dialog = open_preferences(qtbot, window)
     dialog.show_section("Model")
+    threads = dialog.fields["n_threads"]
+    assert isinstance(threads, ThreadsField)  # the window's tests run one fixed thread
+    assert not threads.measured.isChecked() and threads.count.edit.text() == "1" and threads.value() == 1
+    threads.measured.setChecked(True)
+    assert not threads.count.isEnabled() and threads.value() == 0  # 0: measured, as N_THREADS says
+    threads.measured.setChecked(False)
     type_into(qtbot, number_fields(dialog)["n_ctx"].edit, "2048")
     with qtbot.waitSignal(window.client.model_loaded, timeout=LOAD_TIMEOUT_MS) as loaded:
         dialog.apply_button.click()  # Apply: the dialog stays open, the reload starts at once
