@@ -224,6 +224,7 @@ def test_system_prompts_reach_the_prompt_tokens(
     editor.text.setPlainText(own)
     editor.accept()
     assert window.history.option(window.session.conversation_id, "system_prompt") == own
+    assert window.prompt_button.text() == "System prompt (own)…" and own in window.prompt_button.toolTip()
     send_and_wait(qtbot, window, "And now?")
     tokens = prompt_tokens()
     assert contains(tokens, own_tokens) and not contains(tokens, default_tokens)
