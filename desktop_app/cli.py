@@ -19,6 +19,7 @@ from desktop_app.engine.api import (
     MAX_TOKENS,
     MIN_P,
     N_THREADS,
+    REPEAT_PENALTY,
     SEED,
     TEMPERATURE,
     TOP_K,
@@ -69,6 +70,12 @@ def _build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--top-k", type=checked(TOP_K), default=TOP_K.default, help=TOP_K.description)
     gen.add_argument("--top-p", type=checked(TOP_P), default=TOP_P.default, help=TOP_P.description)
     gen.add_argument("--min-p", type=checked(MIN_P), default=MIN_P.default, help=MIN_P.description)
+    gen.add_argument(
+        "--repeat-penalty",
+        type=checked(REPEAT_PENALTY),
+        default=REPEAT_PENALTY.default,
+        help=REPEAT_PENALTY.description,
+    )
     gen.add_argument("--seed", type=checked(SEED), default=None, help=SEED.description)
     gen.add_argument("--stop", action="append", default=[], help="stop string (repeatable)")
     gen.add_argument("--json", action="store_true", help="print one JSON object")
@@ -206,7 +213,9 @@ def cmd_generate(args: argparse.Namespace) -> int:
     from desktop_app.engine.events import TextChunk, final_result
 
     try:
-        sampling = SamplingParams(args.temperature, args.top_k, args.top_p, args.min_p, args.seed)
+        sampling = SamplingParams(
+            args.temperature, args.top_k, args.top_p, args.min_p, args.seed, repeat_penalty=args.repeat_penalty
+        )
     except ValueError as exc:
         raise CliError(str(exc)) from None
     if args.raw and args.prompt is None:

@@ -407,3 +407,17 @@ def test_bench_help_lists_only_the_user_s_options_and_no_lab_bench() -> None:
     assert not LAB_FLAGS & set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", top.stdout))
     lab_flag = specchat("bench", "--replay", "10,12", timeout=60)  # the lab's benches are `python -m lab ...`
     assert lab_flag.returncode == 1 and "unrecognized arguments: --replay" in lab_flag.stderr
+
+
+def test_repeat_penalty_changes_greedy_output_and_a_bad_one_is_refused(models) -> None:
+    def tokens(*extra: str) -> list[int]:
+        out = specchat(
+            "generate", "--target", str(models.target), "--prompt", "List the days of the week, then again.",
+            "--max-tokens", "48", "--spec", "off", "--json", *extra, timeout=120,
+        )  # fmt: skip
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout)["token_ids"]
+
+    assert tokens("--repeat-penalty", "0.5") != tokens()  # below 1 it favours the prompt's tokens
+    bad = specchat("generate", "--prompt", "Hi", "--repeat-penalty", "0", timeout=60)
+    assert bad.returncode == 1 and "repeat_penalty must be above 0.0 and at most 10.0, not 0.0" in bad.stderr

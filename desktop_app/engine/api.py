@@ -51,6 +51,8 @@ __all__ = [
     "N_THREADS",
     "NoDrafter",
     "NumberRange",
+    "REPEAT_LAST_N",
+    "REPEAT_PENALTY",
     "SEED",
     "SamplingParams",
     "SpecMode",
@@ -201,6 +203,16 @@ TEMPERATURE = NumberRange("temperature", float, 0.0, 5.0, 0.0, "Sampling tempera
 TOP_K = NumberRange("top_k", int, 0, 1 << 20, 0, "Sample among the k likeliest tokens (0: off)")
 TOP_P = NumberRange("top_p", float, 0.0, 1.0, 1.0, "Nucleus sampling mass (1: off)", low_open=True)
 MIN_P = NumberRange("min_p", float, 0.0, 0.999999, 0.0, "Drop tokens below this share of the likeliest (0: off)")
+REPEAT_PENALTY = NumberRange(
+    "repeat_penalty",
+    float,
+    0.0,
+    10.0,
+    1.0,
+    "Make tokens among the last few less likely (llama.cpp's repeat penalty; 1: off)",
+    low_open=True,
+)
+REPEAT_LAST_N = NumberRange("repeat_last_n", int, 0, 1 << 20, 64, "How many recent tokens the repeat penalty looks at")
 SEED = NumberRange("seed", int, 0, 2**63 - 1, 42, "Sampling seed (used when temperature > 0)")
 N_CTX = NumberRange("n_ctx", int, 32, 1 << 20, 4096, "Context size in tokens")
 NGPU_LAYERS = NumberRange("n_gpu_layers", int, -1, 9999, -1, "Layers offloaded to the GPU (-1 all, 0 none)")
@@ -225,18 +237,27 @@ class SamplingParams:
     top_p: float = TOP_P.default
     min_p: float = MIN_P.default
     seed: int | None = None
+    repeat_penalty: float = REPEAT_PENALTY.default
+    repeat_last_n: int = REPEAT_LAST_N.default
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "temperature", TEMPERATURE.check(self.temperature))
         object.__setattr__(self, "top_k", TOP_K.check(self.top_k))
         object.__setattr__(self, "top_p", TOP_P.check(self.top_p))
         object.__setattr__(self, "min_p", MIN_P.check(self.min_p))
+        object.__setattr__(self, "repeat_penalty", REPEAT_PENALTY.check(self.repeat_penalty))
+        object.__setattr__(self, "repeat_last_n", REPEAT_LAST_N.check(self.repeat_last_n))
         if self.seed is not None:
             object.__setattr__(self, "seed", SEED.check(self.seed))
 
     @property
     def greedy(self) -> bool:
         return self.temperature == 0.0
+
+    @property
+    def penalized(self) -> bool:
+        """The repeat penalty changes scores (see :func:`desktop_app.engine.sampling.penalize`)."""
+        return self.repeat_penalty != 1.0 and self.repeat_last_n > 0
 
 
 @dataclass(frozen=True)

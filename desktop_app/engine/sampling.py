@@ -2,19 +2,37 @@
 
 The rule (Leviathan et al. 2023; Chen et al. 2023) keeps the target's distribution exactly as
 long as the target's p and the draft's q go through the SAME transforms, which is why both go
-through :func:`probabilities` here.
+through :func:`probabilities` here. The repeat penalty depends on the tokens before the position
+(``recent``): the target's row i and a drafter's i-th draft see the same committed context plus
+the drafts before i, so both are penalised alike, greedy or sampled.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 
 from desktop_app.engine.api import SamplingParams
 
 
-def probabilities(logits: np.ndarray, params: SamplingParams) -> np.ndarray:
-    """The distribution to sample from after temperature, top-k, top-p and min-p (float64)."""
-    scaled = logits.astype(np.float64) / params.temperature
+def penalize(logits: np.ndarray, params: SamplingParams, recent: Sequence[int]) -> np.ndarray:
+    """``logits`` with llama.cpp's repeat penalty (its penalties sampler): each token found among
+    the last ``repeat_last_n`` of ``recent`` (once, however often) has a positive score divided by
+    ``repeat_penalty`` and a negative one multiplied by it. Applied before every other transform."""
+    if not params.penalized or not recent:
+        return logits
+    seen = np.unique(np.asarray(recent[-params.repeat_last_n :], dtype=np.int64))
+    out = logits.copy()
+    values = out[seen]
+    out[seen] = np.where(values <= 0, values * params.repeat_penalty, values / params.repeat_penalty)
+    return out
+
+
+def probabilities(logits: np.ndarray, params: SamplingParams, recent: Sequence[int] = ()) -> np.ndarray:
+    """The distribution to sample from after the repeat penalty (given the ``recent`` tokens),
+    temperature, top-k, top-p and min-p (float64)."""
+    scaled = penalize(logits, params, recent).astype(np.float64) / params.temperature
     n = scaled.shape[0]
     if 0 < params.top_k < n:
         keep = np.argpartition(scaled, n - params.top_k)[n - params.top_k :]
@@ -45,10 +63,10 @@ def sample(probs: np.ndarray, rng: np.random.Generator) -> int:
     return min(index, probs.shape[0] - 1)
 
 
-def next_token(logits: np.ndarray, params: SamplingParams, rng: np.random.Generator) -> int:
+def next_token(logits: np.ndarray, params: SamplingParams, rng: np.random.Generator, recent: Sequence[int] = ()) -> int:
     if params.greedy:
-        return int(np.argmax(logits))
-    return sample(probabilities(logits, params), rng)
+        return int(np.argmax(penalize(logits, params, recent)))
+    return sample(probabilities(logits, params, recent), rng)
 
 
 def accept_draft(p: np.ndarray, q: np.ndarray | None, token: int, rng: np.random.Generator) -> tuple[bool, int | None]:

@@ -20,12 +20,16 @@ from desktop_app.engine.api import (
     DEFAULT_SPEC_MODE,
     DRAFT_K,
     MAX_TOKENS,
+    MIN_P,
     N_CTX,
     N_THREADS,
     NGPU_LAYERS,
     NO_DRAFTER,
+    REPEAT_PENALTY,
     SEED,
     TEMPERATURE,
+    TOP_K,
+    TOP_P,
     DrafterKind,
     LayerSplit,
     NumberRange,
@@ -37,11 +41,14 @@ from desktop_app.store.errors import DataDirError, set_aside
 
 SETTINGS_FILE = "settings.json"
 MAX_RECENT_FILES = 8
+# The window's own number (the engine's are in engine/api.py): the transcript's and input's text size.
+FONT_SIZE = NumberRange("font_size", int, 6, 40, 11, "Text size of the conversation and the message box, in points")
 
 
 @dataclass(frozen=True)
 class Setting:
-    """One option: its type, default, description and (optionally) allowed values."""
+    """One option: its type, default, description and (optionally) allowed values; a numeric
+    one declared by the engine keeps its :class:`NumberRange` (``number``) for the window's fields."""
 
     name: str
     type: type
@@ -49,6 +56,7 @@ class Setting:
     description: str
     choices: tuple[Any, ...] | None = None
     check: Callable[[Any], bool] | None = None
+    number: NumberRange[int] | NumberRange[float] | None = None
 
     def accepts(self, value: Any) -> bool:
         if self.type is float and isinstance(value, int) and not isinstance(value, bool):
@@ -58,6 +66,8 @@ class Setting:
         if not isinstance(value, self.type):
             return False
         if isinstance(value, list) and not all(isinstance(item, str) for item in value):
+            return False
+        if isinstance(value, dict) and not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
             return False
         if self.choices is not None and value not in self.choices:
             return False
@@ -69,6 +79,8 @@ class Setting:
             return float(value)
         if self.type is list:
             return list(value)
+        if self.type is dict:
+            return dict(value)
         return value
 
 
@@ -90,7 +102,9 @@ def _parses(parse: Callable[[str], Any]) -> Callable[[Any], bool]:
 
 def _number(name: str, number: NumberRange[int] | NumberRange[float], description: str | None = None) -> Setting:
     """A setting for one of the engine's declared numeric parameters (range and default from there)."""
-    return Setting(name, number.kind, number.default, description or number.description, check=number.accepts)
+    return Setting(
+        name, number.kind, number.default, description or number.description, check=number.accepts, number=number
+    )
 
 
 SETTINGS: tuple[Setting, ...] = (
@@ -138,8 +152,16 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     _number("n_ctx", N_CTX),
     _number("temperature", TEMPERATURE),
+    _number("top_p", TOP_P),
+    _number("top_k", TOP_K),
+    _number("min_p", MIN_P),
+    _number("repeat_penalty", REPEAT_PENALTY),
     _number("seed", SEED),
+    Setting("random_seed", bool, False, "A new random seed for every answer (the seed setting is then not used)"),
     _number("max_tokens", MAX_TOKENS),
+    Setting("system_prompt", str, "", "The system prompt of conversations that have none of their own; empty: none"),
+    Setting("prompt_presets", dict, {}, "Saved system prompts, by name"),
+    _number("font_size", FONT_SIZE),
     Setting("highlight_drafts", bool, True, "Tint text that came from accepted draft tokens"),
     _number("api_port", API_PORT),
     Setting("api_key", str, "", "Key API clients must send as 'Authorization: Bearer KEY'; empty: none"),
@@ -208,7 +230,7 @@ class Settings:
 
     def __getitem__(self, name: str) -> Any:
         value = self._values[name]
-        return list(value) if isinstance(value, list) else value
+        return list(value) if isinstance(value, list) else dict(value) if isinstance(value, dict) else value
 
     def set(self, name: str, value: Any) -> None:
         """Set one value; raises KeyError for unknown names and ValueError for bad values."""

@@ -24,6 +24,7 @@ from desktop_app.store import History, StoredMessage
 from desktop_app.ui.chat_view import ChatView, MessageWidget
 from desktop_app.ui.engine_client import EngineClient, GenerationHandle
 from desktop_app.ui.shown_path import ShownPath
+from desktop_app.ui.system_prompt import conversation_prompt
 
 SAVE_INTERVAL_MS = 500
 TITLE_LENGTH = 48
@@ -59,7 +60,7 @@ class ChatSession(QObject):
         client: EngineClient,
         history: History,
         view: ChatView,
-        request_for: Callable[[list[Message]], GenerateRequest],
+        request_for: Callable[[list[Message], str | None], GenerateRequest],
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
@@ -191,7 +192,9 @@ class ChatSession(QObject):
         self.answer.set_stats(None, live=True)
         self.view.set_streaming(True)
         self._save_timer.start()
-        handle = self.client.generate(self.request_for(messages))
+        handle = self.client.generate(
+            self.request_for(messages, conversation_prompt(self.history, self.conversation_id))
+        )
         handle.token_received.connect(self._on_token)
         handle.stats_updated.connect(self._on_stats)
         handle.finished.connect(self._on_finished)

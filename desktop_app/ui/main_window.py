@@ -31,10 +31,12 @@ from desktop_app.ui.load_banner import LoadBanner
 from desktop_app.ui.message_input import MessageInput
 from desktop_app.ui.model_bar import ModelBar
 from desktop_app.ui.model_loading import ModelLoader
+from desktop_app.ui.preferences import Preferences
 from desktop_app.ui.race_dialog import RaceDialog, keep_race
 from desktop_app.ui.side_panel import SidePanel
 from desktop_app.ui.speed_feed import ChatSpeedFeed
 from desktop_app.ui.status_bar import CrashBanner, EngineStatusBar
+from desktop_app.ui.system_prompt import SystemPromptButton, conversation_prompt
 from desktop_app.ui.think_switch import ThinkSwitch
 from desktop_app.ui.welcome import FirstRunWelcome
 from desktop_app.ui.window_geometry import ScreenFit
@@ -70,6 +72,7 @@ class MainWindow(QMainWindow):
         self.input = MessageInput()
         self.think = ThinkSwitch(history)
         self.editing_bar = EditingBar()
+        self.prompt_button = SystemPromptButton(settings, history, self.input)
         self.send_button = QPushButton("Send")
         self.send_button.setObjectName("sendButton")
         self.send_button.setAccessibleName("Send message")
@@ -82,7 +85,7 @@ class MainWindow(QMainWindow):
         self.side_fold = SidePanelFold(self, self.side, settings, self.save_settings)
         lay_out(
             self, self.model_bar, self.side_fold.button, [self.banner, self.load_banner], self.chat_view,
-            [self.editing_bar], self.input, [self.think, self.send_button, self.stop_button], self.conversations,
+            [self.editing_bar], self.input, [self.think, self.prompt_button, self.send_button, self.stop_button], self.conversations,
             self.side_fold.area,
         )  # fmt: skip
         self.answers = AnswerSettings(settings, self.client, self.side, self.chat_view, self.save_settings, self)
@@ -102,6 +105,8 @@ class MainWindow(QMainWindow):
         menus.workers.triggered.connect(lambda: self.loader.edit_workers())
         self.serve_action.toggled.connect(self.set_serving)
         self.transfer, self.welcome = ConversationTransfer(self, menus.file_menu), FirstRunWelcome(self)
+        self.preferences = Preferences(self)
+        menus.preferences.triggered.connect(lambda: self.preferences.open())
         self.screen_fit = ScreenFit(self, DEFAULT_SIZE)
         self.screen_fit.restore(settings["window_geometry"])
         self._connect()
@@ -126,6 +131,7 @@ class MainWindow(QMainWindow):
         self.recovery.state_changed.connect(self._update_buttons)
         self.session.busy_changed.connect(self._on_busy_changed)
         self.session.conversation_changed.connect(self._on_conversation_changed)
+        self.session.conversation_changed.connect(self.prompt_button.set_conversation)
         self.session.error.connect(self._show_error)
         self.session.store_failed.connect(self.tell)
         self.input.send_requested.connect(self.send)
@@ -226,7 +232,8 @@ class MainWindow(QMainWindow):
             self.race_dialog.finished.connect(lambda _r: self.input.setFocus())
         self.input.setFocus()  # not the race button, disabled while racing (focus would move on to a setting)
         self.race_dialog.show()
-        self.race_dialog.start(self.answers.request_for(messages), self.drafter())
+        prompt = conversation_prompt(self.history, self.session.conversation_id)
+        self.race_dialog.start(self.answers.request_for(messages, prompt), self.drafter())
         self._update_buttons()
 
     def _update_buttons(self) -> None:

@@ -111,6 +111,14 @@ class SpeculationChoice(QObject):
     def choice(self) -> str:
         return str(self._box.currentData())
 
+    def reload(self) -> None:
+        """Show the saved choice again (the Preferences window changed the settings)."""
+        self._wanted = choice_of(self._settings["spec_mode"], self._settings["drafter"])
+        self._updating = True
+        self._always.setChecked(self._settings["spec_mode"] == SpecMode.ON.value)
+        self._select(self._wanted)
+        self._updating = False
+
     def _item_enabled(self, index: int) -> bool:
         model = self._box.model()
         assert isinstance(model, QStandardItemModel)

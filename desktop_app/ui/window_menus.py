@@ -1,5 +1,5 @@
-"""The main window's menus: File (Quit), Models (library, workers, serve the API), Help (keyboard
-shortcuts, About)."""
+"""The main window's menus: File (Preferences, export/import, Quit), Models (library, workers,
+serve the API), Help (keyboard shortcuts, About)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,12 @@ class WindowMenus:
     def __init__(self, window: QMainWindow, api_port: int) -> None:
         bar = window.menuBar()
         file_menu = self.file_menu = bar.addMenu("&File")
+        self.preferences = file_menu.addAction("&Preferences…")
+        self.preferences.setObjectName("preferencesAction")
+        comma = QKeySequence("Ctrl+,")  # Linux has no standard Preferences key
+        keys = [k for k in QKeySequence.keyBindings(QKeySequence.StandardKey.Preferences) if k != comma]
+        self.preferences.setShortcuts([*keys, comma])
+        file_menu.addSeparator()
         quit_action = file_menu.addAction("&Quit", window.close)
         quit_action.setShortcut(QKeySequence.StandardKey.Quit)
         models_menu = bar.addMenu("&Models")

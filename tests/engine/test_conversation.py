@@ -122,8 +122,9 @@ def test_long_conversation_drops_oldest_turns(small_context_engine: Engine) -> N
 
 def test_a_message_longer_than_the_context_is_refused_clearly(small_context_engine: Engine) -> None:
     n_ctx = small_context_engine.target.n_ctx
-    with pytest.raises(ContextOverflowError, match=f"context holds {n_ctx}"):
+    with pytest.raises(ContextOverflowError, match=f"context holds {n_ctx}") as refused:
         run(small_context_engine, messages=user("word " * (n_ctx + 50)), max_tokens=8)
+    assert "Preferences → Model → Context length" in str(refused.value)  # where the window raises it
     ok, _ = run(small_context_engine, messages=user("Still there?"), max_tokens=4)  # engine still usable
     assert len(ok.token_ids) == 4
 

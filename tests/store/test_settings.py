@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from desktop_app.engine.api import DRAFT_K
-from desktop_app.store.settings import MAX_RECENT_FILES, SETTINGS, Settings
+from desktop_app.store.settings import BY_NAME, FONT_SIZE, MAX_RECENT_FILES, SETTINGS, Settings
 
 
 @pytest.fixture()
@@ -135,3 +135,37 @@ def test_non_finite_numbers_in_the_file_fall_back_to_the_default(home: Path, val
     assert settings.ignored == ["temperature"]
     with pytest.raises(ValueError, match="temperature"):
         settings.set("temperature", float(value.replace("Infinity", "inf")))
+
+
+def test_sampling_settings_take_range_and_default_from_the_engine(home: Path) -> None:
+    from desktop_app.engine.api import MIN_P, REPEAT_PENALTY, SEED, TOP_K, TOP_P
+
+    settings = Settings.load()
+    for name, number in (("top_p", TOP_P), ("top_k", TOP_K), ("min_p", MIN_P), ("repeat_penalty", REPEAT_PENALTY)):
+        assert BY_NAME[name].number is number and settings[name] == number.default
+        with pytest.raises(ValueError):
+            settings.set(name, number.high + 1)
+    assert BY_NAME["seed"].number is SEED and settings["random_seed"] is False
+    with pytest.raises(ValueError):
+        settings.set("top_p", 0.0)  # TOP_P's open lower bound
+
+
+def test_system_prompt_presets_and_font_size_survive_a_save(home: Path) -> None:
+    settings = Settings.load()
+    assert settings["system_prompt"] == "" and settings["prompt_presets"] == {}
+    assert settings["font_size"] == FONT_SIZE.default
+    settings.set("system_prompt", "Be brief.")
+    settings.set("prompt_presets", {"Terse": "Be brief.", "Pirate": "Talk like a pirate."})
+    settings.set("font_size", 14)
+    settings.save()
+    again = Settings.load()
+    assert again["prompt_presets"] == {"Terse": "Be brief.", "Pirate": "Talk like a pirate."}
+    assert (again["system_prompt"], again["font_size"]) == ("Be brief.", 14)
+    presets = again["prompt_presets"]
+    presets["Other"] = "x"  # a copy: the settings change only through set()
+    assert "Other" not in again["prompt_presets"]
+    for bad in ({"Terse": 3}, ["Be brief."], {"": "x", 1: "y"}):
+        with pytest.raises(ValueError):
+            settings.set("prompt_presets", bad)
+    with pytest.raises(ValueError):
+        settings.set("font_size", FONT_SIZE.high + 1)

@@ -37,7 +37,7 @@ class AssistantDrafter(HiddenStateDrafter):
         token, h = context[-1], self.pending
         for _ in range(k):
             row = self.ctx.decode([token], position, h[None, :], output_last=True, same_position=True)
-            if not self._pick(self.ctx.logits(row), params, rng, out, p_min):
+            if not self._pick(self.ctx.logits(row), params, rng, out, p_min, context):
                 break
             token, h = out.tokens[-1], self.ctx.hidden(row)
         out.seconds = time.perf_counter() - start

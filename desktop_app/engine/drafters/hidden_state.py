@@ -10,6 +10,7 @@ conversation needs no target token re-decoded.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -18,7 +19,7 @@ from desktop_app.engine.drafters import CostProbe, Draft, Drafter, Hidden
 from desktop_app.engine.drafters.model_drafter import top_probability
 from desktop_app.engine.llama.model import LlamaModel, common_prefix
 from desktop_app.engine.llama.nextn import NextnContext
-from desktop_app.engine.sampling import probabilities, sample
+from desktop_app.engine.sampling import penalize, probabilities, sample
 
 
 class HiddenStateDrafter(Drafter):
@@ -52,9 +53,18 @@ class HiddenStateDrafter(Drafter):
         raise RuntimeError(f"no hidden row for position {position}")  # hidden_from() asked for it
 
     def _pick(
-        self, logits: np.ndarray, params: SamplingParams, rng: np.random.Generator, out: Draft, p_min: float
+        self,
+        logits: np.ndarray,
+        params: SamplingParams,
+        rng: np.random.Generator,
+        out: Draft,
+        p_min: float,
+        context: Sequence[int] = (),
     ) -> bool:
-        """Choose the next draft token from ``logits`` into ``out``; False when confidence is too low."""
+        """Choose the next draft token from ``logits`` into ``out``; False when confidence is too low.
+        The repeat penalty sees ``context`` and the drafts so far, as the target's row will."""
+        if params.penalized:
+            logits = penalize(logits, params, [*context[-params.repeat_last_n :], *out.tokens])
         if params.greedy:
             if p_min > 0.0 and out.tokens and top_probability(logits) < p_min:
                 return False

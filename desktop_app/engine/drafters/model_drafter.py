@@ -10,7 +10,7 @@ from desktop_app.engine.api import DrafterKind, SamplingParams
 from desktop_app.engine.drafters import CostProbe, Draft, Drafter, Hidden
 from desktop_app.engine.llama.model import LlamaModel
 from desktop_app.engine.llama.timing import time_decodes
-from desktop_app.engine.sampling import probabilities, sample
+from desktop_app.engine.sampling import penalize, probabilities, sample
 
 
 def top_probability(logits: np.ndarray) -> float:
@@ -35,20 +35,23 @@ class ModelDrafter(Drafter):
         out = Draft()
         # Bring the cache in line with the context (decodes only what the last cycle added).
         self.model.prefill(context)
+        recent = list(context[-params.repeat_last_n :]) if params.penalized else []
         for i in range(k):
-            logits = self.model.logits(-1)
+            logits = penalize(self.model.logits(-1), params, recent)  # as the target's row i will be
             if params.greedy:
                 token = int(np.argmax(logits))
                 if p_min > 0.0 and i > 0 and top_probability(logits) < p_min:
                     break
                 out.q.append(None)
             else:
-                q = probabilities(logits, params)
+                q = probabilities(logits, params)  # already penalised
                 if p_min > 0.0 and i > 0 and float(q.max()) < p_min:
                     break
                 token = sample(q, rng)
                 out.q.append(q)
             out.tokens.append(token)
+            if params.penalized:
+                recent.append(token)
             if i + 1 < k:  # the last draft's logits are never needed
                 self.model.decode_one(token)
         out.seconds = time.perf_counter() - start

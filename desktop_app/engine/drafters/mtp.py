@@ -59,7 +59,7 @@ class MtpDrafter(HiddenStateDrafter):
         self.kv.extend(tokens)
         self.queue = []
         for i in range(k):
-            if not self._pick(self.ctx.logits(row), params, rng, out, p_min):
+            if not self._pick(self.ctx.logits(row), params, rng, out, p_min, context):
                 break
             if i + 1 < k:  # chain: the head's own hidden row goes with its draft
                 h = self.ctx.hidden(row)

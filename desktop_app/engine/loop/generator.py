@@ -26,7 +26,7 @@ from desktop_app.engine.llama.threads import ThreadTuner
 from desktop_app.engine.loop.reasoning_count import ReasoningCount
 from desktop_app.engine.loop.text_stream import TextStream
 from desktop_app.engine.reasoning import ReasoningFormat
-from desktop_app.engine.sampling import accept_draft, next_token, probabilities
+from desktop_app.engine.sampling import accept_draft, next_token, penalize, probabilities
 from desktop_app.engine.stats import GenerationStats, SpeedWindow
 
 STATS_INTERVAL_S = 0.1
@@ -52,24 +52,30 @@ class Verified:
     seconds: float
 
 
-def verify(target: LlamaModel, draft: Draft, params: SamplingParams, rng: np.random.Generator) -> tuple[list[int], int]:
-    """Check the drafts against the target's rows; return (new tokens, how many drafts kept)."""
+def verify(
+    target: LlamaModel, draft: Draft, params: SamplingParams, rng: np.random.Generator, context: Sequence[int] = ()
+) -> tuple[list[int], int]:
+    """Check the drafts against the target's rows; return (new tokens, how many drafts kept).
+    Row i is penalised for ``context`` (the committed tokens) plus the drafts before it."""
     out: list[int] = []
+    recent = list(context[-params.repeat_last_n :]) if params.penalized else []
     for i, token in enumerate(draft.tokens):
         logits = target.logits(i)
         if params.greedy:
-            choice = int(np.argmax(logits))
+            choice = int(np.argmax(penalize(logits, params, recent)))
             if choice != token:
                 out.append(choice)
                 return out, i
         else:
-            ok, replacement = accept_draft(probabilities(logits, params), draft.q[i], token, rng)
+            ok, replacement = accept_draft(probabilities(logits, params, recent), draft.q[i], token, rng)
             if not ok:
                 assert replacement is not None
                 out.append(replacement)
                 return out, i
         out.append(token)
-    out.append(next_token(target.logits(len(draft.tokens)), params, rng))
+        if params.penalized:
+            recent.append(token)
+    out.append(next_token(target.logits(len(draft.tokens)), params, rng, recent))
     return out, len(draft.tokens)
 
 
@@ -149,7 +155,7 @@ class SpeculativeLoop:
         else:
             self.target.decode_all_rows(batch)
         rows = self.target.hidden_rows(len(batch)) if self.hidden else None
-        tokens, n_accepted = verify(self.target, draft, self.config.sampling, self.rng)
+        tokens, n_accepted = verify(self.target, draft, self.config.sampling, self.rng, self.context)
         self.target.truncate(kept + 1 + n_accepted)
         for drafter in self.drafters:
             drafter.accepted(tokens, rows)

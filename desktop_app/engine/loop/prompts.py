@@ -117,7 +117,7 @@ class PromptBuilder:
         if len(tokens) + 1 > target.n_ctx:
             raise ContextOverflowError(
                 f"The message is {len(tokens)} tokens long but the context holds {target.n_ctx}: "
-                "shorten it or load the model with a larger context"
+                "shorten it or raise the context length (Preferences → Model → Context length; --ctx on the command line)"
             )
 
 
