@@ -125,7 +125,7 @@ def test_ok_saves_the_values_the_window_shows_and_the_next_request_uses(qtbot: A
     qtbot.waitUntil(lambda: not dialog.isVisible())
     assert window.side.temperature.value() == pytest.approx(0.7)
     assert window.side.draft_max.value() == 3
-    assert window.model_bar.drafter_choice() == "ngram"
+    assert window.answers.speculation.choice == "ngram"
     again = Settings.load()
     assert (again["temperature"], again["top_k"], again["repeat_penalty"], again["random_seed"]) == (0.7, 40, 1.3, True)
     sampling = window.answers.request_for([{"role": "user", "content": "hi"}]).sampling
