@@ -4,6 +4,7 @@ Importing this module loads neither llama.cpp nor Qt, so the window, the setting
 argument parser and the engine process's pipe all use these types and ranges directly:
 
 - :class:`SpecMode` and :class:`DrafterKind`: the speculation modes and who drafts, with labels;
+- :class:`OverflowPolicy`: what happens when a conversation outgrows the context;
 - :class:`FinishReason` (why an answer ended) and :data:`NO_DRAFTER` (an answer nobody drafted for);
 - :data:`DRAFT_K`, :data:`MAX_TOKENS`, :data:`TEMPERATURE`... : every numeric parameter with its
   range and default (:class:`NumberRange` gives the one error message for a bad value);
@@ -30,6 +31,7 @@ from desktop_app.engine.workers import WORKER_HOST, WORKER_PORT, LayerSplit, Wor
 __all__ = [
     "API_HOST",
     "API_PORT",
+    "DEFAULT_OVERFLOW",
     "DEFAULT_SPEC_MODE",
     "DRAFTER_PREFERENCE",
     "DRAFT_FREE",
@@ -49,6 +51,7 @@ __all__ = [
     "N_THREADS",
     "NoDrafter",
     "NumberRange",
+    "OverflowPolicy",
     "SEED",
     "SamplingParams",
     "SpecMode",
@@ -124,6 +127,27 @@ class NoDrafter(Word):
 
 
 NO_DRAFTER = NoDrafter.NONE
+
+
+class OverflowPolicy(Word):
+    """What a chat request does when its conversation does not fit the context."""
+
+    DROP_OLDEST = "drop_oldest"  # leave the oldest messages out (after any system message)
+    REFUSE = "refuse"  # fail at once, saying how long the conversation is and how to fix it
+
+    @property
+    def label(self) -> str:
+        return {OverflowPolicy.DROP_OLDEST: "Drop the oldest messages", OverflowPolicy.REFUSE: "Refuse to answer"}[self]
+
+    @property
+    def description(self) -> str:
+        return {
+            OverflowPolicy.DROP_OLDEST: "leave the oldest messages out of the model's context (the transcript says so)",
+            OverflowPolicy.REFUSE: "do not answer; say how long the conversation is and how to make room",
+        }[self]
+
+
+DEFAULT_OVERFLOW = OverflowPolicy.DROP_OLDEST
 
 
 class DrafterKind(Word):
@@ -266,7 +290,8 @@ class GenerateRequest:
     """One answer to produce. Give ``messages`` (chat template applied) or ``prompt`` (raw).
 
     ``drafter`` None lets :func:`choose_drafter` pick; ``parse_special`` makes a raw prompt's
-    special-token texts (``<|im_start|>``...) the special tokens, as llama.cpp's tools do.
+    special-token texts (``<|im_start|>``...) the special tokens, as llama.cpp's tools do;
+    ``overflow`` says what a conversation longer than the context does.
     """
 
     messages: Sequence[Message] | None = None
@@ -278,9 +303,11 @@ class GenerateRequest:
     drafter: DrafterKind | None = None
     stop: Sequence[str] = ()
     parse_special: bool = True
+    overflow: OverflowPolicy = DEFAULT_OVERFLOW
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "spec", _member(SpecMode, self.spec, "spec"))
+        object.__setattr__(self, "overflow", _member(OverflowPolicy, self.overflow, "overflow"))
         if self.drafter is not None:
             object.__setattr__(self, "drafter", _member(DrafterKind, self.drafter, "drafter"))
         MAX_TOKENS.check(self.max_tokens)
@@ -291,7 +318,7 @@ class GenerateRequest:
             raise ValueError("stop must be a list of non-empty strings")
 
 
-E = TypeVar("E", SpecMode, DrafterKind)
+E = TypeVar("E", SpecMode, DrafterKind, OverflowPolicy)
 
 
 def _member(enum: type[E], value: object, name: str) -> E:
@@ -316,6 +343,8 @@ class ModelInfo:
     n_gpu_layers: int
     placement: str = ""  # with workers: how many layers each computer holds
     remote_devices: tuple[str, ...] = ()  # the workers' devices, one line each
+    n_ctx_train: int = 0  # the context the model was trained for (0: unknown)
+    kv_bytes_per_token: int = 0  # an estimate of the KV cache's bytes per context token (0: unknown)
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,8 @@ class GenerationStats:
     prompt_tokens_new: int = 0
     dropped_turns: int = 0
     prefill_s: float = 0.0
-    ttft_s: float = 0.0
+    ttft_s: float = 0.0  # to the first answer text: from the answer's start here, from Send in the window
+    engine_ttft_s: float = 0.0  # where a window measured ttft_s from Send: the engine's own figure
     generated_tokens: int = 0
     decode_s: float = 0.0
     target_passes: int = 0
@@ -92,6 +93,6 @@ class GenerationStats:
             tokens_per_pass=round(self.tokens_per_pass, 4),
             decode_tokens_per_s=round(self.decode_tokens_per_s, 3),
         )
-        for key in ("prefill_s", "ttft_s", "decode_s", "draft_s", "verify_s", "window_tokens_per_s"):
+        for key in ("prefill_s", "ttft_s", "engine_ttft_s", "decode_s", "draft_s", "verify_s", "window_tokens_per_s"):
             data[key] = round(data[key], 5)
         return data

@@ -15,6 +15,7 @@ from desktop_app.engine.api import (
     DrafterKind,
     GenerateRequest,
     Message,
+    OverflowPolicy,
     SamplingParams,
     SpecMode,
     choose_drafter,
@@ -94,4 +95,5 @@ class AnswerSettings(QObject):
             draft_max=s["draft_max"],
             sampling=SamplingParams(temperature=s["temperature"], seed=s["seed"]),
             drafter=None if spec is SpecMode.OFF else self.drafter(),
+            overflow=OverflowPolicy(s["context_overflow"]),
         )

@@ -28,6 +28,8 @@ from desktop_app.ui.answer_settings import AnswerSettings
 from desktop_app.ui.api_server import ApiServer
 from desktop_app.ui.chat_session import ChatSession
 from desktop_app.ui.chat_view import ChatView
+from desktop_app.ui.context_meter import ContextMeter
+from desktop_app.ui.context_watch import ContextWatch
 from desktop_app.ui.conversation_list import ConversationList
 from desktop_app.ui.engine_client import EngineClient, GenerationHandle
 from desktop_app.ui.engine_recovery import EngineRecovery
@@ -65,6 +67,7 @@ class MainWindow(QMainWindow):
         self.conversations = ConversationList(history)
         self.chat_view = ChatView()
         self.input = MessageInput()
+        self.meter = ContextMeter()
         self.send_button = QPushButton("Send")
         self.send_button.setObjectName("sendButton")
         self.send_button.setAccessibleName("Send message")
@@ -83,6 +86,7 @@ class MainWindow(QMainWindow):
             self, settings, history, self.client, self.model_bar, self.status, self.save_settings, self._show_error
         )
         self.recovery = EngineRecovery(self.client, self.banner, self.model_bar, self.side.gauge, self.status, self)
+        self.context = ContextWatch(self)  # the context meter, the transcript's note, prompt progress
         menus = WindowMenus(self, settings["api_port"])
         self.library_action, self.serve_action = menus.library, menus.serve
         self.library_action.triggered.connect(lambda: self.loader.open_library())
@@ -109,6 +113,7 @@ class MainWindow(QMainWindow):
         buttons.addWidget(self.stop_button)
         row.addLayout(buttons)
         column.addLayout(row)
+        column.addWidget(self.meter)
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(self.conversations)
         splitter.addWidget(centre)
