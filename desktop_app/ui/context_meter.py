@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QPoint, Signal
 from PySide6.QtGui import QAction, QActionGroup, QColor
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QMenu, QProgressBar, QPushButton, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QMenu, QProgressBar, QPushButton, QSizePolicy, QWidget
 
 from desktop_app.engine.api import OverflowPolicy
 from desktop_app.engine.context_size import PromptSize, RaiseOffer
@@ -54,6 +54,7 @@ class ContextMeter(QWidget):
         row.setContentsMargins(2, 0, 2, 0)
         self.label = QLabel("")
         self.label.setObjectName("contextMeterLabel")
+        self.label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # never widens the window
         self.bar = QProgressBar()
         self.bar.setObjectName("contextMeterBar")
         self.bar.setTextVisible(False)

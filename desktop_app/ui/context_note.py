@@ -100,11 +100,11 @@ class ContextNote(QFrame):
             "to have it read them."
         )
         self.view.insert_note(self, above)
-        above.destroyed.connect(lambda _gone=None, widget=above: self._forget(widget))
+        above.destroyed.connect(self._forget)  # a bound slot: disconnected when the note goes first
         self.show()
 
-    def _forget(self, widget: MessageWidget) -> None:
+    def _forget(self) -> None:
         """A message the note stood above went (edited away, another conversation opened)."""
-        if widget is self.above:
+        if self.above is not None and self.above not in self.view.messages:
             self.above = None
             self.hide()

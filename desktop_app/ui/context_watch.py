@@ -39,6 +39,7 @@ class ContextWatch(QObject):
         self._window = window
         self.note = ContextNote(window.chat_view)
         self._asked = 0  # the id of the newest count asked for
+        self._answered = 0  # the id of the newest count answered
         self._reading: GenerationHandle | None = None  # the answer whose prompt placed the note
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -79,6 +80,11 @@ class ContextWatch(QObject):
             messages.append(Message(role="user", content=text))
         self._asked = w.client.count_prompt(w.answers.request_for(messages))
 
+    @property
+    def counting(self) -> bool:
+        """A count is due or asked for and not answered yet (the meter will change)."""
+        return self._timer.isActive() or self._asked != self._answered
+
     def _count_soon(self) -> None:
         self._timer.start(0)
 
@@ -86,6 +92,7 @@ class ContextWatch(QObject):
     def _on_counted(self, asked: int, size: PromptSize | None, error: str) -> None:
         if asked != self._asked:
             return  # an older question: a newer answer is on its way
+        self._answered = asked
         self.meter.show_size(size, error)
         self._show_offer()
 
