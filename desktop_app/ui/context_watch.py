@@ -41,6 +41,7 @@ class ContextWatch(QObject):
         self._asked = 0  # the id of the newest count asked for
         self._answered = 0  # the id of the newest count answered
         self._reading: GenerationHandle | None = None  # the answer whose prompt placed the note
+        self._conversation: list[Message] | None = None  # the open conversation as the engine gets it
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(COUNT_DELAY_MS)
@@ -51,6 +52,9 @@ class ContextWatch(QObject):
         session, client = window.session, window.client
         session.conversation_changed.connect(self._on_conversation_changed)
         session.busy_changed.connect(self._on_busy_changed)
+        # the conversation changes: read it again for the next count
+        window.chat_view.edit_requested.connect(self._forget_conversation)
+        window.chat_view.regenerate_requested.connect(self._forget_conversation)
         client.model_loaded.connect(self._on_model_loaded)
         client.prompt_counted.connect(self._on_counted)
         client.generation_started.connect(self._on_generation_started)
@@ -72,10 +76,12 @@ class ContextWatch(QObject):
             return
         text = w.input.toPlainText().strip()
         try:
-            messages = w.session.engine_messages()
+            if self._conversation is None:  # read once per change (a conversation may be long)
+                self._conversation = w.session.engine_messages()
         except sqlite3.Error as exc:
             self.meter.show_size(None, f"The chat history cannot be read ({exc})")
             return
+        messages = list(self._conversation)
         if text:
             messages.append(Message(role="user", content=text))
         self._asked = w.client.count_prompt(w.answers.request_for(messages))
@@ -108,8 +114,12 @@ class ContextWatch(QObject):
         self._show_offer()
         self._count_soon()
 
+    def _forget_conversation(self) -> None:
+        self._conversation = None
+
     @Slot(bool)
     def _on_busy_changed(self, busy: bool) -> None:
+        self._conversation = None
         self.meter.raise_button.setEnabled(not busy)
         self.note.raise_button.setEnabled(not busy)
         if not busy:
@@ -131,25 +141,22 @@ class ContextWatch(QObject):
             self.note.show_for(answer, progress.dropped_turns, len(sent) - progress.dropped_turns)
 
     @Slot(int)
-    def _on_conversation_changed(self, conversation_id: int) -> None:
-        """A conversation opened: the note where its last answer's context began (stored stats)."""
+    def _on_conversation_changed(self, _conversation_id: int) -> None:
+        """A conversation opened: the note where its last answer's context began (its stats, as
+        stored); the conversation is read again for the next count (not now: it may be long)."""
+        self._conversation = None
         self.note.clear()
-        self._count_soon()
-        if not conversation_id:
-            return
+        self._timer.start()
         view = self._window.chat_view
-        try:
-            records = self._window.history.messages(conversation_id)
-        except sqlite3.Error:
-            return
-        for i in range(len(records) - 1, -1, -1):
-            stats = records[i].stats
-            if records[i].role == "assistant" and stats and "prompt_tokens" in stats:
-                dropped = int(stats.get("dropped_turns") or 0)
-                sent = sum(1 for m in records[:i] if m.content or m.role != "assistant")
-                shown = i - (len(records) - len(view.messages))
-                if dropped and 0 <= shown < len(view.messages):
-                    self.note.show_for(view.messages[shown], dropped, sent - dropped)
+        for i in range(len(view.messages) - 1, -1, -1):
+            answer = view.messages[i]
+            if answer.role == "assistant" and answer.stats and "prompt_tokens" in answer.stats:
+                dropped = int(answer.stats.get("dropped_turns") or 0)
+                # what its prompt held: the messages before it, empty answers aside (the earlier
+                # ones not shown are counted whole)
+                shown = sum(1 for m in view.messages[:i] if m.text or m.role != "assistant")
+                if dropped:
+                    self.note.show_for(answer, dropped, view.earlier_count + shown - dropped)
                 return
 
     # ------------------------------------------------------------------ choices
