@@ -16,6 +16,8 @@ from desktop_app.engine.api import (
     LoadedModels,
     ModelOptions,
 )
+from desktop_app.engine.context_size import PromptSize
+from desktop_app.engine.events import PromptProgress
 from desktop_app.engine.stats import GenerationStats
 
 Stage = str  # "target" or "draft"
@@ -70,11 +72,20 @@ class Cancel:
 
 
 @dataclass(frozen=True)
+class CountPrompt:
+    """Count the tokens of this chat request's prompt (answered with PromptCounted; while
+    several wait, only the newest is counted)."""
+
+    id: int
+    request: GenerateRequest
+
+
+@dataclass(frozen=True)
 class Shutdown:
     pass
 
 
-Command = Load | Generate | Cancel | HistoryChanged | Shutdown
+Command = Load | Generate | Cancel | HistoryChanged | CountPrompt | Shutdown
 
 
 # ---------------------------------------------------------------------- events
@@ -127,6 +138,24 @@ class Pieces:
 
 
 @dataclass(frozen=True)
+class PromptRead:
+    """How far answer ``id``'s prompt has been read (throttled; the first says how many of the
+    oldest messages were left out)."""
+
+    id: int
+    progress: PromptProgress
+
+
+@dataclass(frozen=True)
+class PromptCounted:
+    """The answer to CountPrompt ``id``: the prompt's size, or why it could not be counted."""
+
+    id: int
+    size: PromptSize | None
+    error: str = ""
+
+
+@dataclass(frozen=True)
 class LiveStats:
     id: int
     stats: GenerationStats
@@ -152,4 +181,17 @@ class Fatal:
     message: str
 
 
-EngineEvent = Ready | Loading | LoadProgressed | Loaded | LoadFailed | Pieces | LiveStats | Done | Failed | Fatal
+EngineEvent = (
+    Ready
+    | Loading
+    | LoadProgressed
+    | Loaded
+    | LoadFailed
+    | PromptRead
+    | Pieces
+    | LiveStats
+    | Done
+    | Failed
+    | Fatal
+    | PromptCounted
+)

@@ -17,6 +17,7 @@ from typing import Any
 
 from desktop_app.engine.api import (
     API_PORT,
+    DEFAULT_OVERFLOW,
     DEFAULT_SPEC_MODE,
     DRAFT_K,
     MAX_TOKENS,
@@ -33,6 +34,7 @@ from desktop_app.engine.api import (
     DrafterKind,
     LayerSplit,
     NumberRange,
+    OverflowPolicy,
     SpecMode,
     parse_workers,
 )
@@ -151,6 +153,14 @@ SETTINGS: tuple[Setting, ...] = (
         check=_parses(LayerSplit.parse),
     ),
     _number("n_ctx", N_CTX),
+    Setting(
+        "context_overflow",
+        str,
+        DEFAULT_OVERFLOW.value,
+        "When a conversation outgrows the context: "
+        + ", ".join(f"{p.value} ({p.description})" for p in OverflowPolicy),
+        choices=tuple(p.value for p in OverflowPolicy),
+    ),
     _number("temperature", TEMPERATURE),
     _number("top_p", TOP_P),
     _number("top_k", TOP_K),

@@ -17,6 +17,7 @@ from desktop_app.engine.api import (
     DrafterKind,
     GenerateRequest,
     Message,
+    OverflowPolicy,
     SamplingParams,
     SpecMode,
     choose_drafter,
@@ -111,4 +112,5 @@ class AnswerSettings(QObject):
             ),
             drafter=None if spec is SpecMode.OFF else self.drafter(),
             think=self.think(),
+            overflow=OverflowPolicy(s["context_overflow"]),
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import multiprocessing
 import signal
 import threading
+import time
 from collections import deque
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
@@ -17,10 +18,12 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal, Slot
 
 from desktop_app.engine.api import GenerateRequest, LoadedModels
+from desktop_app.engine.stats import GenerationStats
 from desktop_app.engine_process import service
 from desktop_app.engine_process.protocol import (
     Cancel,
     Command,
+    CountPrompt,
     Done,
     EngineEvent,
     Failed,
@@ -34,6 +37,8 @@ from desktop_app.engine_process.protocol import (
     Loading,
     LoadProgressed,
     Pieces,
+    PromptCounted,
+    PromptRead,
     Ready,
     Shutdown,
 )
@@ -76,14 +81,18 @@ class GenerationHandle(QObject):
     """One answer being generated: its own signals, emitted in the GUI thread.
 
     Signals:
+        prompt_progress(PromptProgress): how much of the prompt the engine has read (first: how
+            many of the oldest messages it left out), up to 20 times a second, before any text.
         token_received(str, str): answer text, and the DrafterKind value of the drafter whose accepted
             tokens made it ("" for the target's own text).
-        stats_updated(GenerationStats): live figures about ten times a second.
+        stats_updated(GenerationStats): live figures about ten times a second; their ``ttft_s``
+            counts from the request (Send), the engine's own figure is ``engine_ttft_s``.
         finished(Done): the final text and stats; ``stats.finish_reason`` is FinishReason.CANCELLED after a stop.
         failed(str): the generation failed with this message (not emitted when the process dies:
             ``EngineClient.engine_crashed`` says that).
     """
 
+    prompt_progress = Signal(object)
     token_received = Signal(str, str)
     stats_updated = Signal(object)
     finished = Signal(object)
@@ -94,6 +103,15 @@ class GenerationHandle(QObject):
         self.id = request_id
         self.request = request
         self.done = False
+        self.sent_at = time.perf_counter()  # when it was asked for (Send): time to first token counts from here
+        self.first_text_at: float | None = None
+
+    def timed_from_send(self, stats: GenerationStats) -> GenerationStats:
+        """``stats`` with the time to first token counted from Send (the engine's own kept apart)."""
+        if self.first_text_at is not None and not stats.engine_ttft_s:
+            stats.engine_ttft_s = stats.ttft_s
+            stats.ttft_s = self.first_text_at - self.sent_at
+        return stats
 
 
 class EngineClient(QObject):
@@ -108,6 +126,8 @@ class EngineClient(QObject):
         load_failed(LoadFailed): loading failed: why, what stays loaded (``models``, also kept
             in :attr:`models`) and the file at fault, if any.
         generation_started(GenerationHandle): an answer was requested; its handle reports it.
+        prompt_counted(int, PromptSize | None, str): the answer to :meth:`count_prompt` with that
+            id: the prompt's size, or None and why it could not be counted.
         engine_crashed(str): the process died; a human reason. ``restart()`` brings it back.
     """
 
@@ -117,6 +137,7 @@ class EngineClient(QObject):
     model_loaded = Signal(object)
     load_failed = Signal(object)
     generation_started = Signal(object)
+    prompt_counted = Signal(int, object, str)
     engine_crashed = Signal(str)
 
     def __init__(self, parent: QObject | None = None) -> None:
@@ -235,6 +256,13 @@ class EngineClient(QObject):
         self.generation_started.emit(handle)
         return handle
 
+    def count_prompt(self, request: GenerateRequest) -> int:
+        """Ask how many tokens this chat request's prompt takes; ``prompt_counted`` answers with
+        the id returned here (a newer question makes older ones unanswered)."""
+        self._next_id += 1
+        self._send(CountPrompt(self._next_id, request))
+        return self._next_id
+
     def cancel(self, handle: GenerationHandle) -> None:
         """Stop this answer (at its next token, or before it starts)."""
         if handle.id in self.pending:
@@ -273,21 +301,28 @@ class EngineClient(QObject):
             self.model_loaded.emit(event.models)
         elif isinstance(event, LoadFailed):
             self._load_failed(event)
+        elif isinstance(event, PromptRead):
+            if handle is not None:
+                handle.prompt_progress.emit(event.progress)
         elif isinstance(event, Pieces):
             if handle is not None:
+                handle.first_text_at = handle.first_text_at or time.perf_counter()
                 for text, drafter in event.pieces:
                     handle.token_received.emit(text, drafter)
         elif isinstance(event, LiveStats):
             if handle is not None:
-                handle.stats_updated.emit(event.stats)
+                handle.stats_updated.emit(handle.timed_from_send(event.stats))
         elif isinstance(event, Done):
             ended = self._end(event.id)
             if ended is not None:
+                ended.timed_from_send(event.stats)
                 ended.finished.emit(event)
         elif isinstance(event, Failed):
             ended = self._end(event.id)
             if ended is not None:
                 ended.failed.emit(event.message)
+        elif isinstance(event, PromptCounted):
+            self.prompt_counted.emit(event.id, event.size, event.error)
         elif isinstance(event, Fatal):
             self._fatal = event.message
 

@@ -21,6 +21,8 @@ from desktop_app.ui.answer_settings import AnswerSettings
 from desktop_app.ui.api_server import ApiServer
 from desktop_app.ui.chat_session import ChatSession
 from desktop_app.ui.chat_view import ChatView
+from desktop_app.ui.context_meter import ContextMeter
+from desktop_app.ui.context_watch import ContextWatch
 from desktop_app.ui.conversation_list import ConversationList
 from desktop_app.ui.conversation_transfer import ConversationTransfer
 from desktop_app.ui.engine_client import EngineClient
@@ -73,6 +75,7 @@ class MainWindow(QMainWindow):
         self.think = ThinkSwitch(history)
         self.editing_bar = EditingBar()
         self.prompt_button = SystemPromptButton(settings, history, self.input)
+        self.meter = ContextMeter()
         self.send_button = QPushButton("Send")
         self.send_button.setObjectName("sendButton")
         self.send_button.setAccessibleName("Send message")
@@ -85,8 +88,8 @@ class MainWindow(QMainWindow):
         self.side_fold = SidePanelFold(self, self.side, settings, self.save_settings)
         lay_out(
             self, self.model_bar, self.side_fold.button, [self.banner, self.load_banner], self.chat_view,
-            [self.editing_bar], self.input, [self.think, self.prompt_button, self.send_button, self.stop_button], self.conversations,
-            self.side_fold.area,
+            [self.editing_bar], self.input, [self.think, self.prompt_button, self.send_button, self.stop_button],
+            [self.meter], self.conversations, self.side_fold.area,
         )  # fmt: skip
         self.answers = AnswerSettings(settings, self.client, self.side, self.chat_view, self.save_settings, self)
         self.session = ChatSession(self.client, history, self.chat_view, self.answers.request_for, self)
@@ -99,6 +102,7 @@ class MainWindow(QMainWindow):
         )  # fmt: skip
         self.speed_feed = ChatSpeedFeed(self.client, self.session, self.side, self.status, self)
         self.recovery = EngineRecovery(self.client, self.banner, self.model_bar, self.side.gauge, self.status, self)
+        self.context = ContextWatch(self)  # the context meter, the transcript's note, prompt progress
         menus = self.menus = WindowMenus(self, settings["api_port"])
         self.library_action, self.serve_action = menus.library, menus.serve
         self.library_action.triggered.connect(lambda: self.loader.open_library())

@@ -36,6 +36,7 @@ def lay_out(
     above_input: list[QWidget],
     message_input: QWidget,
     buttons: list[QWidget],
+    below_input: list[QWidget],
     conversations: QWidget,
     side: QWidget,
 ) -> None:
@@ -56,6 +57,8 @@ def lay_out(
         stack.addWidget(button)
     row.addLayout(stack)
     column.addLayout(row)
+    for widget in below_input:
+        column.addWidget(widget)
     splitter = QSplitter(Qt.Orientation.Horizontal)
     splitter.setObjectName("mainSplitter")
     splitter.addWidget(conversations)
