@@ -116,7 +116,7 @@ def test_the_refuse_policy_names_the_numbers_and_the_fix(engine: Engine) -> None
         run(engine, messages=messages, max_tokens=8, overflow="refuse")
     message = str(caught.value)
     assert f"{whole:,} tokens long but the context holds {N_CTX:,}" in message
-    assert f"{N_CTX - 8:,} for the prompt" in message and "raise the context size" in message
+    assert f"{N_CTX - 8:,} for the prompt" in message and "raise the context length" in message
     # a conversation that fits is answered under the same policy
     assert engine.count_prompt(request).over
     ok, _ = run(engine, messages=user("Short?"), max_tokens=4, overflow="refuse")
