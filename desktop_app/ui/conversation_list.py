@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 from PySide6.QtCore import QPoint, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
@@ -81,7 +83,7 @@ class ConversationList(QWidget):
         for conv in rows:
             item = QListWidgetItem(conv.title)
             item.setData(Qt.ItemDataRole.UserRole, conv.id)
-            item.setToolTip(conv.title)
+            item.setToolTip(f"<p>{html.escape(conv.title)}</p>")  # rich text: a title's <tags> show as typed
             self.list.addItem(item)
             if conv.id == self.current_id:
                 self.list.setCurrentItem(item)

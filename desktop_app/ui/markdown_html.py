@@ -100,12 +100,13 @@ def highlighted_code(code: str, language: str, style: str) -> str:
 def _code_block(code: str, language: str, env: dict[str, Any]) -> str:
     style: CodeStyle = env["style"]
     blocks: list[str] = env["code_blocks"]
+    code = code.removesuffix("\n")  # the fence's last line break is not the code's
     index = len(blocks)
     blocks.append(code)
     copy = COPIED_LABEL if env.get("copied") == index else COPY_LABEL
     label = _chrome(language or "code", style.label)
     link = f'<a href="{COPY_SCHEME}{index}" title="{CHROME}" style="color:{style.label};">{copy}</a>'
-    body = highlighted_code(code.removesuffix("\n"), language, style.pygments_style)
+    body = highlighted_code(code, language, style.pygments_style)
     return (
         f'<table width="100%" cellspacing="0" cellpadding="0" style="border: 1px solid {style.border}; '
         f'background-color: {style.background}; margin-top: 4px; margin-bottom: 4px;"><tr><td>'
@@ -161,4 +162,4 @@ def render_markdown(text: str, palette: QPalette | None = None, copied: int | No
     code block whose Copy link reads "Copied"."""
     style = code_style(palette) if palette is not None else CodeStyle()
     env: dict[str, Any] = {"style": style, "code_blocks": [], "copied": copied}
-    return Rendered(_MD.render(text, env), tuple(env["code_blocks"]))
+    return Rendered(_MD.render(text, env).rstrip(), tuple(env["code_blocks"]))
