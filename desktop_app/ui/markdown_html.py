@@ -157,9 +157,40 @@ def _parser() -> MarkdownIt:
 _MD = _parser()
 
 
-def render_markdown(text: str, palette: QPalette | None = None, copied: int | None = None) -> Rendered:
-    """``text`` (Markdown) as HTML for Qt's rich text in ``palette``'s colours; ``copied``: the
-    code block whose Copy link reads "Copied"."""
+@dataclass(frozen=True)
+class Block:
+    """A top-level block of a message (a paragraph, a list, a code block, a table...): its
+    source, where that starts in the message, its HTML and the code of its code blocks."""
+
+    source: str
+    start: int
+    html: str
+    code_blocks: tuple[str, ...]
+
+
+def render_blocks(text: str, palette: QPalette | None = None, copied: int | None = None) -> list[Block]:
+    """``text`` (Markdown) as HTML for Qt's rich text in ``palette``'s colours, block by block;
+    ``copied``: the code block (counted over the whole text) whose Copy link reads "Copied"."""
     style = code_style(palette) if palette is not None else CodeStyle()
     env: dict[str, Any] = {"style": style, "code_blocks": [], "copied": copied}
-    return Rendered(_MD.render(text, env).rstrip(), tuple(env["code_blocks"]))
+    line_starts = [0]
+    line_starts += [i + 1 for i, c in enumerate(text) if c == "\n"]
+    line_starts.append(len(text))
+    blocks: list[Block] = []
+    group: list[Token] = []
+    for token in _MD.parse(text, env):
+        group.append(token)
+        if token.level == 0 and token.nesting <= 0:  # the end of a top-level block
+            first, last = group[0].map or [0, 0]
+            start, end = line_starts[min(first, len(line_starts) - 1)], line_starts[min(last, len(line_starts) - 1)]
+            before = len(env["code_blocks"])
+            html = _MD.renderer.render(group, _MD.options, env)
+            blocks.append(Block(text[start:end], start, html, tuple(env["code_blocks"][before:])))
+            group = []
+    return blocks
+
+
+def render_markdown(text: str, palette: QPalette | None = None, copied: int | None = None) -> Rendered:
+    """``text`` (Markdown) as HTML for Qt's rich text (:func:`render_blocks`, joined)."""
+    blocks = render_blocks(text, palette, copied)
+    return Rendered("".join(b.html for b in blocks).rstrip(), tuple(c for b in blocks for c in b.code_blocks))

@@ -84,7 +84,7 @@ class RichLabel(QLabel):
         self.refresh()
 
     def refresh(self) -> None:
-        rendered = message_html(self.segments, self.palette(), self.highlight, self.copied, self.font())
+        rendered = message_html(self.segments, self.palette(), self.highlight, self.copied)
         self.code_blocks = rendered.code_blocks
         self.setText(rendered.html or " ")
         drafters = list(dict.fromkeys(d for _, d in self.segments if d)) if self.highlight else []
@@ -93,8 +93,8 @@ class RichLabel(QLabel):
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt API
         super().changeEvent(event)
-        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.FontChange) and self.segments:
-            self.refresh()  # code colours and tints follow a light/dark theme switch, the font a zoom
+        if event.type() == QEvent.Type.PaletteChange and self.segments:
+            self.refresh()  # code colours and tints follow a light/dark theme switch
 
     def open_link(self, href: str) -> None:
         if href.startswith(COPY_SCHEME):

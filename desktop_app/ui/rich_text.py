@@ -4,13 +4,17 @@ drafter's accepted tokens underlined in that drafter's colour."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from functools import lru_cache
 
-from PySide6.QtGui import QFont, QPalette, QTextCharFormat, QTextCursor, QTextDocument
+from PySide6.QtGui import QColor, QPalette, QTextCharFormat, QTextCursor, QTextDocument
 
 from desktop_app.engine_process.protocol import Piece
 from desktop_app.ui.drafter_tints import drafter_tint
-from desktop_app.ui.markdown_html import CHROME, Rendered, render_markdown
+from desktop_app.ui.markdown_html import CHROME, Rendered, render_blocks
+
+_BODY = re.compile(r"<body[^>]*>(.*)</body>", re.S)
 
 
 def _content(doc: QTextDocument) -> tuple[str, list[int]]:
@@ -57,43 +61,24 @@ def _draft_marks(source: str, drafters: Sequence[str], rendered: str) -> list[tu
     return marks
 
 
-def _underline(doc: QTextDocument, runs: list[tuple[int, int, str]], palette: QPalette) -> None:
-    """Underline each (start, end, drafter) run of document positions in the drafter's colour."""
-    cursor = QTextCursor(doc)
-    formats: dict[str, QTextCharFormat] = {}
-    for start, end, drafter in runs:
-        if drafter not in formats:
-            formats[drafter] = QTextCharFormat()
-            formats[drafter].setUnderlineStyle(QTextCharFormat.UnderlineStyle.SingleUnderline)
-            formats[drafter].setUnderlineColor(drafter_tint(drafter, palette))
-        cursor.setPosition(start)
-        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
-        cursor.mergeCharFormat(formats[drafter])
+Tints = tuple[tuple[str, str], ...]  # (drafter, colour name) of the drafters in a block
 
 
-def message_html(
-    segments: Sequence[Piece],
-    palette: QPalette,
-    highlight: bool = True,
-    copied: int | None = None,
-    font: QFont | None = None,
-) -> Rendered:
-    """The Markdown of ``segments`` (text, drafter) as rich text; with ``highlight``, the text of
-    each drafter's accepted tokens is underlined in that drafter's colour (:func:`drafter_tint`).
-    ``copied``: the code block whose Copy link reads "Copied"; ``font``: the label's (the marked
-    text is rebuilt as HTML, which names its font)."""
-    source = "".join(t for t, _ in segments)
-    rendered = render_markdown(source, palette, copied)
-    if not highlight or not any(d for _, d in segments):
-        return rendered
+@lru_cache(maxsize=512)
+def _marked(html: str, source: str, drafters: tuple[str, ...], tints: Tints) -> str:
+    """A block's ``html`` with each character of ``source`` that came from a drafter
+    (``drafters``: one per character, "" for the target's own) underlined in its colour; the
+    inner HTML of the document Qt rebuilds from it (the label's own font applies)."""
     doc = QTextDocument()
-    if font is not None:
-        doc.setDefaultFont(font)
-    doc.setHtml(rendered.html)
+    doc.setHtml(html)
     text, positions = _content(doc)
-    marks = _draft_marks(source, [d for t, d in segments for _ in t], text)
+    formats: dict[str, QTextCharFormat] = {}
+    for drafter, colour in tints:
+        formats[drafter] = QTextCharFormat()
+        formats[drafter].setUnderlineStyle(QTextCharFormat.UnderlineStyle.SingleUnderline)
+        formats[drafter].setUnderlineColor(QColor(colour))
     runs: list[tuple[int, int, str]] = []
-    for j, drafter in marks:
+    for j, drafter in _draft_marks(source, drafters, text):
         pos = positions[j]
         if pos < 0:
             continue
@@ -101,5 +86,34 @@ def message_html(
             runs[-1] = (runs[-1][0], pos + 1, drafter)
         else:
             runs.append((pos, pos + 1, drafter))
-    _underline(doc, runs, palette)
-    return Rendered(doc.toHtml(), rendered.code_blocks)
+    cursor = QTextCursor(doc)
+    for start, end, drafter in runs:
+        cursor.setPosition(start)
+        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+        cursor.mergeCharFormat(formats[drafter])
+    rebuilt = doc.toHtml()
+    body = _BODY.search(rebuilt)
+    return body.group(1) if body else rebuilt
+
+
+def message_html(
+    segments: Sequence[Piece], palette: QPalette, highlight: bool = True, copied: int | None = None
+) -> Rendered:
+    """The Markdown of ``segments`` (text, drafter) as rich text; with ``highlight``, the text of
+    each drafter's accepted tokens is underlined in that drafter's colour (:func:`drafter_tint`).
+    ``copied``: the code block whose Copy link reads "Copied".
+
+    Block by block (:func:`render_blocks`), each marked block cached: while an answer streams,
+    only its last block is marked again."""
+    source = "".join(t for t, _ in segments)
+    blocks = render_blocks(source, palette, copied)
+    code = tuple(c for b in blocks for c in b.code_blocks)
+    if not highlight or not any(d for _, d in segments):
+        return Rendered("".join(b.html for b in blocks).rstrip(), code)
+    drafters = [d for t, d in segments for _ in t]
+    tints = tuple((d, drafter_tint(d, palette).name()) for d in dict.fromkeys(d for _, d in segments if d))
+    parts = []
+    for block in blocks:
+        own = tuple(drafters[block.start : block.start + len(block.source)])
+        parts.append(_marked(block.html, block.source, own, tints) if any(own) else block.html)
+    return Rendered("".join(parts).rstrip(), code)
