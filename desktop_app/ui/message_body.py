@@ -5,6 +5,7 @@ and per-code-block Copy links."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import groupby
 from typing import Any
 
 from PySide6.QtCore import QEvent, Qt, QTimer, QUrl
@@ -28,15 +29,16 @@ def split_pieces(
     its reasoning and of its answer."""
     text = "".join(t for t, _ in segments)
     sections = split_reasoning(text, fmt, streaming)
+    if not sections.has_reasoning and sections.answer == text:
+        return sections, [], list(segments)  # the common case: all answer
     drafters = [d for t, d in segments for _ in t]
 
     def runs(start: int, length: int) -> list[Piece]:
         out: list[Piece] = []
-        for i in range(start, start + length):
-            if out and out[-1][1] == drafters[i]:
-                out[-1] = (out[-1][0] + text[i], drafters[i])
-            else:
-                out.append((text[i], drafters[i]))
+        for drafter, same in groupby(drafters[start : start + length]):
+            n = len(list(same))
+            out.append((text[start : start + n], drafter))
+            start += n
         return out
 
     reasoning: list[Piece] = []
