@@ -145,6 +145,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("api_key", str, "", "Key API clients must send as 'Authorization: Bearer KEY'; empty: none"),
     Setting("recent_files", list, [], "Recently opened GGUF files, newest first"),
     Setting("last_conversation", int, 0, "The conversation open when the app was closed (0: none)"),
+    Setting("welcome_dismissed", bool, False, "The first-run card suggesting a better model was dismissed"),
     Setting(
         "window_geometry",
         str,

@@ -1,7 +1,8 @@
 """How the next answer is made: speculation mode, drafter, draft length, temperature, length.
 
-The side panel and the model bar's drafter box edit these settings; each change is saved at
-once, and :meth:`AnswerSettings.request_for` turns them into an answer's request.
+The side panel edits these settings (its one speculation control through
+:class:`~desktop_app.ui.speculation_choice.SpeculationChoice`); each change is saved at once, and
+:meth:`AnswerSettings.request_for` turns them into an answer's request.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ from desktop_app.store import Settings
 from desktop_app.store.settings import BEST_DRAFTER, NO_DRAFTER
 from desktop_app.ui.chat_view import ChatView
 from desktop_app.ui.engine_client import EngineClient
-from desktop_app.ui.model_bar import ModelBar
 from desktop_app.ui.side_panel import SidePanel
+from desktop_app.ui.speculation_choice import SpeculationChoice
 
 
 def requested_drafter(settings: Settings) -> DrafterKind | None:
@@ -42,7 +43,6 @@ class AnswerSettings(QObject):
         settings: Settings,
         client: EngineClient,
         side: SidePanel,
-        model_bar: ModelBar,
         chat_view: ChatView,
         save: Callable[[], None],
         parent: QObject | None = None,
@@ -52,17 +52,15 @@ class AnswerSettings(QObject):
         self._client = client
         self._chat_view = chat_view
         self._save = save
+        self.think: Callable[[], bool | None] = lambda: None  # the Think switch's choice (ui/think_switch.py)
         s = settings
         # shown before the widgets are connected: restoring them saves nothing
-        model_bar.set_drafter(s["drafter"])
-        side.set_mode_key(s["spec_mode"])
+        self.speculation = SpeculationChoice(s, client, side.mode, side.always, side.choice_note, save, self)
         side.highlight.setChecked(s["highlight_drafts"])
         chat_view.set_highlight(s["highlight_drafts"])
         side.draft_max.setValue(s["draft_max"])
         side.temperature.setValue(s["temperature"])
         side.max_tokens.setValue(s["max_tokens"])
-        model_bar.drafter_changed.connect(lambda key: self._set("drafter", key))
-        side.mode.currentTextChanged.connect(lambda _t: self._set("spec_mode", side.mode_key()))
         side.highlight.toggled.connect(self._set_highlight)
         side.draft_max.valueChanged.connect(lambda v: self._set("draft_max", v))
         side.temperature.valueChanged.connect(lambda v: self._set("temperature", float(v)))
@@ -82,9 +80,9 @@ class AnswerSettings(QObject):
         return choose_drafter(requested_drafter(self.settings), available)
 
     def request_for(self, messages: list[Message]) -> GenerateRequest:
-        """The request for an answer to ``messages`` from the current settings (drafter
-        "none" means speculation off; a drafter the loaded models lack falls back, and the
-        footer says which one drafted)."""
+        """The request for an answer to ``messages`` from the current settings (a drafter the
+        loaded models lack cannot be chosen; one that went with a reload is named in the side
+        panel, and the best available drafts)."""
         s = self.settings
         spec = SpecMode.OFF if s["drafter"] == NO_DRAFTER else SpecMode(s["spec_mode"])
         return GenerateRequest(
@@ -94,4 +92,5 @@ class AnswerSettings(QObject):
             draft_max=s["draft_max"],
             sampling=SamplingParams(temperature=s["temperature"], seed=s["seed"]),
             drafter=None if spec is SpecMode.OFF else self.drafter(),
+            think=self.think(),
         )

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 from desktop_app.engine.reasoning import THINK_TAGS, ReasoningFormat, split_reasoning
 from desktop_app.engine_process.protocol import Piece
 from desktop_app.ui.message_body import MessageBody
-from desktop_app.ui.message_format import format_footer
+from desktop_app.ui.message_format import footer_details, format_footer, tooltip_html
 
 RENDER_MS = 80  # re-render a streaming message at most ~12 times a second
 # Messages made into widgets when a conversation opens, and per "show earlier" click: a message
@@ -78,6 +78,8 @@ class MessageWidget(QFrame):
         row = QHBoxLayout()
         self.footer = QLabel()
         self.footer.setObjectName("messageFooter")
+        self.footer.setTextFormat(Qt.TextFormat.PlainText)  # an error's text shows as written
+        self.footer.setWordWrap(True)  # its sentence of drafters never widens the transcript
         self.footer.setForegroundRole(QPalette.ColorRole.PlaceholderText)
         row.addWidget(self.footer, 1)
         if role == "user":
@@ -142,6 +144,7 @@ class MessageWidget(QFrame):
         self.content.set_stats(live, stats)
         if self.role == "assistant":
             self.footer.setText(format_footer(stats) if stats else ("generating…" if live else ""))
+            self.footer.setToolTip(tooltip_html(footer_details(stats)) if stats else "")
         self.footer.setVisible(self.role == "assistant")
 
     def render_text(self) -> None:
@@ -198,7 +201,7 @@ class ChatView(QScrollArea):
         self.messages: list[MessageWidget] = []  # the widgets shown, oldest first
         self._earlier: list[Record] = []  # older messages not made into widgets yet, oldest first
         self.highlight = True
-        self.reasoning_format: ReasoningFormat | None = THINK_TAGS  # the loaded model's reasoning markers
+        self.reasoning_format: ReasoningFormat | None = THINK_TAGS  # the loaded target's (engine/reasoning.py)
         self._follow = True
         self._render_timer = QTimer(self)
         self._render_timer.setInterval(RENDER_MS)

@@ -51,11 +51,13 @@ def split_pieces(
 
 def thinking_title(sections: Sections, streaming: bool, stats: dict[str, Any] | None) -> str:
     """The thinking block's button: "Thinking…" while the section streams, then "Thought for 12 s"
-    (stats' ``thinking_s``) or "Thought"."""
+    (stats' ``thinking_s``; "under a second") or "Thought" where it was not measured."""
     if sections.thinking and streaming:
         return "Thinking…"
     seconds = (stats or {}).get("thinking_s")
-    return f"Thought for {seconds:.0f} s" if isinstance(seconds, (int, float)) else "Thought"
+    if not isinstance(seconds, (int, float)) or seconds <= 0:
+        return "Thought"
+    return f"Thought for {seconds:.0f} s" if seconds >= 1 else "Thought for under a second"
 
 
 class RichLabel(QLabel):

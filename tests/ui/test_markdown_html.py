@@ -75,4 +75,6 @@ def test_the_thinking_blocks_title() -> None:
     assert thinking_title(thinking, streaming=True, stats=None) == "Thinking…"
     assert thinking_title(done, streaming=False, stats=stats) == "Thought for 12 s"
     assert thinking_title(done, streaming=False, stats={}) == "Thought"
+    assert thinking_title(done, streaming=False, stats={"thinking_s": 0.3}) == "Thought for under a second"
+    assert thinking_title(done, streaming=False, stats={"thinking_s": 0.0}) == "Thought"
     assert thinking_title(thinking, streaming=False, stats=None) == "Thought"  # cut off while reasoning

@@ -10,10 +10,12 @@ from PySide6.QtCore import QObject, QPointF, Qt, QUrl, Slot
 from PySide6.QtGui import QDesktopServices, QGuiApplication, QTextDocument
 from PySide6.QtWidgets import QLabel
 
+from desktop_app.engine.reasoning import THINK_TAGS, split_reasoning
 from desktop_app.ui.chat_view import ChatView, MessageWidget
+from desktop_app.ui.conversation_list import TITLE_ROLE
 from desktop_app.ui.drafter_tints import drafter_tint
-from desktop_app.ui.message_body import COPIED_MS
-from tests.ui.helpers import send_and_wait
+from desktop_app.ui.message_body import COPIED_MS, thinking_title
+from tests.ui.helpers import last_answer, send_and_wait
 
 QUESTION = "In Java, what does List<String> mean? And is <b>this</b> bold? a < b && c > d"
 ANSWER = (
@@ -130,8 +132,8 @@ def test_angle_brackets_and_ampersands_show_as_typed_streamed_and_reloaded(
     for part in LITERAL:
         assert part in shown(reloaded[0].body) and part in shown(reloaded[2].body), part
     # the conversation's tooltip shows its title as typed
-    item = window.conversations.list.item(0)
-    assert "<b" in item.text() and shown(QLabel(item.toolTip())) == item.text()
+    title = window.conversations.list.item(0).data(TITLE_ROLE)
+    assert "<b" in title and shown(QLabel(window.conversations.list.item(0).toolTip())).startswith(title)
 
 
 def test_an_answer_loads_no_image_or_file_and_opens_links_only_on_a_click(qtbot: Any, make_window: Any) -> None:
@@ -201,9 +203,21 @@ def test_code_blocks_are_framed_highlighted_and_each_copies_its_own_code(qtbot: 
     assert QGuiApplication.clipboard().text() == first
 
 
-def test_the_thinking_block_is_folded_and_opens_on_a_click(qtbot: Any, make_window: Any) -> None:
-    window = make_window()
+def test_the_thinking_block_is_folded_and_opens_on_a_click(qtbot: Any, make_window: Any, models: Any) -> None:
+    # a thinking model's real answer: its template opens the section, all 6 tokens are reasoning
+    window = make_window(target_path=models.thinking, drafter="none", max_tokens=6)
     view = window.chat_view
+    assert view.reasoning_format == THINK_TAGS
+    done = send_and_wait(qtbot, window, "Why?")
+    assert done.text.startswith("<think>\n")
+    real = last_answer(window)
+    toggle, reasoning = real.content.toggle, real.content.reasoning
+    assert toggle.isVisible() and not reasoning.isVisible()
+    assert toggle.text() == thinking_title(real.content.sections, False, done.stats.to_dict()) != "Thinking…"
+    assert not real.body.isVisible()  # no answer after the reasoning
+    qtbot.mouseClick(toggle, Qt.MouseButton.LeftButton)
+    assert reasoning.isVisible() and shown(reasoning) == split_reasoning(done.text, THINK_TAGS).reasoning
+    # an answer that thinks, then answers, streamed as the chat session does
     answer = view.add_message("assistant")
     answer.set_stats(None, live=True)
     view.set_streaming(True)
