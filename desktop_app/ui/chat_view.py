@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from PySide6.QtCore import QEvent, Qt, QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication, QPalette
 from PySide6.QtWidgets import (
     QFrame,
@@ -13,15 +13,14 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QScrollArea,
-    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
 
-from desktop_app.engine.reasoning import ReasoningFormat
+from desktop_app.engine.reasoning import THINK_TAGS, ReasoningFormat, split_reasoning
 from desktop_app.engine_process.protocol import Piece
-from desktop_app.ui.drafter_tints import legend_html
-from desktop_app.ui.message_format import footer_details, format_footer, highlighted_html, tooltip_html
+from desktop_app.ui.message_body import MessageBody
+from desktop_app.ui.message_format import footer_details, format_footer, tooltip_html
 
 RENDER_MS = 80  # re-render a streaming message at most ~12 times a second
 # Messages made into widgets when a conversation opens, and per "show earlier" click: a message
@@ -52,12 +51,15 @@ class MessageWidget(QFrame):
         stats: dict[str, Any] | None = None,
         highlight: bool = True,
         parent: QWidget | None = None,
+        reasoning_format: ReasoningFormat | None = THINK_TAGS,
     ) -> None:
         super().__init__(parent)
         self.role = role
         self.segments: list[Piece] = [(text, "")] if text else []
         self.stats = stats
         self.highlight = highlight
+        self.reasoning_format = reasoning_format if role == "assistant" else None  # a user's text is all text
+        self.live = False  # streaming: a partial reasoning marker at the end is held back
         self.dirty = False
         self.setObjectName(f"{role}Message")
         self.setFrameShape(QFrame.Shape.StyledPanel)
@@ -69,14 +71,10 @@ class MessageWidget(QFrame):
         header = QLabel("You" if role == "user" else "Assistant")
         header.setStyleSheet("font-weight: bold;")
         layout.addWidget(header)
-        self.body = QLabel()
-        self.body.setObjectName("messageBody")
-        self.body.setWordWrap(True)
-        self.body.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
-        self.body.setOpenExternalLinks(False)
-        self.body.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
+        self.content = MessageBody()  # the folded thinking block and the text
+        self.body = self.content.answer
         self.body.setAccessibleName(f"{header.text()} message")
-        layout.addWidget(self.body)
+        layout.addWidget(self.content)
         row = QHBoxLayout()
         self.footer = QLabel()
         self.footer.setObjectName("messageFooter")
@@ -142,6 +140,10 @@ class MessageWidget(QFrame):
 
     def set_stats(self, stats: dict[str, Any] | None, live: bool = False) -> None:
         self.stats = stats
+        if live != self.live:
+            self.live = live
+            self.render_text()  # a held-back partial marker shows once the answer ends
+        self.content.set_stats(live, stats)
         if self.role == "assistant":
             self.footer.setText(format_footer(stats) if stats else ("generating…" if live else ""))
             self.footer.setToolTip(tooltip_html(footer_details(stats)) if stats else "")
@@ -153,27 +155,20 @@ class MessageWidget(QFrame):
             self.footer.setText(f"reading your message… {done:,}/{total:,} tokens" if done < total else "generating…")
 
     def render_text(self) -> None:
-        """Markdown; with highlighting on, text from accepted drafts is tinted per drafter, and
-        the body's tooltip names the drafters on their tints."""
+        """Markdown from the escaped text (an answer's reasoning in its folded block); with
+        highlighting on, text from accepted drafts is underlined per drafter, and the body's
+        tooltip names the drafters in their colours."""
         self.dirty = False
-        drafters = self.drafters
-        if self.highlight and drafters:
-            palette = self.palette()
-            self.body.setTextFormat(Qt.TextFormat.RichText)
-            self.body.setText(highlighted_html(self.segments, palette))
-            self.body.setToolTip(f"<p>Tinted text came from accepted drafts:<br>{legend_html(palette, drafters)}</p>")
-        else:
-            self.body.setTextFormat(Qt.TextFormat.MarkdownText)
-            self.body.setText(self.text or " ")
-            self.body.setToolTip("")
+        self.content.show_text(self.segments, self.highlight, self.reasoning_format, self.live, self.stats)
 
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt API
-        super().changeEvent(event)
-        if event.type() == QEvent.Type.PaletteChange and self.highlight and self.drafters:
-            self.render_text()  # the tints follow a light/dark theme switch
+    def set_reasoning_format(self, fmt: ReasoningFormat | None) -> None:
+        if self.role == "assistant":
+            self.reasoning_format = fmt
+            self.render_text()
 
     def _copy(self) -> None:
-        QGuiApplication.clipboard().setText(self.text)
+        """The text; an answer's without its reasoning (the history keeps all of it)."""
+        QGuiApplication.clipboard().setText(split_reasoning(self.text, self.reasoning_format).answer)
         self.copy_requested.emit()
 
 
@@ -215,6 +210,7 @@ class ChatView(QScrollArea):
         self.messages: list[MessageWidget] = []  # the widgets shown, oldest first
         self._earlier: list[Record] = []  # older messages not made into widgets yet, oldest first
         self.highlight = True
+        self.reasoning_format: ReasoningFormat | None = THINK_TAGS  # the loaded target's (engine/reasoning.py)
         self._follow = True
         self._render_timer = QTimer(self)
         self._render_timer.setInterval(RENDER_MS)
@@ -265,7 +261,7 @@ class ChatView(QScrollArea):
     def _insert(self, index: int, role: str, text: str, stats: dict[str, Any] | None) -> MessageWidget:
         """A message widget at ``index`` among those shown (the layout holds the placeholder and
         the "show earlier" button before them)."""
-        widget = MessageWidget(role, text, stats, self.highlight)
+        widget = MessageWidget(role, text, stats, self.highlight, reasoning_format=self.reasoning_format)
         widget.regenerate_requested.connect(self.regenerate_requested.emit)
         widget.edit_requested.connect(lambda w=widget: self.edit_requested.emit(w.text))
         # before the message now at ``index`` or, appended, before the stretch (notes may sit between)
@@ -309,15 +305,16 @@ class ChatView(QScrollArea):
         for widget in self.messages:
             widget.action_button.setEnabled(not streaming and widget in self._last_of_roles())
 
-    reasoning_format: ReasoningFormat | None = None  # the loaded target's (engine/reasoning.py)
-
-    def set_reasoning_format(self, fmt: ReasoningFormat | None) -> None:
-        self.reasoning_format = fmt
-
     def set_highlight(self, on: bool) -> None:
         self.highlight = on
         for widget in self.messages:
             widget.set_highlight(on)
+
+    def set_reasoning_format(self, fmt: ReasoningFormat | None) -> None:
+        """The markers of the model's reasoning sections (None: it has none); the shown answers are split again."""
+        self.reasoning_format = fmt
+        for widget in self.messages:
+            widget.set_reasoning_format(fmt)
 
     def _last_of_roles(self) -> list[MessageWidget]:
         found: dict[str, MessageWidget] = {}

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.store import History
+from desktop_app.ui.message_format import tooltip_html
 
 TITLE_ROLE = Qt.ItemDataRole.UserRole + 1  # an item's text also holds its date
 
@@ -103,7 +104,7 @@ class ConversationList(QWidget):
             item = QListWidgetItem(f"{conv.title}\n{date}")
             item.setData(Qt.ItemDataRole.UserRole, conv.id)
             item.setData(TITLE_ROLE, conv.title)
-            item.setToolTip(f"{conv.title} ({date})")
+            item.setToolTip(tooltip_html(f"{conv.title} ({date})"))  # a title's <tags> show as typed
             self.list.addItem(item)
             if conv.id == self.current_id:
                 self.list.setCurrentItem(item)

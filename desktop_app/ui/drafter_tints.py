@@ -1,4 +1,5 @@
-"""One tint per drafter: the background of answer text that came from that drafter's accepted tokens.
+"""One colour per drafter: the underline of answer text that came from that drafter's accepted tokens
+(an underline, not a background, so that highlighted code stays readable).
 
 Declared once here and used by the transcript (the tinted text, its tooltip) and the side panel
 (the legend next to "Highlight draft tokens").
@@ -22,10 +23,10 @@ DRAFTER_HUES: dict[DrafterKind, int] = {
     DrafterKind.NGRAM_MAP: 35,  # orange
     DrafterKind.NGRAM_CACHE: 180,  # teal
 }
-# HSL saturation and lightness: a pale tint under dark text (contrast >= 10:1 with black), a deep
-# one under light text (>= 6:1 with white).
-LIGHT_TINT = (200, 205)
-DARK_TINT = (140, 70)
+# HSL saturation and lightness: a deep colour on a light window, a light one on a dark window, so
+# that a one-pixel underline stands out from the background (contrast >= 3:1 either way).
+LIGHT_TINT = (220, 95)
+DARK_TINT = (200, 175)
 
 
 def is_dark(palette: QPalette) -> bool:
@@ -36,17 +37,15 @@ def is_dark(palette: QPalette) -> bool:
 
 
 def drafter_tint(drafter: str, palette: QPalette) -> QColor:
-    """The background for text from ``drafter`` (a DrafterKind value) on ``palette``.
+    """The underline colour of text from ``drafter`` (a DrafterKind value) on ``palette``.
 
     A value that is no DrafterKind (a drafter this version does not know) gets the palette's
-    highlight colour, faded.
+    highlight colour.
     """
     try:
         hue = DRAFTER_HUES[DrafterKind(drafter)]
     except ValueError:
-        tint = QColor(palette.color(QPalette.ColorRole.Highlight))
-        tint.setAlpha(70)
-        return tint
+        return QColor(palette.color(QPalette.ColorRole.Highlight))
     saturation, lightness = DARK_TINT if is_dark(palette) else LIGHT_TINT
     return QColor.fromHsl(hue, saturation, lightness)
 
@@ -60,11 +59,12 @@ def drafter_label(drafter: str) -> str:
 
 
 def legend_html(palette: QPalette, drafters: Iterable[str] | None = None) -> str:
-    """Rich text naming each drafter on its own tint (every DrafterKind when ``drafters`` is None)."""
+    """Rich text naming each drafter, underlined in its colour after a square of it (every
+    DrafterKind when ``drafters`` is None)."""
     values = [k.value for k in DrafterKind] if drafters is None else list(dict.fromkeys(drafters))
-    text = palette.color(QPalette.ColorRole.WindowText).name()
+    marks = ((html.escape(drafter_label(v)), drafter_tint(v, palette).name()) for v in values)
     return " ".join(
-        f'<span style="background-color: {drafter_tint(v, palette).name()}; color: {text};">'
-        f"&nbsp;{html.escape(drafter_label(v))}&nbsp;</span>"
-        for v in values
+        f'<span style="color: {tint};">&#9632;</span>&nbsp;'
+        f'<span style="text-decoration: underline; text-decoration-color: {tint};">{label}</span>&nbsp;'
+        for label, tint in marks
     )

@@ -1,17 +1,13 @@
-"""How a message is shown: its footer of speed and drafting figures, and its text with the
-accepted drafts tinted per drafter (HTML for the transcript's rich text)."""
+"""How a message is shown: its footer of speed and drafting figures (its text:
+:mod:`desktop_app.ui.rich_text`)."""
 
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
 from typing import Any
 
-from PySide6.QtGui import QPalette, QTextCharFormat, QTextCursor, QTextDocument
-
 from desktop_app.engine.api import DrafterKind, FinishReason, SpecMode
-from desktop_app.engine_process.protocol import Piece
-from desktop_app.ui.drafter_tints import drafter_label, drafter_tint
+from desktop_app.ui.drafter_tints import drafter_label
 
 
 def _name(drafter: str) -> str:
@@ -162,53 +158,3 @@ def footer_details(stats: dict[str, Any]) -> str:
 def tooltip_html(text: str) -> str:
     """Plain text as a tooltip that shows every character as typed (no HTML interpretation)."""
     return f"<p style='white-space:pre-wrap'>{html.escape(text)}</p>"
-
-
-def _draft_marks(source: str, drafters: Sequence[str], rendered: str) -> list[tuple[int, str]]:
-    """(position in the rendered text, drafter) of the characters that came from drafts.
-
-    ``drafters`` holds each source character's drafter ("" for the target's own text). Markdown
-    rendering drops markup (``**``, fences, ``#``) and changes whitespace, so source and rendered
-    text are aligned greedily: equal characters match, whitespace matches whitespace, and
-    unmatched markup in the source is skipped.
-    """
-    marks: list[tuple[int, str]] = []
-    j, n = 0, len(rendered)
-    for i, c in enumerate(source):
-        while j < n and rendered[j].isspace() and not c.isspace():
-            j += 1  # whitespace the renderer added
-        if j >= n:
-            break
-        r = rendered[j]
-        if c == r or (c.isspace() and r.isspace()):
-            if drafters[i]:
-                marks.append((j, drafters[i]))
-            j += 1
-    return marks
-
-
-def highlighted_html(segments: Sequence[Piece], palette: QPalette) -> str:
-    """Markdown rendered to HTML with the text from each drafter's accepted tokens on that
-    drafter's tint (:func:`drafter_tint`)."""
-    source = "".join(t for t, _ in segments)
-    drafters = [d for t, d in segments for _ in t]
-    doc = QTextDocument()
-    doc.setMarkdown(source)
-    marks = _draft_marks(source, drafters, doc.toPlainText())
-    cursor = QTextCursor(doc)
-    formats: dict[str, QTextCharFormat] = {}
-    run: tuple[int, int, str] | None = None  # start, last position, drafter
-    for pos, drafter in [*marks, (-1, "")]:
-        if run is not None and pos == run[1] + 1 and drafter == run[2]:
-            run = (run[0], pos, drafter)
-            continue
-        if run is not None:
-            start, last, kind = run
-            if kind not in formats:
-                formats[kind] = QTextCharFormat()
-                formats[kind].setBackground(drafter_tint(kind, palette))
-            cursor.setPosition(start)
-            cursor.setPosition(last + 1, QTextCursor.MoveMode.KeepAnchor)
-            cursor.mergeCharFormat(formats[kind])
-        run = (pos, pos, drafter) if pos >= 0 else None
-    return doc.toHtml()

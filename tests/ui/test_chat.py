@@ -10,7 +10,8 @@ from PySide6.QtCore import Qt
 from desktop_app.engine.api import DrafterKind
 from desktop_app.store import History
 from desktop_app.ui.drafter_tints import drafter_tint
-from desktop_app.ui.message_format import format_drafts, highlighted_html
+from desktop_app.ui.message_format import format_drafts
+from desktop_app.ui.rich_text import message_html
 from tests.ui.conftest import ANSWER_TIMEOUT_MS
 from tests.ui.helpers import last_answer, next_answer, pick, send_and_wait, type_and_send
 
@@ -155,7 +156,7 @@ def test_draft_highlighting_tints_accepted_draft_text(qtbot: Any, make_window: A
     assert answer.drafters == ["model"]
     palette = answer.palette()
     html = answer.body.text()
-    assert f"background-color:{drafter_tint('model', palette).name()}" in html
+    assert f"text-decoration-color:{drafter_tint('model', palette).name()}" in html
     assert drafter_tint("ngram", palette).name() not in html
     assert "Draft model" in answer.body.toolTip()
     drafted, accepted = done.stats.by_drafter["model"]
@@ -166,7 +167,7 @@ def test_draft_highlighting_tints_accepted_draft_text(qtbot: Any, make_window: A
     for kind in DrafterKind:
         assert kind.label in legend.text() and drafter_tint(kind.value, palette).name() in legend.text()
     window.side.highlight.setChecked(False)
-    assert "background-color" not in answer.body.text()
+    assert "text-decoration-color" not in answer.body.text()
     assert answer.body.toolTip() == "" and legend.isHidden()
     assert window.settings["highlight_drafts"] is False
 
@@ -204,7 +205,7 @@ def test_a_drafted_answer_names_its_drafters_in_the_footer_and_tints_their_text(
     palette = answer.palette()
     html = answer.body.text()
     for kind in DrafterKind:
-        assert (f"background-color:{drafter_tint(kind.value, palette).name()}" in html) == (
+        assert (f"text-decoration-color:{drafter_tint(kind.value, palette).name()}" in html) == (
             kind.value in answer.drafters
         ), kind
         assert (kind.label in answer.body.toolTip()) == (kind.value in answer.drafters)
@@ -215,19 +216,19 @@ def test_a_drafted_answer_names_its_drafters_in_the_footer_and_tints_their_text(
     assert f"\n{drafts}" in last_answer(window).footer.text()
 
 
-def test_each_drafters_text_is_on_its_own_tint(qtbot: Any) -> None:
+def test_each_drafters_text_is_underlined_in_its_own_colour(qtbot: Any) -> None:
     from PySide6.QtWidgets import QWidget
 
     palette = QWidget().palette()
-    html = highlighted_html(
+    html = message_html(
         [("Hello ", ""), ("**bold** copy", "ngram"), (" and map", "ngram-map"), (" end", "")], palette
-    )
+    ).html
     ngram, ngram_map = drafter_tint("ngram", palette).name(), drafter_tint("ngram-map", palette).name()
     assert ngram != ngram_map
     spans = re.findall(r'<span style="([^"]*)">([^<]*)</span>', html)
-    tinted = {text.strip(): style for style, text in spans if "background-color" in style}
-    assert f"background-color:{ngram}" in tinted["bold"] and f"background-color:{ngram}" in tinted["copy"]
-    assert f"background-color:{ngram_map}" in tinted["and map"]
+    tinted = {text.strip(): style for style, text in spans if "text-decoration-color" in style}
+    assert f"text-decoration-color:{ngram}" in tinted["bold"] and f"text-decoration-color:{ngram}" in tinted["copy"]
+    assert f"text-decoration-color:{ngram_map}" in tinted["and map"]
     assert "Hello" not in tinted and "end" not in tinted and "Hello" in html and "end" in html
 
 
