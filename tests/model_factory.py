@@ -9,6 +9,7 @@ tokenizer, template and compatibility code paths see the real thing.
   target's later layers are scaled down (``TAIL_SCALE``), so they nudge the residual stream and
   the two models' greedy choices agree on most, not all, positions.
 - ``draft_other_vocab``: a draft whose vocabulary has some token texts swapped.
+- ``thinking``: the target's weights with a Qwen3.5-style thinking template (``THINKING_TEMPLATE``).
 - ``truncated``: a valid header cut off before the tensor data ends.
 - ``not_gguf``: a text file with a .gguf name.
 
@@ -190,10 +191,42 @@ class FactoryModels:
     not_gguf: Path
     unknown_arch: Path
     looping_template: Path
+    thinking: Path
 
 
 # A chat template that renders for hours (Jinja's sandbox does not stop CPU bombs).
 LOOPING_TEMPLATE = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}hi"
+
+# A thinking model's template, as Qwen3.5's is written (ChatML, which the SmolLM2 vocabulary has):
+# the generation prompt opens "<think>" unless enable_thinking is false (then it is closed empty);
+# an earlier answer's reasoning (reasoning_content, or before "</think>" in its content) is kept
+# only after the last question, so earlier turns reach the model without it.
+THINKING_TEMPLATE = """{%- set ns = namespace(last_query=-1) -%}
+{%- for message in messages -%}{%- if message.role == 'user' -%}{%- set ns.last_query = loop.index0 -%}{%- endif -%}{%- endfor -%}
+{%- for message in messages -%}
+{%- if message.role == 'assistant' -%}
+{%- set content = message.content -%}
+{%- set reasoning = '' -%}
+{%- if message.reasoning_content is defined and message.reasoning_content is not none -%}
+{%- set reasoning = message.reasoning_content -%}
+{%- elif '</think>' in content -%}
+{%- set reasoning = content.split('</think>')[0].rstrip('\n').split('<think>')[-1].lstrip('\n') -%}
+{%- set content = content.split('</think>')[-1].lstrip('\n') -%}
+{%- endif -%}
+{%- if loop.index0 > ns.last_query and reasoning -%}
+{{- '<|im_start|>assistant\n<think>\n' + reasoning.strip('\n') + '\n</think>\n\n' + content + '<|im_end|>\n' -}}
+{%- else -%}
+{{- '<|im_start|>assistant\n' + content + '<|im_end|>\n' -}}
+{%- endif -%}
+{%- else -%}
+{{- '<|im_start|>' + message.role + '\n' + message.content + '<|im_end|>\n' -}}
+{%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}
+{{- '<|im_start|>assistant\n' -}}
+{%- if enable_thinking is defined and enable_thinking is false -%}{{- '<think>\n\n</think>\n\n' -}}
+{%- else -%}{{- '<think>\n' -}}{%- endif -%}
+{%- endif -%}"""
 
 
 def build_all(directory: Path) -> FactoryModels:
@@ -207,6 +240,7 @@ def build_all(directory: Path) -> FactoryModels:
         not_gguf=directory / "not-a-model.gguf",
         unknown_arch=directory / "unknown-arch.gguf",
         looping_template=directory / "looping-template.gguf",
+        thinking=directory / "thinking.gguf",
     )
     if all(p.exists() for p in vars(out).values()):
         return out
@@ -220,6 +254,8 @@ def build_all(directory: Path) -> FactoryModels:
     out.unknown_arch.write_bytes(_rename_architecture(out.draft.read_bytes(), b"zebra"))
     looping = dataclasses.replace(tokenizer, chat_template=LOOPING_TEMPLATE)
     write_model(out.looping_template, ModelSpec("draft", DRAFT_LAYERS), looping)
+    thinking = dataclasses.replace(tokenizer, chat_template=THINKING_TEMPLATE)
+    write_model(out.thinking, ModelSpec("target", TARGET_LAYERS), thinking)
     return out
 
 

@@ -11,8 +11,8 @@ argument parser and the engine process's pipe all use these types and ranges dir
 - :class:`SamplingParams`, :class:`ModelOptions`, :class:`GenerateRequest`, :class:`ModelInfo`,
   :class:`LoadedModels`.
 
-This is the root of the engine's vocabulary: it imports no other engine module but the ranges and
-the workers' addresses, so :mod:`~desktop_app.engine.stats` (:class:`GenerationStats`) and
+This is the root of the engine's vocabulary: it imports no other engine module but the ranges,
+the workers' addresses and the reasoning formats, so :mod:`~desktop_app.engine.stats` (:class:`GenerationStats`) and
 :mod:`~desktop_app.engine.events` (what ``Engine.generate`` yields), equally llama-free, type
 their fields with these enums; import those names from their own modules.
 """
@@ -25,6 +25,7 @@ from enum import Enum
 from typing import TypedDict, TypeVar
 
 from desktop_app.engine.ranges import NumberRange
+from desktop_app.engine.reasoning import ReasoningFormat
 from desktop_app.engine.workers import WORKER_HOST, WORKER_PORT, LayerSplit, WorkerAddress, parse_workers
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "DRAFT_FREE",
     "DRAFT_K",
     "DrafterKind",
+    "Embeddings",
     "FinishReason",
     "GenerateRequest",
     "LoadedModels",
@@ -288,6 +290,8 @@ class GenerateRequest:
 
     ``drafter`` None lets :func:`choose_drafter` pick; ``parse_special`` makes a raw prompt's
     special-token texts (``<|im_start|>``...) the special tokens, as llama.cpp's tools do.
+    ``think``: the Think switch for a target that has one (:attr:`ModelInfo.has_think_switch`);
+    None renders the template as its default has it.
     """
 
     messages: Sequence[Message] | None = None
@@ -299,6 +303,7 @@ class GenerateRequest:
     drafter: DrafterKind | None = None
     stop: Sequence[str] = ()
     parse_special: bool = True
+    think: bool | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "spec", _member(SpecMode, self.spec, "spec"))
@@ -324,6 +329,14 @@ def _member(enum: type[E], value: object, name: str) -> E:
 
 
 @dataclass(frozen=True)
+class Embeddings:
+    """Sentence embeddings: one unit vector per text, in order, and the tokens the texts took."""
+
+    vectors: list[list[float]]
+    tokens: int
+
+
+@dataclass(frozen=True)
 class ModelInfo:
     """What the window and the CLI show about a loaded model."""
 
@@ -337,6 +350,13 @@ class ModelInfo:
     n_gpu_layers: int
     placement: str = ""  # with workers: how many layers each computer holds
     remote_devices: tuple[str, ...] = ()  # the workers' devices, one line each
+    reasoning_format: ReasoningFormat | None = None  # the markers of its answers' reasoning (None: none)
+    think_default: bool | None = None  # its template's Think switch's default (None: it has no switch)
+
+    @property
+    def has_think_switch(self) -> bool:
+        """The template turns reasoning on and off (GenerateRequest.think reaches it)."""
+        return self.think_default is not None
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,8 @@ from typing import Any
 
 from desktop_app.engine.api import NO_DRAFTER, DrafterKind, FinishReason, NoDrafter, SpecMode, drafter_named
 
+MIN_PLAIN_PASSES = 4  # plain passes an answer needs before its measured speed-up is given
+
 
 class SpeedWindow:
     """Tokens per second over the last ``window_s`` seconds of a stream."""
@@ -54,10 +56,21 @@ class GenerationStats:
     accepted: int = 0
     draft_s: float = 0.0
     verify_s: float = 0.0
+    # One-token target passes that followed a one-token pass (no graph rebuild after a verify
+    # pass) and their seconds: what plain decoding costs per token, measured in this answer.
+    plain_passes: int = 0
+    plain_s: float = 0.0
     window_tokens_per_s: float = 0.0
     finish_reason: FinishReason | None = None
+    stop_string: str = ""  # the request's stop string that ended the answer ("" when none did)
     auto_reason: str = ""
     threads: str = ""  # the CPU threads in use and why ("1 thread: machine busy"; engine/threads.py)
+    # The reasoning section's share (engine/loop/reasoning_count.py): its tokens, the drafts made
+    # and accepted while it was open, and the seconds from the first token to its end.
+    thinking_tokens: int = 0
+    thinking_drafted: int = 0
+    thinking_accepted: int = 0
+    thinking_s: float = 0.0
     k_history: list[int] = field(default_factory=list)  # k chosen per cycle
     cycles: list[tuple[int, int]] = field(default_factory=list)  # (drafted, accepted) per cycle
     by_drafter: dict[str, tuple[int, int]] = field(default_factory=dict)  # DrafterKind value -> (drafted, accepted)
@@ -77,6 +90,17 @@ class GenerationStats:
         return self.generated_tokens / self.target_passes if self.target_passes else 0.0
 
     @property
+    def measured_speedup(self) -> float:
+        """How many times faster than plain decoding this answer's tokens came, as the engine
+        measured it: the answer's tokens at its own plain passes' cost per token, over the time
+        its passes and drafts took (both timed the same way); 0.0 when it drafted nothing or had
+        too few plain passes to know what plain decoding costs."""
+        spent = self.verify_s + self.draft_s
+        if not self.drafted or self.plain_passes < MIN_PLAIN_PASSES or spent <= 0:
+            return 0.0
+        return self.generated_tokens * (self.plain_s / self.plain_passes) / spent
+
+    @property
     def decode_tokens_per_s(self) -> float:
         return self.generated_tokens / self.decode_s if self.decode_s > 0 else 0.0
 
@@ -91,7 +115,18 @@ class GenerationStats:
             acceptance_rate=round(self.acceptance_rate, 4),
             tokens_per_pass=round(self.tokens_per_pass, 4),
             decode_tokens_per_s=round(self.decode_tokens_per_s, 3),
+            measured_speedup=round(self.measured_speedup, 3),
         )
-        for key in ("prefill_s", "ttft_s", "decode_s", "draft_s", "verify_s", "window_tokens_per_s"):
+        timed = (
+            "prefill_s",
+            "ttft_s",
+            "decode_s",
+            "draft_s",
+            "verify_s",
+            "plain_s",
+            "window_tokens_per_s",
+            "thinking_s",
+        )
+        for key in timed:
             data[key] = round(data[key], 5)
         return data

@@ -257,9 +257,10 @@ def download_file(
             # Count consecutive attempts; one that brought new bytes starts the count again.
             failures = 1 if transfer.done > before else failures + 1
             if failures > max_retries:
+                got = f"{transfer.done / 1e6:.1f} of {(remote.size or 0) / 1e6:.1f} MB"
                 raise HubUnreachableError(
-                    f"the connection dropped after {transfer.done / 1e6:.1f} of "
-                    f"{(remote.size or 0) / 1e6:.1f} MB of {dest.name} ({exc}); run the download again to resume"
+                    f"the connection dropped after {got} of {dest.name} ({exc}); run the download again to resume",
+                    plain=f"The connection dropped after {got}: Retry resumes the download.",
                 ) from None
             time.sleep(min(0.2 * 2**failures, 5.0))
         except OSError as exc:

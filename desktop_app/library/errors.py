@@ -18,7 +18,15 @@ class CatalogError(LibraryError):
 
 
 class DownloadError(LibraryError):
-    """A download could not finish; the subclass says why."""
+    """A download could not finish; the subclass says why.
+
+    ``str(error)`` is the full reason (the CLI prints it); :attr:`plain` is what the window
+    shows: the same thing in a user's words ("No internet connection: ..."), without URLs or
+    errno codes, defaulting to the full reason."""
+
+    def __init__(self, message: str, plain: str | None = None) -> None:
+        super().__init__(message)
+        self.plain = plain or message
 
 
 class OfflineError(DownloadError):

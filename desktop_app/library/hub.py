@@ -78,7 +78,8 @@ def fetch_remote_file(
     if is_offline():
         raise OfflineError(
             f"HF_HUB_OFFLINE is set, so {filename} from {repo_id} cannot be downloaded: "
-            "unset HF_HUB_OFFLINE or copy the file into the models folder"
+            "unset HF_HUB_OFFLINE or copy the file into the models folder",
+            plain="Downloads are switched off on this computer (HF_HUB_OFFLINE is set).",
         )
     url = hf_hub_url(repo_id, filename, revision=revision, endpoint=base)
     try:
@@ -98,40 +99,64 @@ def fetch_remote_file(
     )
 
 
+OFFLINE_TEXT = "No internet connection: the model could not be downloaded."
+HUB_NAME = "Hugging Face"
+
+
 def describe_failure(
     exc: BaseException, repo_id: str, filename: str, revision: str, endpoint: str, timeout: float
 ) -> DownloadError:
-    """Turn a huggingface_hub / httpx error into one of ours, with a message a user can act on."""
+    """Turn a huggingface_hub / httpx error into one of ours: a full reason the user can act on,
+    and a plain one for the window (``plain``)."""
     if isinstance(exc, DownloadError):
         return exc
     token_hint = "set HF_TOKEN to a token with access (or run `hf auth login`)"
     page = f"{endpoint}/{repo_id}"
     if isinstance(exc, errors.OfflineModeIsEnabled):
-        return OfflineError(f"HF_HUB_OFFLINE is set, so {filename} from {repo_id} cannot be downloaded")
-    if isinstance(exc, errors.GatedRepoError):
-        return GatedRepoError(f"{repo_id} is a gated repository: accept its terms at {page} and {token_hint}")
+        return OfflineError(
+            f"HF_HUB_OFFLINE is set, so {filename} from {repo_id} cannot be downloaded",
+            plain="Downloads are switched off on this computer (HF_HUB_OFFLINE is set).",
+        )
     status = _status(exc)
+    answered = f"{HUB_NAME} answered {status}"
+    if isinstance(exc, errors.GatedRepoError):
+        return GatedRepoError(
+            f"{repo_id} is a gated repository: accept its terms at {page} and {token_hint}",
+            plain=f"{answered}: {repo_id} is a gated repository; accept its terms at {page}.",
+        )
     if status in (401, 403):
         return GatedRepoError(
             f"access to {repo_id} was refused (HTTP {status}): the repository is gated or private; "
-            f"request access at {page} and {token_hint}"
+            f"request access at {page} and {token_hint}",
+            plain=f"{answered}: {repo_id} is gated or private; request access at {page}.",
         )
+    not_found = f"{answered}: {filename} was not found in {repo_id}."
     if isinstance(exc, errors.RevisionNotFoundError):
-        return RemoteNotFoundError(f"revision '{revision}' not found in {repo_id} (HTTP 404)")
+        return RemoteNotFoundError(f"revision '{revision}' not found in {repo_id} (HTTP 404)", plain=not_found)
     if isinstance(exc, errors.RemoteEntryNotFoundError):
-        return RemoteNotFoundError(f"{filename} not found in {repo_id} at revision '{revision}' (HTTP 404)")
+        return RemoteNotFoundError(
+            f"{filename} not found in {repo_id} at revision '{revision}' (HTTP 404)", plain=not_found
+        )
     if isinstance(exc, errors.RepositoryNotFoundError) or status == 404:
         return RemoteNotFoundError(
-            f"{repo_id}/{filename} not found on {endpoint} (HTTP 404): check the repo id and file name"
+            f"{repo_id}/{filename} not found on {endpoint} (HTTP 404): check the repo id and file name",
+            plain=f"{HUB_NAME} answered 404: {repo_id}/{filename} was not found.",
         )
     if status is not None:
-        return HubHTTPError(f"{endpoint} answered HTTP {status} for {filename} from {repo_id}")
+        return HubHTTPError(
+            f"{endpoint} answered HTTP {status} for {filename} from {repo_id}",
+            plain=f"{answered}: the model could not be downloaded. Try again later.",
+        )
     if isinstance(exc, httpx2.TimeoutException):
-        return HubUnreachableError(f"{endpoint} did not answer within {timeout:g} s: check the network connection")
+        return HubUnreachableError(
+            f"{endpoint} did not answer within {timeout:g} s: check the network connection",
+            plain=f"{HUB_NAME} did not answer within {timeout:g} s: the model could not be downloaded.",
+        )
     if isinstance(exc, (httpx2.TransportError, OSError)):
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         return HubUnreachableError(
-            f"cannot reach {endpoint} ({reason}): check the network, or set HF_ENDPOINT to a reachable mirror"
+            f"cannot reach {endpoint} ({reason}): check the network, or set HF_ENDPOINT to a reachable mirror",
+            plain=OFFLINE_TEXT,
         )
     return HubHTTPError(f"downloading {filename} from {repo_id} failed: {type(exc).__name__}: {exc}")
 

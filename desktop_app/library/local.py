@@ -17,9 +17,11 @@ from typing import Any
 from desktop_app import paths
 from desktop_app.engine.errors import EngineError
 from desktop_app.engine.llama.compat import DraftCompatibility, check_draft
+from desktop_app.engine.llama.default_model import find_default_model
 from desktop_app.engine.llama.drafting import DraftingSupport, has_mtp_layers, is_assistant
 from desktop_app.engine.llama.gguf_file import read_gguf
 from desktop_app.library.errors import DiskSpaceError, LibraryError
+from desktop_app.library.links import add_link, linked_paths, remove_link
 from desktop_app.library.vocab import VocabOnlyModel, pair_drafting
 
 
@@ -36,6 +38,8 @@ class LocalModel:
     size_bytes: int
     error: str | None = None
     drafting: str = ""  # what the file itself drafts with: built-in MTP layers, or "is a Gemma 4 assistant"
+    linked: bool = False  # used where it is (links.py), not a file in the library's folders
+    builtin: bool = False  # the demo model that comes with SpecChat: listed, never deleted
 
     @property
     def usable(self) -> bool:
@@ -52,17 +56,19 @@ class LocalModel:
             "size_bytes": self.size_bytes,
             "error": self.error,
             "drafting": self.drafting,
+            "linked": self.linked,
+            "builtin": self.builtin,
         }
 
 
-def describe(path: str | Path) -> LocalModel:
+def describe(path: str | Path, linked: bool = False, builtin: bool = False) -> LocalModel:
     """Read one file's header; a broken file yields a LocalModel with ``error`` set."""
     path = Path(path)
     size = path.stat().st_size if path.exists() else 0
     try:
         info = read_gguf(path)
     except EngineError as exc:
-        return LocalModel(path, path.stem, "unknown", 0, "unknown", None, size, str(exc))
+        return LocalModel(path, path.stem, "unknown", 0, "unknown", None, size, str(exc), linked=linked)
     name = str(info.get("general.name") or path.stem)
     drafting = "built-in MTP" if has_mtp_layers(info) else "Gemma 4 assistant drafter" if is_assistant(info) else ""
     return LocalModel(
@@ -74,7 +80,15 @@ def describe(path: str | Path) -> LocalModel:
         info.context_length,
         size,
         drafting=drafting,
+        linked=linked,
+        builtin=builtin,
     )
+
+
+def builtin_model() -> LocalModel | None:
+    """The demo model that comes with SpecChat, when it is installed."""
+    path = find_default_model()
+    return describe(path, builtin=True) if path is not None else None
 
 
 def library_folders(extra: Iterable[str | Path] = ()) -> list[Path]:
@@ -87,10 +101,11 @@ def library_folders(extra: Iterable[str | Path] = ()) -> list[Path]:
     return folders
 
 
-def scan_models(extra_folders: Iterable[str | Path] = ()) -> list[LocalModel]:
-    """Every .gguf under the library folders, sorted by name; a file reached twice (through a
+def scan_models(extra_folders: Iterable[str | Path] = (), include_builtin: bool = False) -> list[LocalModel]:
+    """Every .gguf under the library folders and every linked file (links.py), sorted by name;
+    with ``include_builtin``, the built-in demo model first. A file reached twice (through a
     link) is listed once, under its own name rather than a link's, and links that lead nowhere
-    or in a circle are passed over."""
+    or in a circle are passed over; a linked file that is gone is listed with the reason."""
     chosen: dict[tuple[int, int], Path] = {}  # (device, inode) -> the path listed for that file
     for folder in library_folders(extra_folders):
         for path in _gguf_files(folder):
@@ -104,7 +119,18 @@ def scan_models(extra_folders: Iterable[str | Path] = ()) -> list[LocalModel]:
             if key not in chosen or (chosen[key].is_symlink() and not path.is_symlink()):
                 chosen[key] = path
     found = [describe(path) for path in chosen.values()]
-    return sorted(found, key=lambda m: (m.path.name.lower(), str(m.path)))
+    for path in linked_paths():
+        try:
+            info = path.stat()
+        except OSError:
+            found.append(describe(path, linked=True))  # its error says the file is missing
+            continue
+        if (info.st_dev, info.st_ino) not in chosen:
+            chosen[(info.st_dev, info.st_ino)] = path
+            found.append(describe(path, linked=True))
+    found.sort(key=lambda m: (m.path.name.lower(), str(m.path)))
+    builtin = builtin_model() if include_builtin else None
+    return [builtin, *found] if builtin is not None else found
 
 
 def _gguf_files(folder: Path) -> Iterator[Path]:
@@ -139,14 +165,29 @@ def _real(path: Path) -> Path:
 
 
 def delete_model(path: str | Path, extra_folders: Iterable[str | Path] = ()) -> None:
-    """Delete a model file, refusing anything outside the library folders."""
+    """Delete a model file, refusing anything outside the library folders; a linked file is
+    only forgotten (it stays where it is)."""
     path = Path(path)
+    if remove_link(path):
+        return
     real = _real(path)
     if not any(real.is_relative_to(folder) for folder in library_folders(extra_folders)):
         raise LibraryError(f"{path} is not in the model library; only files in the library can be deleted here")
     if not path.is_file():
         raise LibraryError(f"{path.name} is not in the library (already deleted?)")
     path.unlink()
+
+
+def link_model(source: str | Path) -> LocalModel:
+    """Add a GGUF file to the library where it is, after checking that it is complete: the
+    library records its path and copies nothing."""
+    source = Path(source).absolute()
+    read_gguf(source)  # not GGUF / truncated: ModelLoadError with the reason
+    for folder in library_folders():
+        if _real(source).is_relative_to(folder):
+            raise LibraryError(f"{source.name} is already in the library ({source})")
+    add_link(source)
+    return describe(source, linked=True)
 
 
 def import_model(source: str | Path, dest_dir: str | Path | None = None) -> LocalModel:

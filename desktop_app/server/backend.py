@@ -16,9 +16,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from desktop_app.engine.api import GenerateRequest
+from desktop_app.engine.api import Embeddings, GenerateRequest
 from desktop_app.engine.errors import EngineError
 from desktop_app.engine.events import Event
+from desktop_app.engine.reasoning import ReasoningFormat
 
 if TYPE_CHECKING:
     from desktop_app.engine import Engine
@@ -27,6 +28,14 @@ MAX_WAITING = 16  # requests queued behind the running one before new ones get 5
 # The engine thread needs the GIL back the moment each decode returns; Python hands it over only
 # every switch interval (5 ms by default) while the HTTP thread holds it, a delay per token.
 GIL_SWITCH_S = 0.0005
+
+
+@dataclass(frozen=True)
+class ServedModel:
+    """A model the API serves: its id (the file's name) and its context length in tokens."""
+
+    id: str
+    context_length: int
 
 
 class Busy(Exception):
@@ -102,7 +111,9 @@ class Job:
 class GenerationBackend(Protocol):
     """Where API requests are generated: the headless engine or the window's engine process."""
 
-    def model_names(self) -> list[str]: ...
+    def served_models(self) -> list[ServedModel]: ...
+    def embed(self, texts: list[str]) -> Embeddings: ...
+    def reasoning_format(self) -> ReasoningFormat | None: ...
     def submit(self, request: GenerateRequest) -> Job: ...
     def waiting(self) -> int: ...
 
@@ -124,11 +135,24 @@ class EngineBackend:
         self._thread = threading.Thread(target=self._run, name="api-engine", daemon=True)
         self._thread.start()
 
-    def model_names(self) -> list[str]:
-        return [self.engine.target.name] if self.engine.target is not None else []
+    def served_models(self) -> list[ServedModel]:
+        target = self.engine.target
+        return [ServedModel(target.name, target.n_ctx)] if target is not None else []
 
     def waiting(self) -> int:
         return self._waiting
+
+    def reasoning_format(self) -> ReasoningFormat | None:
+        """The markers of the loaded target's reasoning (None: its answers have none)."""
+        return self.engine.prompts.reasoning.format
+
+    def embed(self, texts: list[str]) -> Embeddings:
+        """Vectors for ``texts`` (called from a server thread: the engine's lock puts it between
+        answers); Failed with the engine's message when it cannot."""
+        try:
+            return self.engine.embed(texts)
+        except EngineError as exc:
+            raise Failed(str(exc)) from None
 
     def submit(self, request: GenerateRequest) -> Job:
         with self._lock:

@@ -1,7 +1,12 @@
 """OpenAI request bodies in, engine requests out; engine results in, OpenAI responses out.
 
 Strict like the engine's own types: an unknown field, a wrong type or a value out of range is a
-400 with OpenAI's error object, naming the field. Numbers go through the engine's declared
+400 with OpenAI's error object, naming the field. Lenient where OpenAI's own clients are: ``null``
+for any field means the field is absent (SDKs send ``"logprobs": null``), a field we do not
+implement is accepted at its neutral value (``logprobs: false``, ``logit_bias: {}``), keys inside a
+message that do not change the prompt (``refusal``, ``annotations``, ``audio``, ``name``...) are
+ignored, ``developer`` is a system message, and an omitted ``max_tokens`` means "until the model
+stops or the context is full". Numbers go through the engine's declared
 ranges (``desktop_app.engine.api``), so the message is the same as in the CLI and the window.
 ``speculation`` is our extra field: off, on or auto for this request.
 
@@ -12,6 +17,7 @@ name in lower case); OpenAI's finish reasons ``stop`` and ``length`` are the eng
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from enum import auto
@@ -19,6 +25,7 @@ from typing import Any
 
 from desktop_app.engine.api import (
     DEFAULT_SPEC_MODE,
+    MAX_TOKENS,
     DrafterKind,
     FinishReason,
     GenerateRequest,
@@ -27,6 +34,7 @@ from desktop_app.engine.api import (
     SpecMode,
     Word,
 )
+from desktop_app.engine.reasoning import ReasoningFormat, split_reasoning
 from desktop_app.engine.stats import GenerationStats
 from desktop_app.server.request_body import BadNumber
 
@@ -57,11 +65,23 @@ class Field(Word):
     FREQUENCY_PENALTY = auto()
     PRESENCE_PENALTY = auto()
     ECHO = auto()  # completions only
+    LOGPROBS = auto()  # only false: log-probabilities are not reported
+    TOP_LOGPROBS = auto()  # only 0
+    LOGIT_BIAS = auto()  # only empty
+    METADATA = auto()  # accepted and ignored (a client's labels for the request)
+    REASONING_EFFORT = auto()  # chat only: "none"/"minimal" turn a thinking model's Think switch off
+    CHAT_TEMPLATE_KWARGS = auto()  # chat only, llama-server's: {"enable_thinking": bool}
 
 
 CHAT_FIELDS = frozenset(Field) - {Field.PROMPT, Field.ECHO, Field.INCLUDE_USAGE}
-COMPLETION_FIELDS = (CHAT_FIELDS - {Field.MESSAGES, Field.MAX_COMPLETION_TOKENS}) | {Field.PROMPT, Field.ECHO}
+CHAT_ONLY = {Field.MESSAGES, Field.MAX_COMPLETION_TOKENS, Field.REASONING_EFFORT, Field.CHAT_TEMPLATE_KWARGS}
+COMPLETION_FIELDS = (CHAT_FIELDS - CHAT_ONLY) | {Field.PROMPT, Field.ECHO}
+EFFORTS = {"none": False, "minimal": False, "low": True, "medium": True, "high": True}
 MAX_STOP_STRINGS = 4
+# Fields accepted only at the value that changes nothing; any other value is refused by name.
+NEUTRAL: dict[Field, object] = {Field.LOGPROBS: False, Field.TOP_LOGPROBS: 0, Field.LOGIT_BIAS: {}}
+# Message roles as the chat template knows them; OpenAI's newer "developer" is the system's.
+ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant"}
 
 
 class BadRequest(Exception):
@@ -92,6 +112,7 @@ def parse_request(
     """(the engine request, stream?, include usage in the stream?) or BadRequest."""
     if not isinstance(body, dict):
         raise BadRequest("the request body must be a JSON object")
+    body = {name: value for name, value in body.items() if value is not None}  # null: absent
     allowed = CHAT_FIELDS if chat else COMPLETION_FIELDS
     unknown = sorted(set(body) - allowed)
     if unknown:
@@ -103,6 +124,10 @@ def parse_request(
     for name in (Field.FREQUENCY_PENALTY, Field.PRESENCE_PENALTY):
         if _field(body, name, (int, float), 0) != 0:
             raise BadRequest(f"'{name}' is not supported (only 0)", name)
+    for name, neutral in NEUTRAL.items():
+        if name in body and body[name] != neutral:
+            raise BadRequest(f"'{name}' is not supported (only {json.dumps(neutral)})", name)
+    _field(body, Field.METADATA, (dict,))
     if _field(body, Field.ECHO, (bool,), False):
         raise BadRequest(f"'{Field.ECHO}' is not supported", Field.ECHO)
     _field(body, Field.MODEL, (str,))
@@ -120,7 +145,8 @@ def parse_request(
             seed=_field(body, Field.SEED, (int,)),
         )
         newer = Field.MAX_COMPLETION_TOKENS in body
-        max_tokens = _field(body, Field.MAX_COMPLETION_TOKENS if newer else Field.MAX_TOKENS, (int,), 512)
+        # Omitted: until the model stops or the context is full (the engine ends there itself).
+        max_tokens = _field(body, Field.MAX_COMPLETION_TOKENS if newer else Field.MAX_TOKENS, (int,), MAX_TOKENS.high)
         spec = SpecMode(_field(body, Field.SPECULATION, (str,), default_spec.value))
         drafter = _field(body, Field.DRAFTER, (str,))
         common: dict[str, Any] = dict(
@@ -131,7 +157,7 @@ def parse_request(
             drafter=DrafterKind(drafter) if drafter else None,
         )
         if chat:
-            request = GenerateRequest(messages=_messages(body.get(Field.MESSAGES)), **common)
+            request = GenerateRequest(messages=_messages(body.get(Field.MESSAGES)), think=_think(body), **common)
         else:
             prompt = body.get(Field.PROMPT)
             if not isinstance(prompt, str) or not prompt:
@@ -144,23 +170,46 @@ def parse_request(
     return request, bool(_field(body, Field.STREAM, (bool,), False)), include_usage
 
 
+def _think(body: dict[str, Any]) -> bool | None:
+    """The Think switch a request asks for (None: the template's default). llama-server's
+    ``chat_template_kwargs.enable_thinking`` wins over OpenAI's ``reasoning_effort``."""
+    kwargs = _field(body, Field.CHAT_TEMPLATE_KWARGS, (dict,), {})
+    if "enable_thinking" in kwargs:
+        if not isinstance(kwargs["enable_thinking"], bool):
+            raise BadRequest("'chat_template_kwargs.enable_thinking' must be a boolean", Field.CHAT_TEMPLATE_KWARGS)
+        return bool(kwargs["enable_thinking"])
+    effort = _field(body, Field.REASONING_EFFORT, (str,))
+    if effort is not None and effort not in EFFORTS:
+        raise BadRequest(f"'{Field.REASONING_EFFORT}' must be one of {', '.join(EFFORTS)}", Field.REASONING_EFFORT)
+    return EFFORTS.get(effort) if effort is not None else None
+
+
 def _messages(value: object) -> list[Message]:
     if not isinstance(value, list) or not value:
         raise BadRequest(f"'{Field.MESSAGES}' must be a non-empty list of {{role, content}} objects", Field.MESSAGES)
     out: list[Message] = []
     for i, message in enumerate(value, start=1):
-        if not isinstance(message, dict) or set(message) - {"role", "content", "name"}:
+        if not isinstance(message, dict) or "role" not in message:
             raise BadRequest(f"message {i} must be an object with 'role' and 'content'", Field.MESSAGES)
+        role = ROLES.get(message["role"]) if isinstance(message["role"], str) else None
+        if role is None:
+            raise BadRequest(
+                f"message {i}: the role must be one of {', '.join(ROLES)}, not {json.dumps(message['role'])}",
+                Field.MESSAGES,
+            )
+        if message.get("tool_calls") or message.get("function_call"):
+            raise BadRequest(f"message {i}: tool calls are not supported yet", Field.MESSAGES)
         content = message.get("content")
+        if content is None and role == "assistant":
+            content = ""  # an assistant turn that carried only a refusal or audio
         if isinstance(content, list):  # [{"type": "text", "text": ...}, ...]
             if not all(
                 isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str) for p in content
             ):
                 raise BadRequest(f"message {i}: only text content parts are supported", Field.MESSAGES)
             content = "".join(p["text"] for p in content)
-        role = message.get("role")
-        if not isinstance(content, str) or not isinstance(role, str):
-            raise BadRequest(f"message {i}: 'role' and 'content' must be strings", Field.MESSAGES)
+        if not isinstance(content, str):
+            raise BadRequest(f"message {i}: 'content' must be a string or a list of text parts", Field.MESSAGES)
         out.append(Message(role=role, content=content))
     return out
 
@@ -207,10 +256,22 @@ def timings(stats: GenerationStats) -> dict[str, Any]:
     }
 
 
-def complete_response(chat: bool, response_id: str, model: str, text: str, stats: GenerationStats) -> dict[str, Any]:
+def complete_response(
+    chat: bool,
+    response_id: str,
+    model: str,
+    text: str,
+    stats: GenerationStats,
+    reasoning: ReasoningFormat | None = None,
+) -> dict[str, Any]:
+    """The whole answer; with the model's ``reasoning`` format, a chat answer's reasoning is
+    ``reasoning_content`` and ``content`` holds the answer alone (as llama-server gives them)."""
     choice: dict[str, Any] = {"index": 0, "finish_reason": finish_reason(stats), "logprobs": None}
     if chat:
-        choice["message"] = {"role": "assistant", "content": text}
+        sections = split_reasoning(text, reasoning)
+        choice["message"] = {"role": "assistant", "content": sections.answer}
+        if sections.reasoning:
+            choice["message"]["reasoning_content"] = sections.reasoning
     else:
         choice["text"] = text
     return {
@@ -231,11 +292,15 @@ def chunk(
     text: str | None,
     stats: GenerationStats | None = None,
     first: bool = False,
+    reasoning: str = "",
 ) -> dict[str, Any]:
-    """One streamed piece; with ``stats`` the last one (finish reason, timings)."""
+    """One streamed piece (``reasoning``: new reasoning text of a chat answer); with ``stats``
+    the last one (finish reason, timings)."""
     choice: dict[str, Any] = {"index": 0, "finish_reason": finish_reason(stats) if stats else None, "logprobs": None}
     if chat:
         delta: dict[str, Any] = {"role": "assistant"} if first else {}
+        if reasoning:
+            delta["reasoning_content"] = reasoning
         if text:
             delta["content"] = text
         choice["delta"] = delta

@@ -49,7 +49,7 @@ def serve(
         )
     backend = EngineBackend(engine, prepare_auto=default_spec is SpecMode.AUTO)  # type: ignore[arg-type]
     print(
-        f"specchat: serving {', '.join(backend.model_names())} at http://{host}:{port}/v1"
+        f"specchat: serving {', '.join(m.id for m in backend.served_models())} at http://{host}:{port}/v1"
         + (" (API key required)" if api_key else ""),
         file=sys.stderr,
     )

@@ -42,7 +42,7 @@ from desktop_app.store.errors import DataDirError, set_aside
 SETTINGS_FILE = "settings.json"
 MAX_RECENT_FILES = 8
 # The window's own number (the engine's are in engine/api.py): the transcript's and input's text size.
-FONT_SIZE = NumberRange("font_size", int, 6, 40, 11, "Text size of the conversation and the message box, in points")
+FONT_SIZE = NumberRange("font_size", int, 6, 40, 10, "Text size of the conversation and the message box, in points")
 
 
 @dataclass(frozen=True)
@@ -167,6 +167,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("api_key", str, "", "Key API clients must send as 'Authorization: Bearer KEY'; empty: none"),
     Setting("recent_files", list, [], "Recently opened GGUF files, newest first"),
     Setting("last_conversation", int, 0, "The conversation open when the app was closed (0: none)"),
+    Setting("welcome_dismissed", bool, False, "The first-run card suggesting a better model was dismissed"),
     Setting(
         "window_geometry",
         str,

@@ -1,8 +1,9 @@
 """How the next answer is made: speculation mode, drafter, draft length, sampling, length, system prompt.
 
-The side panel, the model bar's drafter box and the Preferences window edit these settings; each
-change is saved at once, and :meth:`AnswerSettings.request_for` turns them into an answer's request.
-"""
+The side panel (its one speculation control through
+:class:`~desktop_app.ui.speculation_choice.SpeculationChoice`) and the Preferences window edit
+these settings; each change is saved at once, and :meth:`AnswerSettings.request_for` turns them
+into an answer's request."""
 
 from __future__ import annotations
 
@@ -23,8 +24,8 @@ from desktop_app.store import Settings
 from desktop_app.store.settings import BEST_DRAFTER, NO_DRAFTER
 from desktop_app.ui.chat_view import ChatView
 from desktop_app.ui.engine_client import EngineClient
-from desktop_app.ui.model_bar import ModelBar
 from desktop_app.ui.side_panel import SidePanel
+from desktop_app.ui.speculation_choice import SpeculationChoice
 
 
 def requested_drafter(settings: Settings) -> DrafterKind | None:
@@ -42,7 +43,6 @@ class AnswerSettings(QObject):
         settings: Settings,
         client: EngineClient,
         side: SidePanel,
-        model_bar: ModelBar,
         chat_view: ChatView,
         save: Callable[[], None],
         parent: QObject | None = None,
@@ -52,22 +52,21 @@ class AnswerSettings(QObject):
         self._client = client
         self._chat_view = chat_view
         self._save = save
+        self.think: Callable[[], bool | None] = lambda: None  # the Think switch's choice (ui/think_switch.py)
         self._side = side
-        self._model_bar = model_bar
-        self.show_settings()  # before the widgets are connected: restoring them saves nothing
-        model_bar.drafter_changed.connect(lambda key: self._set("drafter", key))
-        side.mode.currentTextChanged.connect(lambda _t: self._set("spec_mode", side.mode_key()))
+        # shown before the widgets are connected: restoring them saves nothing
+        self.speculation = SpeculationChoice(settings, client, side.mode, side.always, side.choice_note, save, self)
+        self.show_settings()
         side.highlight.toggled.connect(self._set_highlight)
         side.draft_max.valueChanged.connect(lambda v: self._set("draft_max", v))
         side.temperature.valueChanged.connect(lambda v: self._set("temperature", float(v)))
         side.max_tokens.valueChanged.connect(lambda v: self._set("max_tokens", v))
 
     def show_settings(self) -> None:
-        """Show the saved values in the side panel and the model bar (at start, and after the
-        Preferences window changed them)."""
+        """Show the saved values in the side panel (at start, and after the Preferences window
+        changed them)."""
         s, side = self.settings, self._side
-        self._model_bar.set_drafter(s["drafter"])
-        side.set_mode_key(s["spec_mode"])
+        self.speculation.show_saved()
         side.highlight.setChecked(s["highlight_drafts"])
         self._chat_view.set_highlight(s["highlight_drafts"])
         side.draft_max.setValue(s["draft_max"])
@@ -88,10 +87,10 @@ class AnswerSettings(QObject):
         return choose_drafter(requested_drafter(self.settings), available)
 
     def request_for(self, messages: list[Message], system_prompt: str | None = None) -> GenerateRequest:
-        """The request for an answer to ``messages`` from the current settings (drafter
-        "none" means speculation off; a drafter the loaded models lack falls back, and the
-        footer says which one drafted). ``system_prompt`` is the conversation's own (None: the
-        default one); when it is not empty the messages start with it."""
+        """The request for an answer to ``messages`` from the current settings (a drafter the
+        loaded models lack cannot be chosen; one that went with a reload is named in the side
+        panel, and the best available drafts). ``system_prompt`` is the conversation's own
+        (None: the default one); when it is not empty the messages start with it."""
         s = self.settings
         spec = SpecMode.OFF if s["drafter"] == NO_DRAFTER else SpecMode(s["spec_mode"])
         prompt = s["system_prompt"] if system_prompt is None else system_prompt
@@ -111,4 +110,5 @@ class AnswerSettings(QObject):
                 seed=None if s["random_seed"] else s["seed"],
             ),
             drafter=None if spec is SpecMode.OFF else self.drafter(),
+            think=self.think(),
         )

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
-from desktop_app.engine.api import API_HOST, FinishReason, GenerateRequest
+from desktop_app.engine.api import API_HOST, Embeddings, FinishReason, GenerateRequest
 from desktop_app.engine.events import Finished, StatsUpdate, TextChunk
+from desktop_app.engine.reasoning import ReasoningFormat
 from desktop_app.engine.stats import GenerationStats
 from desktop_app.engine_process.protocol import Done
 from desktop_app.server import backend as server_backend
@@ -33,7 +34,7 @@ SHUTDOWN_WAIT_S = DEFAULT_LIMITS.shutdown_grace_s + 1  # uvicorn's grace, then i
 
 class WindowBackend(QObject):
     """``GenerationBackend`` over the window's engine client. Lives in the GUI thread;
-    :meth:`submit` and :meth:`model_names` are called from the server's threads."""
+    :meth:`submit` and :meth:`served_models` are called from the server's threads."""
 
     _submitted = Signal(object)
 
@@ -48,12 +49,22 @@ class WindowBackend(QObject):
         self._cancel_timer.timeout.connect(self._forward_cancels)
         self._cancel_timer.start()
 
-    def model_names(self) -> list[str]:
+    def served_models(self) -> list[server_backend.ServedModel]:
         models = self.client.models
-        return [models.target.name] if models is not None else []
+        return [server_backend.ServedModel(models.target.name, models.target.n_ctx)] if models is not None else []
 
     def waiting(self) -> int:
         return len(self._active)
+
+    def reasoning_format(self) -> ReasoningFormat | None:
+        models = self.client.models
+        return models.target.reasoning_format if models is not None else None
+
+    def embed(self, texts: list[str]) -> Embeddings:
+        # The window's engine runs in another process, which has no embedding command yet.
+        raise server_backend.Failed(
+            "embeddings are served by `specchat serve`, not yet by the window's API", status=501
+        )
 
     def submit(self, request: GenerateRequest) -> Job:
         with self._lock:

@@ -18,9 +18,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop_app.engine.reasoning import ReasoningFormat
 from desktop_app.engine_process.protocol import Piece
 from desktop_app.ui.drafter_tints import legend_html
-from desktop_app.ui.message_format import format_footer, highlighted_html
+from desktop_app.ui.message_format import footer_details, format_footer, highlighted_html, tooltip_html
 
 RENDER_MS = 80  # re-render a streaming message at most ~12 times a second
 # Messages made into widgets when a conversation opens, and per "show earlier" click: a message
@@ -79,6 +80,8 @@ class MessageWidget(QFrame):
         row = QHBoxLayout()
         self.footer = QLabel()
         self.footer.setObjectName("messageFooter")
+        self.footer.setTextFormat(Qt.TextFormat.PlainText)  # an error's text shows as written
+        self.footer.setWordWrap(True)  # its sentence of drafters never widens the transcript
         self.footer.setForegroundRole(QPalette.ColorRole.PlaceholderText)
         row.addWidget(self.footer, 1)
         if role == "user":
@@ -139,6 +142,7 @@ class MessageWidget(QFrame):
         self.stats = stats
         if self.role == "assistant":
             self.footer.setText(format_footer(stats) if stats else ("generating…" if live else ""))
+            self.footer.setToolTip(tooltip_html(footer_details(stats)) if stats else "")
         self.footer.setVisible(self.role == "assistant")
 
     def render_text(self) -> None:
@@ -285,6 +289,11 @@ class ChatView(QScrollArea):
             self._render_dirty()
         for widget in self.messages:
             widget.action_button.setEnabled(not streaming and widget in self._last_of_roles())
+
+    reasoning_format: ReasoningFormat | None = None  # the loaded target's (engine/reasoning.py)
+
+    def set_reasoning_format(self, fmt: ReasoningFormat | None) -> None:
+        self.reasoning_format = fmt
 
     def set_highlight(self, on: bool) -> None:
         self.highlight = on

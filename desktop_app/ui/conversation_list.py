@@ -1,6 +1,9 @@
-"""The sidebar: conversations newest first, with new, rename, delete and search."""
+"""The sidebar: conversations newest first with when each was last used, with new, rename,
+delete, export and search."""
 
 from __future__ import annotations
+
+from datetime import datetime, timedelta
 
 from PySide6.QtCore import QPoint, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
@@ -19,6 +22,21 @@ from PySide6.QtWidgets import (
 
 from desktop_app.store import History
 
+TITLE_ROLE = Qt.ItemDataRole.UserRole + 1  # an item's text also holds its date
+
+
+def friendly_date(timestamp: float, now: datetime | None = None) -> str:
+    """When a conversation was last used, as people say it: "Today 14:05", "Yesterday 09:30",
+    "3 Dec" this year, "3 Dec 2024" before."""
+    when = datetime.fromtimestamp(timestamp)
+    today = (now or datetime.now()).date()
+    if when.date() == today:
+        return f"Today {when:%H:%M}"
+    if when.date() == today - timedelta(days=1):
+        return f"Yesterday {when:%H:%M}"
+    day = f"{when.day} {when:%b}"
+    return day if when.year == today.year else f"{day} {when.year}"
+
 
 class ConversationList(QWidget):
     """Lists the history's conversations; it changes the store directly for rename and delete.
@@ -27,11 +45,13 @@ class ConversationList(QWidget):
         conversation_selected(int): the user opened this conversation.
         new_requested(): the user wants a new, empty conversation.
         conversation_deleted(int): this conversation was deleted.
+        export_requested(int, bool): export this conversation (True: as JSON, False: as Markdown).
     """
 
     conversation_selected = Signal(int)
     new_requested = Signal()
     conversation_deleted = Signal(int)
+    export_requested = Signal(int, bool)
 
     def __init__(self, history: History, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -79,16 +99,22 @@ class ConversationList(QWidget):
         self.list.blockSignals(True)
         self.list.clear()
         for conv in rows:
-            item = QListWidgetItem(conv.title)
+            date = friendly_date(conv.updated)
+            item = QListWidgetItem(f"{conv.title}\n{date}")
             item.setData(Qt.ItemDataRole.UserRole, conv.id)
-            item.setToolTip(conv.title)
+            item.setData(TITLE_ROLE, conv.title)
+            item.setToolTip(f"{conv.title} ({date})")
             self.list.addItem(item)
             if conv.id == self.current_id:
                 self.list.setCurrentItem(item)
         self.list.blockSignals(False)
 
     def titles(self) -> list[str]:
-        return [self.list.item(i).text() for i in range(self.list.count())]
+        return [str(self.list.item(i).data(TITLE_ROLE)) for i in range(self.list.count())]
+
+    def dates(self) -> list[str]:
+        """The date line of each listed conversation, in order."""
+        return [self.list.item(i).text().split("\n", 1)[1] for i in range(self.list.count())]
 
     def set_current(self, conversation_id: int | None) -> None:
         self.current_id = conversation_id
@@ -132,10 +158,18 @@ class ConversationList(QWidget):
         if answer == QMessageBox.StandardButton.Yes:
             self.delete(conversation_id)
 
-    def _menu(self, pos: QPoint) -> None:
-        if self.list.itemAt(pos) is None:
-            return
+    def context_menu(self, item: QListWidgetItem) -> QMenu:
+        """What a right click on ``item`` offers."""
+        conversation_id = int(item.data(Qt.ItemDataRole.UserRole))
         menu = QMenu(self)
         menu.addAction("Rename…", self._rename_current)
         menu.addAction("Delete", self._delete_current)
-        menu.exec(self.list.mapToGlobal(pos))
+        menu.addSeparator()
+        menu.addAction("Export as Markdown…", lambda: self.export_requested.emit(conversation_id, False))
+        menu.addAction("Export as JSON…", lambda: self.export_requested.emit(conversation_id, True))
+        return menu
+
+    def _menu(self, pos: QPoint) -> None:
+        item = self.list.itemAt(pos)
+        if item is not None:
+            self.context_menu(item).exec(self.list.mapToGlobal(pos))

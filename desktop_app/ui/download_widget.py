@@ -70,8 +70,11 @@ class DownloadWidget(QWidget):
 
     Signals:
         finished(str): the path of the downloaded, verified file.
-        failed(str): a one-line reason (gated repo, 404, offline, disk full, bad checksum...).
+        failed(str): a one-line reason in plain words (gated repo, 404, offline, disk full...);
+            the full reason is the detail's tooltip.
         cancelled(): the user cancelled; the partial file stays for a later resume.
+
+    After a failure or a cancel, Retry starts the same download again (it resumes).
     """
 
     finished = Signal(str)
@@ -81,6 +84,7 @@ class DownloadWidget(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._task: DownloadTask | None = None
+        self._last: tuple[str, str, dict[str, Any]] | None = None  # what Retry starts again
         self.title = QLabel("No download")
         self.title.setObjectName("downloadTitle")
         self.bar = QProgressBar()
@@ -95,9 +99,15 @@ class DownloadWidget(QWidget):
         self.cancel_button.setObjectName("downloadCancel")
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(self.cancel)
+        self.retry_button = QPushButton("Retry")
+        self.retry_button.setObjectName("downloadRetry")
+        self.retry_button.setAccessibleName("Retry the download")
+        self.retry_button.hide()
+        self.retry_button.clicked.connect(self.retry)
         row = QHBoxLayout()
         row.addWidget(self.bar, 1)
         row.addWidget(self.cancel_button)
+        row.addWidget(self.retry_button)
         layout = QVBoxLayout(self)
         layout.addWidget(self.title)
         layout.addLayout(row)
@@ -111,10 +121,13 @@ class DownloadWidget(QWidget):
         """Begin downloading; ``options`` go to :func:`download_file` (endpoint, dest_dir, token...)."""
         if self.running:
             raise RuntimeError("a download is already running in this widget")
+        self._last = (repo_id, filename, dict(options))
         self.title.setText(f"Downloading {Path(filename).name} from {repo_id}")
         self.bar.setValue(0)
         self.detail.setText("Connecting…")
+        self.detail.setToolTip("")
         self.cancel_button.setEnabled(True)
+        self.retry_button.hide()
         relay = _DownloadRelay()  # no parent: only the download thread's last callback ends it
         relay.progressed.connect(self._on_progress)  # queued; Qt drops them if this widget goes
         relay.succeeded.connect(self._on_finished)
@@ -131,6 +144,12 @@ class DownloadWidget(QWidget):
         self.destroyed.connect(relay.stop)  # closing the widget stops its download
         hold(relay, self._task.thread)  # let go in this thread, never in the download's (ui/thread_relay.py)
         self._task.start()
+
+    def retry(self) -> None:
+        """Start the last download again (the Retry button); a partial file resumes."""
+        if self._last is not None and not self.running:
+            repo_id, filename, options = self._last
+            self.start(repo_id, filename, **options)
 
     def cancel(self) -> None:
         if self._task is not None:
@@ -168,10 +187,12 @@ class DownloadWidget(QWidget):
     def _on_failed(self, error: DownloadError) -> None:
         self.bar.setRange(0, BAR_STEPS)
         self.cancel_button.setEnabled(False)
-        self.detail.setText(str(error))
+        self.retry_button.show()
+        self.detail.setText(error.plain)
+        self.detail.setToolTip(str(error))  # the full reason (URLs, HTTP codes) for those who want it
         if isinstance(error, DownloadCancelled):
             self.title.setText("Download cancelled")
             self.cancelled.emit()
         else:
             self.title.setText("Download failed")
-            self.failed.emit(str(error))
+            self.failed.emit(error.plain)

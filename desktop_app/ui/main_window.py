@@ -11,7 +11,7 @@ from __future__ import annotations
 import gc
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, Qt, Slot
+from PySide6.QtCore import QByteArray, Qt
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -29,22 +29,26 @@ from desktop_app.ui.api_server import ApiServer
 from desktop_app.ui.chat_session import ChatSession
 from desktop_app.ui.chat_view import ChatView
 from desktop_app.ui.conversation_list import ConversationList
-from desktop_app.ui.engine_client import EngineClient, GenerationHandle
+from desktop_app.ui.conversation_transfer import ConversationTransfer
+from desktop_app.ui.engine_client import EngineClient
 from desktop_app.ui.engine_recovery import EngineRecovery
 from desktop_app.ui.message_input import MessageInput
 from desktop_app.ui.model_bar import ModelBar
 from desktop_app.ui.model_loading import ModelLoader
 from desktop_app.ui.preferences import Preferences
-from desktop_app.ui.race_dialog import RaceDialog
+from desktop_app.ui.race_dialog import RaceDialog, keep_race
 from desktop_app.ui.side_panel import SidePanel
+from desktop_app.ui.speed_feed import ChatSpeedFeed
 from desktop_app.ui.status_bar import CrashBanner, EngineStatusBar
 from desktop_app.ui.system_prompt import SystemPromptButton, conversation_prompt
+from desktop_app.ui.think_switch import ThinkSwitch
+from desktop_app.ui.welcome import FirstRunWelcome
 from desktop_app.ui.window_menus import WindowMenus
 
 if TYPE_CHECKING:  # imported when first opened: the library checks vocabularies with llama.cpp
     from desktop_app.ui.model_library import ModelLibraryWindow
 
-DEFAULT_LABEL = "SmolLM2-135M (built in)"
+DEFAULT_LABEL = "Built-in demo (SmolLM2-135M)"
 DEFAULT_SIZE = (1280, 800)
 
 
@@ -67,6 +71,7 @@ class MainWindow(QMainWindow):
         self.conversations = ConversationList(history)
         self.chat_view = ChatView()
         self.input = MessageInput()
+        self.think = ThinkSwitch(history)
         self.prompt_button = SystemPromptButton(settings, history, self.input)
         self.send_button = QPushButton("Send")
         self.send_button.setObjectName("sendButton")
@@ -78,19 +83,21 @@ class MainWindow(QMainWindow):
         self.status = EngineStatusBar(lambda: self.client.pid)
         self.setStatusBar(self.status)
         self._build_layout()
-        self.answers = AnswerSettings(
-            settings, self.client, self.side, self.model_bar, self.chat_view, self.save_settings, self
-        )
+        self.answers = AnswerSettings(settings, self.client, self.side, self.chat_view, self.save_settings, self)
         self.session = ChatSession(self.client, history, self.chat_view, self.answers.request_for, self)
+        self.think.follow(self.client, self.session)
+        self.answers.think = self.think.choice
         self.loader = ModelLoader(
             self, settings, history, self.client, self.model_bar, self.status, self.save_settings, self._show_error
         )
+        self.speed_feed = ChatSpeedFeed(self.client, self.session, self.side, self.status, self)
         self.recovery = EngineRecovery(self.client, self.banner, self.model_bar, self.side.gauge, self.status, self)
         menus = WindowMenus(self, settings["api_port"])
         self.library_action, self.serve_action = menus.library, menus.serve
         self.library_action.triggered.connect(lambda: self.loader.open_library())
         menus.workers.triggered.connect(lambda: self.loader.edit_workers())
         self.serve_action.toggled.connect(self.set_serving)
+        self.transfer, self.welcome = ConversationTransfer(self, menus.file_menu), FirstRunWelcome(self)
         self.preferences = Preferences(self)
         menus.preferences.triggered.connect(lambda: self.preferences.open())
         self._restore_geometry()
@@ -107,10 +114,11 @@ class MainWindow(QMainWindow):
         column.setContentsMargins(0, 0, 0, 0)
         column.addWidget(self.banner)
         column.addWidget(self.chat_view, 1)
+        column.addWidget(self.prompt_button, 0, Qt.AlignmentFlag.AlignLeft)  # above the message box
         row = QHBoxLayout()
         row.addWidget(self.input, 1)
         buttons = QVBoxLayout()
-        buttons.addWidget(self.prompt_button)
+        buttons.addWidget(self.think)
         buttons.addWidget(self.send_button)
         buttons.addWidget(self.stop_button)
         row.addLayout(buttons)
@@ -141,10 +149,10 @@ class MainWindow(QMainWindow):
     def _connect(self) -> None:
         c = self.client
         c.engine_started.connect(self.status.set_backend)
+        c.model_loaded.connect(lambda loaded: self.chat_view.set_reasoning_format(loaded.target.reasoning_format))
         self.api.started.connect(lambda url: self.status.show_api(url, lambda: self.api.counter.requests))
         self.api.stopped.connect(lambda: self.status.show_api(None))
         self.api.failed.connect(self.tell)
-        c.generation_started.connect(self._on_generation_started)
         self.loader.state_changed.connect(self._update_buttons)
         self.recovery.state_changed.connect(self._update_buttons)
         self.session.busy_changed.connect(self._on_busy_changed)
@@ -156,8 +164,8 @@ class MainWindow(QMainWindow):
         self.input.cancel_requested.connect(self.cancel)
         self.send_button.clicked.connect(lambda: self.send(self.input.toPlainText()))
         self.stop_button.clicked.connect(self.cancel)
-        QShortcut(QKeySequence(Qt.Key.Key_Escape), self).activated.connect(self.cancel)
-        QShortcut(QKeySequence(QKeySequence.StandardKey.New), self).activated.connect(lambda: self.session.open(None))
+        QShortcut(QKeySequence(Qt.Key.Key_Escape), self, self.cancel).setWhatsThis("Stop the answer")
+        QShortcut(QKeySequence.StandardKey.New, self, lambda: self.session.open(None)).setWhatsThis("New conversation")
         self.chat_view.edit_requested.connect(lambda _t: self.edit_last())
         self.conversations.conversation_selected.connect(self.session.open)
         self.conversations.new_requested.connect(lambda: self.session.open(None))
@@ -211,14 +219,6 @@ class MainWindow(QMainWindow):
         """A fresh engine process with the last models loaded (the crash banner's Restart)."""
         self.recovery.restart_engine()
 
-    @Slot(object)
-    def _on_generation_started(self, handle: GenerationHandle) -> None:
-        self.side.gauge.set_streaming(True)
-        handle.stats_updated.connect(self.side.show_live)
-        handle.stats_updated.connect(lambda stats: self.status.set_threads(stats.threads))
-        handle.finished.connect(lambda done: self.side.show_final(done.stats))
-        handle.finished.connect(lambda done: self.status.set_threads(done.stats.threads))
-
     def _show_error(self, message: str) -> None:
         self.status.showMessage(message, 15000)
 
@@ -255,6 +255,12 @@ class MainWindow(QMainWindow):
             self.race_dialog = RaceDialog(self.client, self)
             self.race_dialog.race_finished.connect(lambda _r: self._update_buttons())
             self.race_dialog.race_failed.connect(lambda _m: self._update_buttons())
+            self.race_dialog.race_finished.connect(self.side.show_race)
+            self.race_dialog.race_finished.connect(
+                lambda r: keep_race(self.history, self.session.conversation_id, self.chat_view, r)
+            )
+            self.race_dialog.finished.connect(lambda _r: self.input.setFocus())
+        self.input.setFocus()  # not the race button, disabled while racing (focus would move on to a setting)
         self.race_dialog.show()
         prompt = conversation_prompt(self.history, self.session.conversation_id)
         self.race_dialog.start(self.answers.request_for(messages, prompt), self.drafter())

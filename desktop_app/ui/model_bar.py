@@ -1,4 +1,4 @@
-"""The model bar: target and draft pickers, drafter choice, GPU layers, compatibility badge, progress."""
+"""The model bar: target and draft pickers, GPU layers, compatibility badge, progress."""
 
 from __future__ import annotations
 
@@ -15,16 +15,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_app.engine.api import DrafterKind
-from desktop_app.store.settings import BEST_DRAFTER, NO_DRAFTER
-
 OPEN_FILE = "<open>"
 OPEN_LIBRARY = "<library>"
-DRAFTERS = (
-    (BEST_DRAFTER, "Best available"),
-    (NO_DRAFTER.value, "No speculation"),
-    *((k.value, k.label) for k in DrafterKind),
-)
 
 
 def _gpu_spin(name: str, tooltip: str) -> QSpinBox:
@@ -43,14 +35,12 @@ class ModelBar(QWidget):
 
     Signals:
         load_requested(): the target, the draft or a GPU-layers value changed.
-        drafter_changed(str): BEST_DRAFTER, NO_DRAFTER or a DrafterKind value (no reload needed).
         file_opened(str): a GGUF file was chosen through "Open GGUF…" or ``use_file`` (for the
             recent list).
         library_requested(): "Model library…" was picked in a picker.
     """
 
     load_requested = Signal()
-    drafter_changed = Signal(str)
     file_opened = Signal(str)
     library_requested = Signal()
 
@@ -65,11 +55,6 @@ class ModelBar(QWidget):
         layout.setContentsMargins(6, 4, 6, 4)
         self.target_picker = self._picker("targetPicker", "Target model")
         self.draft_picker = self._picker("draftPicker", "Draft model")
-        self.drafter = QComboBox()
-        self.drafter.setObjectName("drafterChoice")
-        self.drafter.setAccessibleName("Who drafts tokens")
-        for key, label in DRAFTERS:
-            self.drafter.addItem(label, key)
         self.target_gpu = _gpu_spin("targetGpuLayers", "Target layers on the GPU")
         self.draft_gpu = _gpu_spin("draftGpuLayers", "Draft layers on the GPU")
         self.badge = QLabel()
@@ -89,7 +74,6 @@ class ModelBar(QWidget):
             (None, self.target_gpu),
             ("Draft", self.draft_picker),
             (None, self.draft_gpu),
-            ("Drafter", self.drafter),
         )
         for caption, widget in labelled:
             if caption:
@@ -105,7 +89,6 @@ class ModelBar(QWidget):
         self.draft_picker.activated.connect(lambda _i: self._picked(self.draft_picker))
         self.target_gpu.editingFinished.connect(self.load_requested.emit)
         self.draft_gpu.editingFinished.connect(self.load_requested.emit)
-        self.drafter.currentIndexChanged.connect(lambda _i: self._drafter_changed())
         self.show_paths()
 
     def _picker(self, name: str, accessible: str) -> QComboBox:
@@ -147,28 +130,15 @@ class ModelBar(QWidget):
     def draft_path(self) -> str:
         return str(self.draft_picker.currentData() or "")
 
-    def drafter_choice(self) -> str:
-        return str(self.drafter.currentData())
-
-    def set_drafter(self, key: str) -> None:
-        index = self.drafter.findData(key)
-        if index >= 0:
-            self.drafter.setCurrentIndex(index)
-
     def choose_target(self, path: str) -> None:
         """Select ``path`` ("" for the default model) and ask for a reload."""
         self.show_paths(path, self.draft_path())
         self.load_requested.emit()
 
     def choose_draft(self, path: str) -> None:
-        """Select ``path`` ("" for none) and ask for a reload. Choosing a draft turns drafting on
-        (the best drafter the models offer); removing the one chosen falls back to the best too."""
+        """Select ``path`` ("" for none) and ask for a reload (the side panel's speculation
+        control offers the draft's drafter once it is loaded)."""
         self.show_paths(self.target_path(), path)
-        choice = self.drafter_choice()
-        if (path and choice in (NO_DRAFTER, DrafterKind.NGRAM.value)) or (
-            not path and choice in (DrafterKind.MODEL.value, DrafterKind.ASSISTANT.value)
-        ):
-            self.set_drafter(BEST_DRAFTER)
         self.load_requested.emit()
 
     def use_file(self, path: str, as_draft: bool = False) -> None:
@@ -195,9 +165,6 @@ class ModelBar(QWidget):
         else:
             self._current = (self.target_path(), self.draft_path())
             self.load_requested.emit()
-
-    def _drafter_changed(self) -> None:
-        self.drafter_changed.emit(self.drafter_choice())
 
     # ------------------------------------------------------------------ state
     def set_loading(self, text: str) -> None:

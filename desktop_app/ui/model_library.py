@@ -1,118 +1,66 @@
-"""The model library window: local GGUF files with their metadata, import / delete, "use as
-target" / "use as draft", which drafts fit which targets, and the curated catalog to download.
+"""The model library window: local GGUF files with their metadata (the built-in demo model first),
+add / remove, "use as target" / "use as draft", which drafts fit which targets, and the curated
+catalog to download (:class:`CatalogTab`: what fits this machine first, search, Retry).
 
-Scanning headers, checking vocabularies, copying files and downloading all run on a background
-thread (:class:`LibraryJobs`); results come back as signals, so the window never blocks.
+Scanning headers, checking vocabularies, adding files, measuring the machine and downloading
+all run on background threads (:class:`LibraryJobs`); results come back as signals, so the
+window never blocks. It opens at a sensible size on the screen, centred on the main window.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal, SignalInstance
+from PySide6.QtCore import Signal, SignalInstance
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
-    QAbstractItemView,
+    QCheckBox,
     QFileDialog,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QMessageBox,
     QPushButton,
-    QTableWidget,
-    QTableWidgetItem,
     QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
-from desktop_app.library.catalog import CatalogPair, load_catalog
-from desktop_app.library.errors import LibraryError
+from desktop_app.library.fit import MachineMemory, measure_memory
 from desktop_app.library.local import (
     LocalModel,
     PairVerdict,
     compatibility_matrix,
     delete_model,
     import_model,
+    link_model,
     scan_models,
 )
 from desktop_app.library.units import human_params, human_size
-from desktop_app.ui.download_widget import DownloadWidget
-from desktop_app.ui.thread_relay import hold
+from desktop_app.ui.catalog_tab import CatalogTab
+from desktop_app.ui.library_jobs import LibraryJobs
+from desktop_app.ui.library_tables import fill_table, make_table
+from desktop_app.ui.window_placement import place_near
 
 MODEL_COLUMNS = ("File", "Architecture", "Parameters", "Quantization", "Context", "Size", "Status")
-CATALOG_COLUMNS = ("Pair", "Drafting", "Uses", "Target", "Draft", "Download", "RAM need", "License")
+PREFERRED_SIZE = (900, 600)
+DEMO_LABEL = "built-in demo"
 
 
-class _JobRelay(QObject):
-    """What one job thread emits on, never this window's objects: the window (and its LibraryJobs)
-    can be deleted by the GUI thread while a job runs, and a thread emitting on a QObject that is
-    being deleted crashes (see desktop_app/ui/download_widget.py). No parent; the job thread holds
-    it and hands it to the GUI thread with ``deleteLater`` after its last signal."""
-
-    done = Signal(object, object)
-    failed = Signal(str)
-
-
-class LibraryJobs(QObject):
-    """Runs library work one job at a time on a background thread and reports through signals.
-
-    Signals:
-        done(object, object): the job's callback and its result, on the GUI thread.
-        failed(str): a job raised; the message is for the user.
-    """
-
-    done = Signal(object, object)
-    failed = Signal(str)
-
-    def __init__(self, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self._lock = threading.Lock()  # one job at a time: scans must not race a delete or import
-        self.done.connect(lambda callback, result: callback(result))
-
-    def run(self, work: Callable[[], Any], on_done: Callable[[Any], None]) -> threading.Thread:
-        relay = _JobRelay()
-        relay.done.connect(self.done)  # queued to this object; Qt drops them if it is deleted
-        relay.failed.connect(self.failed)
-        lock = self._lock  # the thread holds the lock and the relay, never this QObject
-
-        def target() -> None:
-            try:
-                with lock:
-                    try:
-                        result = work()
-                    except Exception as exc:  # noqa: BLE001 - any failure is shown to the user, never lost
-                        relay.failed.emit(str(exc))
-                        return
-                relay.done.emit(on_done, result)
-            finally:
-                relay.deleteLater()
-
-        thread = threading.Thread(target=target, name="model library", daemon=True)
-        hold(relay, thread)
-        thread.start()
-        return thread
-
-
-def _table(name: str, headers: tuple[str, ...]) -> QTableWidget:
-    table = QTableWidget(0, len(headers))
-    table.setObjectName(name)
-    table.setHorizontalHeaderLabels(list(headers))
-    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-    table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-    table.verticalHeader().setVisible(False)
-    return table
-
-
-def _fill(table: QTableWidget, rows: list[tuple[str, ...]]) -> None:
-    table.setRowCount(len(rows))
-    for r, row in enumerate(rows):
-        for c, text in enumerate(row):
-            table.setItem(r, c, QTableWidgetItem(text))
+def model_row(m: LocalModel) -> tuple[str, ...]:
+    if m.error:
+        return (m.path.name, "-", "-", "-", "-", human_size(m.size_bytes), m.error)
+    where = DEMO_LABEL if m.builtin else f"linked from {m.path.parent}" if m.linked else "ok"
+    return (
+        m.path.name,
+        m.architecture,
+        human_params(m.n_parameters),
+        m.quantization,
+        str(m.context_length or "-"),
+        human_size(m.size_bytes),
+        where + (f" · {m.drafting}" if m.drafting else ""),
+    )
 
 
 class ModelLibraryWindow(QWidget):
@@ -122,6 +70,9 @@ class ModelLibraryWindow(QWidget):
     library_changed(): files were added or removed.
     refreshed(): the model list and compatibility view were updated.
     error(str): an action failed (one line).
+
+    ``memory`` is this machine's memory for the catalog's fit marks; by default it is measured
+    (RAM at once, a GPU's memory in the background).
     """
 
     target_chosen = Signal(str)
@@ -131,22 +82,31 @@ class ModelLibraryWindow(QWidget):
     error = Signal(str)
 
     def __init__(
-        self, extra_folders: list[Path] | None = None, parent: QWidget | None = None, **download_options: Any
+        self,
+        extra_folders: list[Path] | None = None,
+        parent: QWidget | None = None,
+        memory: MachineMemory | None = None,
+        **download_options: Any,
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Model library")
         self.extra_folders = list(extra_folders or [])
-        self.download_options = download_options  # endpoint, token... for tests and mirrors
         self.models: list[LocalModel] = []
         self.verdicts: list[PairVerdict] = []
+        self._placed = False
         self.jobs = LibraryJobs(self)
         self.jobs.failed.connect(self._show_error)
         self.status = QLabel("")
         self.status.setObjectName("libraryStatus")
 
-        self.model_table = _table("modelTable", MODEL_COLUMNS)
+        self.model_table = make_table("modelTable", MODEL_COLUMNS)
+        self.model_table.itemSelectionChanged.connect(self._update_buttons)
         buttons = QHBoxLayout()
-        self.import_button = self._button("Import…", "importModel", self._ask_import, buttons)
+        self.import_button = self._button("Add file…", "importModel", self._ask_import, buttons)
+        self.copy_box = QCheckBox("Copy into the models folder")
+        self.copy_box.setObjectName("copyOnImport")
+        self.copy_box.setToolTip("Off: the library uses the file where it is (no copy, no extra disk space)")
+        buttons.addWidget(self.copy_box)
         self.delete_button = self._button("Delete", "deleteModel", self._delete_selected, buttons)
         self.target_button = self._button(
             "Use as target", "useAsTarget", lambda: self._choose(self.target_chosen), buttons
@@ -158,33 +118,22 @@ class ModelLibraryWindow(QWidget):
         local_layout.addWidget(self.model_table)
         local_layout.addLayout(buttons)
 
-        self.compat_table = _table("compatTable", ("Target", "Draft", "Verdict"))
-        self.catalog_table = _table("catalogTable", CATALOG_COLUMNS)
-        self.download_target_button = QPushButton("Download target")
-        self.download_draft_button = QPushButton("Download draft")
-        self.download_target_button.clicked.connect(lambda: self._download_selected("target"))
-        self.download_draft_button.clicked.connect(lambda: self._download_selected("draft"))
-        self.downloads = DownloadWidget()
-        self.downloads.finished.connect(lambda _path: self._changed())
-        self.downloads.failed.connect(self._show_error)
-        catalog_tab = QWidget()
-        catalog_layout = QVBoxLayout(catalog_tab)
-        catalog_layout.addWidget(self.catalog_table)
-        row = QHBoxLayout()
-        row.addWidget(self.download_target_button)
-        row.addWidget(self.download_draft_button)
-        catalog_layout.addLayout(row)
-        catalog_layout.addWidget(self.downloads)
+        self.compat_table = make_table("compatTable", ("Target", "Draft", "Verdict"))
+        self.catalog_tab = CatalogTab(memory or measure_memory(), download_options)
+        self.catalog_tab.error.connect(self._show_error)
+        self.catalog_tab.downloaded.connect(lambda _path: self._changed())
+        if self.catalog_tab.load_problem:
+            self.status.setText(self.catalog_tab.load_problem)
+        if memory is None:  # a GPU's memory needs llama.cpp's device list: off the GUI thread
+            self.jobs.run(lambda: measure_memory(with_gpu=True), self.catalog_tab.set_memory)
 
         self.tabs = QTabWidget()
         self.tabs.addTab(local_tab, "Local models")
         self.tabs.addTab(self.compat_table, "Compatibility")
-        self.tabs.addTab(catalog_tab, "Catalog")
+        self.tabs.addTab(self.catalog_tab, "Catalog")
         layout = QVBoxLayout(self)
         layout.addWidget(self.tabs)
         layout.addWidget(self.status)
-        self.catalog: list[CatalogPair] = []
-        self._load_catalog()
 
     def _button(self, text: str, name: str, slot: Callable[[], None], row: QHBoxLayout) -> QPushButton:
         button = QPushButton(text)
@@ -193,6 +142,33 @@ class ModelLibraryWindow(QWidget):
         row.addWidget(button)
         return button
 
+    # The catalog tab's parts, by the names the window has always had.
+    @property
+    def catalog(self) -> list[Any]:
+        return self.catalog_tab.catalog
+
+    @property
+    def catalog_table(self) -> Any:
+        return self.catalog_tab.table
+
+    @property
+    def downloads(self) -> Any:
+        return self.catalog_tab.downloads
+
+    @property
+    def download_target_button(self) -> QPushButton:
+        return self.catalog_tab.download_target_button
+
+    @property
+    def download_draft_button(self) -> QPushButton:
+        return self.catalog_tab.download_draft_button
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt API
+        if not self._placed:  # the first time: 900x600 or the screen, centred on the main window
+            self._placed = True
+            place_near(self, self.parentWidget(), PREFERRED_SIZE)
+        super().showEvent(event)
+
     # ----------------------------------------------------------------- data
     def refresh(self) -> None:
         """Rescan the folders and recheck compatibility in the background."""
@@ -200,15 +176,15 @@ class ModelLibraryWindow(QWidget):
         folders = list(self.extra_folders)
 
         def work() -> tuple[list[LocalModel], list[PairVerdict]]:
-            found = scan_models(folders)
-            return found, compatibility_matrix(found)
+            found = scan_models(folders, include_builtin=True)
+            return found, compatibility_matrix([m for m in found if not m.builtin])
 
         self.jobs.run(work, self._show_models)
 
     def _show_models(self, result: tuple[list[LocalModel], list[PairVerdict]]) -> None:
         self.models, self.verdicts = result
-        _fill(self.model_table, [self._model_row(m) for m in self.models])
-        _fill(
+        fill_table(self.model_table, [model_row(m) for m in self.models])
+        fill_table(
             self.compat_table,
             [
                 (
@@ -222,52 +198,19 @@ class ModelLibraryWindow(QWidget):
             ],
         )
         fits = sum(v.compatibility.compatible for v in self.verdicts)
-        self.status.setText(f"{len(self.models)} model file(s); {fits} draft/target pair(s) fit")
+        files = sum(not m.builtin for m in self.models)
+        self.status.setText(f"{files} model file(s); {fits} draft/target pair(s) fit")
+        self._update_buttons()
         self.refreshed.emit()
-
-    @staticmethod
-    def _model_row(m: LocalModel) -> tuple[str, ...]:
-        if m.error:
-            return (m.path.name, "-", "-", "-", "-", human_size(m.size_bytes), m.error)
-        return (
-            m.path.name,
-            m.architecture,
-            human_params(m.n_parameters),
-            m.quantization,
-            str(m.context_length or "-"),
-            human_size(m.size_bytes),
-            "ok" + (f" · {m.drafting}" if m.drafting else ""),
-        )
-
-    def _load_catalog(self) -> None:
-        try:
-            self.catalog = load_catalog()
-        except LibraryError as exc:
-            self.status.setText(str(exc))
-            return
-        _fill(self.catalog_table, [self._catalog_row(p) for p in self.catalog])
-        for r, pair in enumerate(self.catalog):  # the one-line note on when the pair pays
-            item = self.catalog_table.item(r, 0)
-            if item is not None:
-                item.setToolTip(pair.notes)
-
-    @staticmethod
-    def _catalog_row(p: CatalogPair) -> tuple[str, ...]:
-        draft = f"{p.draft.filename} ({p.draft.size_text})" if p.draft else f"none ({p.drafting_label})"
-        return (
-            p.name,
-            p.drafting_label,
-            ", ".join(p.uses),
-            f"{p.target.filename} ({p.target.size_text})",
-            draft,
-            p.download_text,
-            p.ram_text,
-            p.license,
-        )
 
     def selected_model(self) -> LocalModel | None:
         row = self.model_table.currentRow()
         return self.models[row] if 0 <= row < len(self.models) else None
+
+    def _update_buttons(self) -> None:
+        model = self.selected_model()
+        self.delete_button.setEnabled(model is not None and not model.builtin)
+        self.delete_button.setText("Remove" if model is not None and model.linked else "Delete")
 
     # ----------------------------------------------------------------- actions
     def _choose(self, signal: SignalInstance) -> None:
@@ -285,32 +228,27 @@ class ModelLibraryWindow(QWidget):
 
     def _delete_selected(self) -> None:
         model = self.selected_model()
-        if model is None or not self.confirm(f"Delete {model.path.name} ({human_size(model.size_bytes)}) from disk?"):
+        if model is None or model.builtin:
+            return
+        if model.linked:
+            question = f"Remove {model.path.name} from the library? The file stays in {model.path.parent}."
+        else:
+            question = f"Delete {model.path.name} ({human_size(model.size_bytes)}) from disk?"
+        if not self.confirm(question):
             return
         folders = list(self.extra_folders)
         self.jobs.run(lambda: delete_model(model.path, folders), lambda _r: self._changed())
 
     def _ask_import(self) -> None:
-        path, _filter = QFileDialog.getOpenFileName(self, "Import a GGUF model", "", "GGUF models (*.gguf)")
+        path, _filter = QFileDialog.getOpenFileName(self, "Add a GGUF model", "", "GGUF models (*.gguf)")
         if path:
-            self.import_file(Path(path))
+            self.import_file(Path(path), copy=self.copy_box.isChecked())
 
-    def import_file(self, path: Path) -> None:
-        """Copy ``path`` into the models folder in the background, then refresh."""
-        self.status.setText(f"Importing {path.name}…")
-        self.jobs.run(lambda: import_model(path), lambda _m: self._changed())
-
-    def _download_selected(self, role: str) -> None:
-        row = self.catalog_table.currentRow()
-        if not 0 <= row < len(self.catalog):
-            return self._show_error("Select a pair in the catalog first")
-        pair = self.catalog[row]
-        entry = getattr(pair, role)
-        if entry is None:
-            return self._show_error(f"{pair.name} needs no draft file: it drafts with {pair.drafting_label}")
-        if self.downloads.running:
-            return self._show_error("A download is already running")
-        self.downloads.start(entry.repo, entry.file, **self.download_options)
+    def import_file(self, path: Path, copy: bool = False) -> None:
+        """Add ``path`` to the library in the background, then refresh: used where it is (the
+        library records its path), or copied into the models folder when ``copy``."""
+        self.status.setText(f"{'Copying' if copy else 'Adding'} {path.name}…")
+        self.jobs.run(lambda: import_model(path) if copy else link_model(path), lambda _m: self._changed())
 
     def _changed(self) -> None:
         self.library_changed.emit()

@@ -73,7 +73,6 @@ class ModelLoader(QObject):
         s.set("draft_path", bar.draft_path())
         s.set("n_gpu_layers", bar.target_gpu.value())
         s.set("draft_n_gpu_layers", bar.draft_gpu.value())
-        s.set("drafter", bar.drafter_choice())
         self._save()
         threads = s["n_threads"] or None  # None: the engine measures which count is fastest
         command = Load(

@@ -1,4 +1,4 @@
-"""The right-hand panel: speculation switch, live speed, acceptance, sparkline, race, answer settings."""
+"""The right-hand panel: the speculation control, live speed, acceptance, sparkline, race, answer settings."""
 
 from __future__ import annotations
 
@@ -15,10 +15,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop_app.bench.race import RaceResult
 from desktop_app.engine.api import DRAFT_K, MAX_TOKENS, TEMPERATURE, SpecMode
 from desktop_app.engine.stats import GenerationStats
 from desktop_app.ui.drafter_tints import legend_html
+from desktop_app.ui.message_format import footer_details, format_footer, tooltip_html
 from desktop_app.ui.speed_gauge import AcceptanceMeter, Sparkline, SpeedGauge
+
+
+def answer_words(stats: GenerationStats) -> str:
+    """The last answer in plain words: its footer's two lines."""
+    return format_footer(stats.to_dict())
 
 
 class SidePanel(QWidget):
@@ -28,24 +35,38 @@ class SidePanel(QWidget):
         super().__init__(parent)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
-        self.mode = QComboBox()
+        self.mode = QComboBox()  # Off, Auto or one drafter (ui/speculation_choice.py fills it)
         self.mode.setObjectName("speculationMode")
-        self.mode.setAccessibleName("Speculation mode")
-        self.mode.setToolTip(" ".join(f"{m.label}: {m.description}." for m in SpecMode))
-        for mode in SpecMode:
-            self.mode.addItem(mode.label, mode.value)
+        self.mode.setAccessibleName("Speculation: off, auto or one drafter")
+        self.always = QCheckBox("Always draft this many")
+        self.always.setObjectName("alwaysDraftK")
+        self.always.setToolTip(SpecMode.ON.description)
+        self.draft_max = QSpinBox()
+        self.draft_max.setObjectName("draftMax")
+        self.draft_max.setRange(DRAFT_K.low, DRAFT_K.high)
+        self.draft_max.setSuffix(" tokens")
+        self.draft_max.setToolTip(DRAFT_K.description)
+        self.draft_max.setAccessibleName("Most tokens drafted at a time")
+        self.choice_note = QLabel()  # why the chosen drafter is not in use
+        self.choice_note.setObjectName("speculationNote")
+        self.choice_note.setWordWrap(True)
+        self.choice_note.setTextFormat(Qt.TextFormat.PlainText)
         form = QFormLayout()
         form.addRow("Speculation", self.mode)
+        form.addRow("Draft up to", self.draft_max)
+        form.addRow("", self.always)
         layout.addLayout(form)
+        layout.addWidget(self.choice_note)
         self.gauge = SpeedGauge()
         layout.addWidget(self.gauge, 2)
         self.acceptance = AcceptanceMeter()
         layout.addWidget(self.acceptance)
         self.sparkline = Sparkline()
         layout.addWidget(self.sparkline)
-        self.detail = QLabel()
+        self.detail = QLabel()  # the last answer in words; the exact figures in its tooltip
         self.detail.setObjectName("speedDetail")
         self.detail.setWordWrap(True)
+        self.detail.setTextFormat(Qt.TextFormat.PlainText)
         layout.addWidget(self.detail)
         self.highlight = QCheckBox("Highlight draft tokens")
         self.highlight.setObjectName("highlightDrafts")
@@ -60,16 +81,16 @@ class SidePanel(QWidget):
         self._show_legend()
         self.highlight.toggled.connect(self.legend.setVisible)
         layout.addWidget(self.legend)
-        self.race = QPushButton("Race: off vs on")
+        self.race = QPushButton("Race: without speculation vs your choice")
         self.race.setObjectName("raceButton")
-        self.race.setAccessibleName("Rerun the last prompt with speculation off and on")
+        self.race.setAccessibleName("Rerun the last prompt without speculation and with your choice, in turns")
         layout.addWidget(self.race)
+        self.race_verdict = QLabel()  # the last race's measured speed-up
+        self.race_verdict.setObjectName("raceVerdict")
+        self.race_verdict.setWordWrap(True)
+        self.race_verdict.setTextFormat(Qt.TextFormat.PlainText)
+        layout.addWidget(self.race_verdict)
         settings = QFormLayout()
-        self.draft_max = QSpinBox()
-        self.draft_max.setObjectName("draftMax")
-        self.draft_max.setRange(DRAFT_K.low, DRAFT_K.high)
-        self.draft_max.setToolTip(DRAFT_K.description)
-        self.draft_max.setAccessibleName("Tokens drafted per cycle")
         self.temperature = QDoubleSpinBox()
         self.temperature.setObjectName("temperature")
         self.temperature.setRange(TEMPERATURE.low, TEMPERATURE.high)
@@ -79,7 +100,6 @@ class SidePanel(QWidget):
         self.max_tokens.setObjectName("maxTokens")
         self.max_tokens.setRange(MAX_TOKENS.low, MAX_TOKENS.high)
         self.max_tokens.setAccessibleName("Longest answer in tokens")
-        settings.addRow("Draft k", self.draft_max)
         settings.addRow("Temperature", self.temperature)
         settings.addRow("Max tokens", self.max_tokens)
         layout.addLayout(settings)
@@ -92,12 +112,6 @@ class SidePanel(QWidget):
         super().changeEvent(event)
         if event.type() == QEvent.Type.PaletteChange:
             self._show_legend()  # the tints follow a light/dark theme switch
-
-    def mode_key(self) -> str:
-        return str(self.mode.currentData())
-
-    def set_mode_key(self, key: str) -> None:
-        self.mode.setCurrentIndex(max(0, self.mode.findData(SpecMode(key).value)))
 
     def show_live(self, stats: GenerationStats) -> None:
         """Live figures while an answer streams."""
@@ -114,12 +128,12 @@ class SidePanel(QWidget):
         self.gauge.set_value(tps)
         self.sparkline.add(tps)
         self._show_acceptance(stats)
-        k = stats.draft_max
-        self.detail.setText(
-            f"{stats.generated_tokens} tokens in {stats.target_passes} target passes"
-            + (f" · k ≤ {k}" if k else "")
-            + (f"\n{stats.auto_reason}" if stats.auto_reason else "")
-        )
+        self.detail.setText(answer_words(stats))
+        self.detail.setToolTip(tooltip_html(footer_details(stats.to_dict())))
+
+    def show_race(self, result: RaceResult) -> None:
+        """The last race's measured speed-up (the gauge keeps the chat's last answer)."""
+        self.race_verdict.setText(result.verdict())
 
     def _show_acceptance(self, stats: GenerationStats) -> None:
         self.acceptance.set_active(bool(stats.drafted))

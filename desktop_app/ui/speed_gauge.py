@@ -102,7 +102,9 @@ class SpeedGauge(QWidget):
         pal = self.palette()
         p = QPainter(self)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
-        side = min(self.width(), self.height() * 1.25) - 12
+        # the drawing reaches 0.94 x side below its top (the figure, the unit and the caption
+        # under the hub): the whole dial fits the widget's height as well as its width
+        side = min(self.width() - 12, (self.height() - 10) / 0.94)
         rect = QRectF((self.width() - side) / 2, 6, side, side)
         track = QPen(pal.color(QPalette.ColorRole.Mid), max(6.0, side / 14))
         track.setCapStyle(Qt.PenCapStyle.RoundCap)
@@ -151,7 +153,8 @@ class SpeedGauge(QWidget):
 
 
 class AcceptanceMeter(QWidget):
-    """A horizontal bar: the share of drafted tokens the target accepted (0..1).
+    """A horizontal bar: the share of drafted tokens the target accepted (0..1), the one
+    acceptance figure (GenerationStats.acceptance_rate), in the footer's words.
 
     Qt property ``acceptanceRate`` (float).
     """
@@ -184,7 +187,7 @@ class AcceptanceMeter(QWidget):
         self.update()
 
     def text(self) -> str:
-        return f"acceptance {self._rate:.0%}" if self._active else "acceptance – (no drafts)"
+        return f"{self._rate:.0%} of drafts right" if self._active else "no drafts"
 
     def paintEvent(self, event: object) -> None:  # noqa: N802 - Qt API
         pal = self.palette()

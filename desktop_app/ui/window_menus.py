@@ -1,4 +1,5 @@
-"""The main window's menus: File (Preferences, Quit), Models (library, workers, serve the API), Help (About)."""
+"""The main window's menus: File (Preferences, Quit), Models (library, workers, serve the API), Help
+(keyboard shortcuts, About)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QMainWindow, QMessageBox
 
 from desktop_app import __version__
+from desktop_app.ui.shortcut_list import ShortcutList
 
 
 class WindowMenus:
@@ -13,9 +15,8 @@ class WindowMenus:
     ``serve``'s ``toggled``) to what they do. Quit closes the window and About is shown here."""
 
     def __init__(self, window: QMainWindow, api_port: int) -> None:
-        self._window = window
         bar = window.menuBar()
-        file_menu = bar.addMenu("&File")
+        file_menu = self.file_menu = bar.addMenu("&File")
         self.preferences = file_menu.addAction("&Preferences…")
         self.preferences.setObjectName("preferencesAction")
         comma = QKeySequence("Ctrl+,")  # Linux has no standard Preferences key
@@ -38,11 +39,16 @@ class WindowMenus:
         self.serve.setCheckable(True)
         self.serve.setStatusTip("Serve the loaded models with the OpenAI API, for editors and scripts")
         help_menu = bar.addMenu("&Help")
-        help_menu.addAction("&About SpecChat", self._show_about)
+        shortcuts = help_menu.addAction("&Keyboard shortcuts", lambda: ShortcutList(window).open())
+        shortcuts.setObjectName("shortcutListAction")
+        # A lambda over the window, not a method of this object (which is not kept once built).
+        about = help_menu.addAction("&About SpecChat", lambda: show_about(window))
+        about.setObjectName("aboutAction")
 
-    def _show_about(self) -> None:
-        QMessageBox.about(
-            self._window,
-            "About SpecChat",
-            f"SpecChat {__version__}\nChat with local models, made faster by speculative decoding.",
-        )
+
+def show_about(window: QMainWindow) -> None:
+    QMessageBox.about(
+        window,
+        "About SpecChat",
+        f"SpecChat {__version__}\nChat with local models, made faster by speculative decoding.",
+    )

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from desktop_app.engine.reasoning import THINK_TAGS, ReasoningFormat, split_reasoning
+from desktop_app.engine.reasoning import (
+    GEMMA4_CHANNEL,
+    GPT_OSS_CHANNELS,
+    THINK_TAGS,
+    ReasoningFormat,
+    SectionStream,
+    split_reasoning,
+)
 
 
 def test_a_think_section_splits_from_the_answer() -> None:
@@ -33,3 +40,28 @@ def test_a_format_that_starts_open_reads_reasoning_from_the_first_character() ->
 def test_a_start_marker_still_arriving_shows_nothing_yet() -> None:
     assert split_reasoning("<thi", THINK_TAGS, streaming=True).answer == ""
     assert split_reasoning("<thi", THINK_TAGS).answer == "<thi"
+
+
+def test_gpt_oss_channels_split_into_analysis_and_final() -> None:
+    text = "<|channel|>analysis<|message|>The user greets.<|end|><|start|>assistant<|channel|>final<|message|>Hello!"
+    s = split_reasoning(text, GPT_OSS_CHANNELS)
+    assert (s.reasoning, s.answer, s.thinking) == ("The user greets.", "Hello!", False)
+    # straight to the final channel: no reasoning, the header is not answer text
+    assert split_reasoning("<|channel|>final<|message|>Hi", GPT_OSS_CHANNELS).answer == "Hi"
+    # the final channel's header still arriving shows nothing yet
+    streamed = split_reasoning("<|channel|>analysis<|message|>x<|end|><|start|>assi", GPT_OSS_CHANNELS, streaming=True)
+    assert (streamed.reasoning, streamed.answer) == ("x", "")
+
+
+def test_gemma4_thought_channel_splits_from_the_answer() -> None:
+    s = split_reasoning("<|channel>thought\nCount the letters.<channel|>There are 3.", GEMMA4_CHANNEL)
+    assert (s.reasoning, s.answer) == ("Count the letters.", "There are 3.")
+
+
+def test_streamed_deltas_add_up_to_the_split_of_the_whole_text() -> None:
+    text = "<think>\nfirst a < b, then</think>\n\nThe answer & more."
+    for size in (1, 2, 3, 7):
+        stream = SectionStream(THINK_TAGS)
+        pieces = [stream.push(text[i : i + size]) for i in range(0, len(text), size)] + [stream.push("", final=True)]
+        assert "".join(r for r, _ in pieces) == "first a < b, then"
+        assert "".join(a for _, a in pieces) == "The answer & more."

@@ -13,7 +13,7 @@ import httpx2 as httpx
 import pytest
 
 from desktop_app.engine.api import GenerateRequest
-from desktop_app.server.backend import EngineBackend, Job
+from desktop_app.server.backend import EngineBackend, Job, ServedModel
 from desktop_app.server.limits import ServerLimits
 from tests.server.live_server import LogRecorder, Server
 
@@ -130,8 +130,11 @@ class _EndlessBackend:
     def __init__(self) -> None:
         self.jobs: list[Job] = []
 
-    def model_names(self) -> list[str]:
-        return ["endless"]
+    def served_models(self) -> list[ServedModel]:
+        return [ServedModel("endless", 4096)]
+
+    def reasoning_format(self) -> None:
+        return None
 
     def submit(self, request: GenerateRequest) -> Job:
         self.jobs.append(Job(request))

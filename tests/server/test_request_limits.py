@@ -82,7 +82,7 @@ def test_a_number_no_parameter_can_take_is_a_400_naming_its_field(server: Server
 
 def test_a_huge_number_elsewhere_is_a_400_too(server: Server) -> None:
     body = b'{"messages": [{"role": "user", "content": ' + b"7" * 5000 + b"}]}"
-    assert "must be strings" in _error(_post(server, body), 400)["message"]
+    assert "must be a string" in _error(_post(server, body), 400)["message"]
 
 
 def test_a_body_over_the_limit_is_a_413_declared_or_not(server: Server) -> None:
@@ -127,7 +127,7 @@ def test_a_malformed_http_request_is_a_json_400(server: Server) -> None:
 class _BrokenBackend:
     """A bug in the server's own code, as a backend that fails where it never should."""
 
-    def model_names(self) -> list[str]:
+    def served_models(self) -> list[Any]:
         raise KeyError("internal detail")
 
     def submit(self, request: Any) -> Job:

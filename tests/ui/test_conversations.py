@@ -14,7 +14,7 @@ def test_first_run_opens_ready_with_the_default_model(qtbot: Any, make_window: A
     window = make_window()
     assert window.client.models.target.path == str(default_model_path())
     assert window.model_bar.status.text().startswith("Ready")
-    assert window.model_bar.target_picker.currentText() == "SmolLM2-135M (built in)"
+    assert window.model_bar.target_picker.currentText() == "Built-in demo (SmolLM2-135M)"
     assert window.chat_view.placeholder.isVisible()
     assert window.send_button.isEnabled()
     assert window.status.backend.text().startswith(("CPU", "CUDA", "Metal", "Vulkan"))
@@ -36,7 +36,7 @@ def test_first_run_opens_ready_with_the_default_model(qtbot: Any, make_window: A
         widget = window.findChild(object, name)
         assert widget is not None, name
         assert widget.accessibleName(), f"{name} has no accessible name"
-    assert window.side.mode.currentText() == "Auto"
+    assert window.side.mode.currentData() == "best"  # Auto
 
 
 def test_conversations_new_search_rename_delete(qtbot: Any, make_window: Any, models: Any) -> None:

@@ -82,7 +82,7 @@ def test_a_settings_file_with_a_typo_is_reported_once_in_the_window(qtbot: Any, 
         window.start()
     try:
         assert len(window.notices) == 1 and "settings.json.broken-" in window.notices[0]
-        assert window.side.mode_key() == "on" and window.settings["max_tokens"] == 77
+        assert window.side.always.isChecked() and window.settings["max_tokens"] == 77
     finally:
         window.close()
 

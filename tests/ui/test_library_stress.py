@@ -67,7 +67,7 @@ def library_windows(qtbot, hub: FakeHub) -> Iterator[LibraryFactory]:  # noqa: F
 
 def _start_download(window: ModelLibraryWindow) -> DownloadTask:
     window.tabs.setCurrentIndex(2)  # the catalog
-    window.catalog_table.selectRow(0)
+    window.catalog_tab.select(load_catalog()[0])  # its row depends on what fits this machine
     window.download_target_button.click()
     task = window.downloads._task
     assert task is not None and window.downloads.cancel_button.isEnabled()
@@ -121,7 +121,7 @@ def test_open_close_and_cancel_200_times_without_a_crash(
             assert 0 < widget.bar.value() < widget.bar.maximum()
             with qtbot.waitSignal(window.refreshed, timeout=WAIT_MS):
                 window.refresh()
-            assert window.models == []  # the library lists no half-downloaded model
+            assert [m for m in window.models if not m.builtin] == []  # no half-downloaded model listed
             _close(qtbot, window)
         else:
             if mode == "close-while-downloading":

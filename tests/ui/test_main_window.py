@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
-from PySide6.QtCore import QSize
+from PySide6.QtCore import QSize, QTimer
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QApplication, QMessageBox
 
 from desktop_app.ui.main_window import DEFAULT_SIZE
 
@@ -27,3 +30,20 @@ def test_the_window_reopens_at_the_size_it_was_closed_at(qtbot: Any, make_window
 def test_unreadable_saved_geometry_gives_the_default_size(qtbot: Any, make_window: Any) -> None:
     window = make_window(wait_loaded=False, window_geometry="not a geometry")
     assert window.size() == QSize(*DEFAULT_SIZE)
+
+
+def test_help_about_opens_after_the_menus_were_built(qtbot: Any, make_window: Any) -> None:
+    window = make_window(wait_loaded=False)
+    gc.collect()  # the object that built the menus is gone; its actions must still work
+    about = window.findChild(QAction, "aboutAction")
+    shown: list[str] = []
+
+    def close_it() -> None:
+        box = QApplication.activeModalWidget()
+        if isinstance(box, QMessageBox):
+            shown.append(box.text())
+            box.accept()
+
+    QTimer.singleShot(200, close_it)
+    about.trigger()
+    assert shown and "SpecChat" in shown[0]

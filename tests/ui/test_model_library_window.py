@@ -29,6 +29,11 @@ def _row_of(window: ModelLibraryWindow, name: str) -> int:
     return [m.path.name for m in window.models].index(name)
 
 
+def _files(window: ModelLibraryWindow) -> list[Path]:
+    """The listed model files, less the built-in demo model (always listed first)."""
+    return [m.path for m in window.models if not m.builtin]
+
+
 def test_lists_models_with_metadata_and_which_drafts_fit(qtbot, models_dir: Path, models) -> None:  # noqa: F811
     for path in (models.target, models.draft, models.draft_other_vocab, models.truncated):
         shutil.copy(path, models_dir / path.name)
@@ -67,19 +72,19 @@ def test_use_as_target_and_draft_emit_the_path(qtbot, models_dir: Path, models) 
     assert target.args == draft.args == [str(models_dir / "draft.gguf")]
 
 
-def test_import_and_delete_update_the_list(qtbot, models_dir: Path, models) -> None:  # noqa: F811
+def test_import_with_copy_and_delete_update_the_list(qtbot, models_dir: Path, models) -> None:  # noqa: F811
     window = _window(qtbot)
-    assert window.model_table.rowCount() == 0
+    assert _files(window) == []
 
     with qtbot.waitSignal(window.refreshed, timeout=20_000):
-        window.import_file(models.draft)
-    assert [m.path for m in window.models] == [models_dir / "draft.gguf"]
+        window.import_file(models.draft, copy=True)
+    assert _files(window) == [models_dir / "draft.gguf"]
 
     window.confirm = lambda _question: True
-    window.model_table.selectRow(0)
+    window.model_table.selectRow(_row_of(window, "draft.gguf"))
     with qtbot.waitSignal(window.refreshed, timeout=20_000):
         window.delete_button.click()
-    assert window.models == [] and not (models_dir / "draft.gguf").exists()
+    assert _files(window) == [] and not (models_dir / "draft.gguf").exists()
     assert models.draft.exists()
 
 
@@ -97,7 +102,7 @@ def test_downloading_a_catalog_file_adds_it_to_the_list(
     with qtbot.waitSignal(window.refreshed, timeout=30_000):
         window.download_draft_button.click()
 
-    assert [m.path.name for m in window.models] == [pair.draft.file]
+    assert [p.name for p in _files(window)] == [pair.draft.file]
     assert window.downloads.bar.value() == window.downloads.bar.maximum()
 
 
@@ -108,7 +113,7 @@ def test_the_catalog_lists_each_pairs_drafting_method_download_size_and_ram_need
     window = _window(qtbot)
     table = window.catalog_table
     headers = [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())]
-    assert headers == ["Pair", "Drafting", "Uses", "Target", "Draft", "Download", "RAM need", "License"]
+    assert headers == ["Pair", "This machine", "Drafting", "Uses", "Target", "Draft", "Download", "RAM need", "License"]
     rows = {
         window.catalog[r].id: [table.item(r, c).text() for c in range(table.columnCount())]
         for r in range(table.rowCount())
@@ -116,12 +121,12 @@ def test_the_catalog_lists_each_pairs_drafting_method_download_size_and_ram_need
     assert len(rows) == len(window.catalog) >= 15
     for pair in window.catalog:
         row = rows[pair.id]
-        assert row[1] == pair.drafting_label and row[5] == pair.download_text and row[6] == pair.ram_text
-        assert "GB @ 8K ctx" in row[6]
-    assert rows["qwen3.6-27b-mtp"][4] == "none (Built-in (MTP))"
-    assert rows["qwen3-coder-30b-a3b-instruct"][4] == "none (Prompt lookup)"
-    assert rows["gemma-4-12b-it-qat"][4] == "mtp-gemma-4-12B-it-Q8_0.gguf (~465.0 MB)"
-    assert rows["qwen2.5-7b-instruct"][1] == "Draft model"
+        assert row[2] == pair.drafting_label and row[6] == pair.download_text and row[7] == pair.ram_text
+        assert "GB @ 8K ctx" in row[7]
+    assert rows["qwen3.6-27b-mtp"][5] == "none (Built-in (MTP))"
+    assert rows["qwen3-coder-30b-a3b-instruct"][5] == "none (Prompt lookup)"
+    assert rows["gemma-4-12b-it-qat"][5] == "mtp-gemma-4-12B-it-Q8_0.gguf (~465.0 MB)"
+    assert rows["qwen2.5-7b-instruct"][2] == "Draft model"
     assert table.item(0, 0).toolTip() == window.catalog[0].notes
 
 
@@ -151,13 +156,13 @@ def test_the_main_window_opens_the_library_and_loads_a_draft_chosen_there(
     window.library_action.trigger()
     library = window.library
     assert library is not None and library.isVisible() and library.isWindow()
-    qtbot.waitUntil(lambda: [m.path.name for m in library.models] == ["draft.gguf"], timeout=20_000)
+    qtbot.waitUntil(lambda: _files(library) == [draft], timeout=20_000)
     with qtbot.waitSignal(library.refreshed, timeout=20_000):  # reopening rescans the folder
         pick(window.model_bar.draft_picker, OPEN_LIBRARY)  # the pickers offer it too: the same window
     assert window.library is library
     assert window.model_bar.draft_picker.currentText() == "No draft model"
 
-    library.model_table.selectRow(0)
+    library.model_table.selectRow(_row_of(library, "draft.gguf"))
     with qtbot.waitSignal(window.client.model_loaded, timeout=LOAD_TIMEOUT_MS) as loaded:
         library.draft_button.click()
 

@@ -15,7 +15,7 @@ def test_a_target_with_mtp_layers_drafts_with_them_by_default(qtbot: Any, make_w
     done = send_and_wait(qtbot, window, "Tell me a story about a robot.")
     assert done.stats.drafter == "mtp" and done.stats.drafted > 0 and done.stats.accepted > 0
     drafted, accepted = done.stats.by_drafter["mtp"]
-    assert f"mode on · drafts: built-in (mtp) {accepted}/{drafted}" in last_answer(window).footer.text()
+    assert f"built-in (MTP) drafted {drafted} tokens, {accepted} were right" in last_answer(window).footer.text()
 
 
 def test_a_target_that_cannot_roll_back_says_why_and_chats(qtbot: Any, make_window: Any, hybrid_models: Any) -> None:

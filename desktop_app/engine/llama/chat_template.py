@@ -8,7 +8,8 @@ Models without a template get ChatML.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
@@ -99,8 +100,12 @@ class ChatTemplate:
         except jinja2.TemplateError as exc:
             raise TemplateError(f"the chat template in {origin} is invalid: {exc}") from exc
 
-    def render(self, messages: Sequence[Message], add_generation_prompt: bool = True) -> str:
+    def render(
+        self, messages: Sequence[Mapping[str, object]], add_generation_prompt: bool = True, **variables: Any
+    ) -> str:
+        """The prompt for ``messages``; ``variables`` are the template's own (``enable_thinking``...)."""
         values = dict(
+            variables,
             messages=list(messages),
             add_generation_prompt=add_generation_prompt,
             bos_token=self.bos_token,

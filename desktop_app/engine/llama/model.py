@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -153,6 +153,7 @@ class LlamaModel(KvCache, VocabProperties):
         self.kv_tokens: list[int] = []
         self.prefill_hidden: tuple[int, np.ndarray] | None = None
         self._pieces: dict[int, bytes] = {}
+        self._shown_special: set[int] = set()  # special tokens rendered as their text (see show_special)
         self._piece_buf = ctypes.create_string_buffer(256)
         self._eog = np.array([bool(llama_cpp.llama_vocab_is_eog(self.vocab, i)) for i in range(self.n_vocab)])
 
@@ -270,13 +271,24 @@ class LlamaModel(KvCache, VocabProperties):
         return list(buf[:n])
 
     def piece(self, token: int) -> bytes:
-        """The bytes a token stands for (special tokens render as empty)."""
+        """The bytes a token stands for (special tokens render as empty, but those of show_special)."""
         cached = self._pieces.get(token)
         if cached is None:
-            n = llama_cpp.llama_token_to_piece(self.vocab, token, self._piece_buf, 256, 0, False)
+            special = token in self._shown_special
+            n = llama_cpp.llama_token_to_piece(self.vocab, token, self._piece_buf, 256, 0, special)
             cached = self._piece_buf.raw[: max(n, 0)]
             self._pieces[token] = cached
         return cached
+
+    def show_special(self, texts: Iterable[str]) -> None:
+        """Render the special tokens these texts tokenize to as their text from now on: reasoning
+        markers that are control tokens (gpt-oss's ``<|channel|>``, Gemma 4's ``<|channel>``),
+        which the detokenizer otherwise drops, so answers carry them as the template wrote them."""
+        for text in texts:
+            for token in self.tokenize(text, add_special=False, parse_special=True):
+                if self.token_text(token) and not self.piece(token):
+                    self._shown_special.add(token)
+                    self._pieces.pop(token, None)
 
     def detokenize(self, tokens: Sequence[int]) -> str:
         return b"".join(self.piece(t) for t in tokens).decode("utf-8", errors="replace")

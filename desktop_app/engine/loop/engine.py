@@ -14,6 +14,7 @@ from desktop_app.engine.api import (
     DRAFT_K,
     NO_DRAFTER,
     DrafterKind,
+    Embeddings,
     FinishReason,
     GenerateRequest,
     LoadedModels,
@@ -98,10 +99,6 @@ class Engine:
     def ngrams(self) -> ChatNgrams:
         return self.drafting.ngrams
 
-    @property
-    def _costs(self) -> dict[tuple[DrafterKind | None, int], CostModel]:
-        return self.auto.costs
-
     # ------------------------------------------------------------------ loading
     def load_target(
         self, path: str | Path, options: ModelOptions | None = None, progress: ProgressFn | None = None
@@ -109,7 +106,7 @@ class Engine:
         """Load (or replace) the target; ``progress`` gets 0..1 while loading. On failure the
         previous target stays loaded."""
         with self._lock:
-            return describe_model(self.models.load_target(path, options, progress, self._new_target))
+            return self.prompts.describe(self.models.load_target(path, options, progress, self._new_target))
 
     def _new_target(self, model: LlamaModel) -> None:
         self.drafting.on_target(model)
@@ -136,6 +133,11 @@ class Engine:
             if self.models.unload_draft():
                 self.auto.costs.clear()
 
+    def embed(self, texts: Sequence[str]) -> Embeddings:
+        """Unit vectors of ``texts`` from the target's pooled hidden states (see :mod:`embeddings`)."""
+        with self._lock:
+            return self.models.embedder().embed(texts)
+
     def close(self) -> None:
         self.unload_draft()
         with self._lock:  # a history sync may be tokenizing with the target (history_vocab)
@@ -161,10 +163,6 @@ class Engine:
             return HistoryVocab(self._require_target(), self._lock, lambda: self.target, self.ngrams)
 
     @staticmethod
-    def describe(model: LlamaModel | AssistantWeights) -> ModelInfo:
-        return describe_model(model)
-
-    @staticmethod
     def backend() -> BackendInfo:
         return backend_info()
 
@@ -177,10 +175,9 @@ class Engine:
 
     def loaded(self, draft_error: str | None = None, compatibility: str | None = None) -> LoadedModels:
         """What is loaded now, for the window and the CLI."""
-        target = self._require_target()
         drafters = self.drafters_available()
         return LoadedModels(
-            target=describe_model(target),
+            target=self.prompts.describe(self._require_target()),
             draft=describe_model(self.draft) if self.draft is not None else None,
             draft_compatibility=compatibility,
             draft_error=draft_error,
@@ -282,6 +279,8 @@ class Engine:
                 sampling=request.sampling,
                 stop=request.stop,
                 draft_p_min=self.auto.tunables.draft_p_min if request.spec is SpecMode.AUTO else 0.0,
+                reasoning=self.prompts.reasoning.format,
+                opened=self.prompts.opened,
             )
             prompt_text = self.prompts.last_text if request.messages is not None else ""
             loop = SpeculativeLoop(target, config, choice, stats, cancel, self.threads, self.clock)

@@ -23,7 +23,9 @@ from desktop_app.engine.drafters import Draft
 from desktop_app.engine.events import Event, Finished, StatsUpdate, TextChunk
 from desktop_app.engine.llama.model import LlamaModel
 from desktop_app.engine.llama.threads import ThreadTuner
+from desktop_app.engine.loop.reasoning_count import ReasoningCount
 from desktop_app.engine.loop.text_stream import TextStream
+from desktop_app.engine.reasoning import ReasoningFormat
 from desktop_app.engine.sampling import accept_draft, next_token, penalize, probabilities
 from desktop_app.engine.stats import GenerationStats, SpeedWindow
 
@@ -36,6 +38,8 @@ class LoopConfig:
     sampling: SamplingParams = field(default_factory=SamplingParams)
     stop: Sequence[str] = ()
     draft_p_min: float = 0.0
+    reasoning: ReasoningFormat | None = None  # the target's reasoning markers (counted apart in the stats)
+    opened: str = ""  # the reasoning marker the prompt left open: the answer's text starts with it
 
 
 @dataclass
@@ -98,11 +102,13 @@ class SpeculativeLoop:
         self.clock = clock  # what passes and answers are timed by (a replay's is virtual)
         self.rng = np.random.default_rng(config.sampling.seed)
         self.stream = TextStream(config.stop)
+        self.reasoning = ReasoningCount(config.reasoning, config.opened, stats)
         self.window = SpeedWindow()
         self.context: list[int] = []
         self.tokens_out: list[int] = []
         self.finish = FinishReason.LENGTH
         self.done = False
+        self.last_batch = 0  # the rows of the previous target pass
 
     # ------------------------------------------------------------------ steps
     @property
@@ -165,15 +171,21 @@ class SpeculativeLoop:
         s.k_current = plan.k
         s.k_history.append(plan.k)
         s.cycles.append((len(draft.tokens), result.n_accepted))
+        self.reasoning.drafts(len(draft.tokens), result.n_accepted)
         # a one-token pass a thread trial ran at another count says nothing of Auto's costs
         # (they are the count's that stands)
         standing = result.batch > 1 or self.threads.count == self.threads.batch_count
+        if result.batch == 1 and self.last_batch == 1 and standing:
+            s.plain_passes += 1  # what plain decoding costs per token (the measured speed-up's base)
+            s.plain_s += result.seconds
+        self.last_batch = result.batch
         bonus = result.tokens[-1] if result.n_accepted == len(draft.tokens) else None
         self.choice.observe(plan, result.n_accepted, result.seconds if standing else 0.0, result.batch, bonus)
         self.threads.observe(result.batch, result.seconds)
 
     def emit(self, result: Verified, plan: Plan) -> Iterator[TextChunk]:
         """Commit the new tokens and yield their text; sets ``done`` and ``finish`` when the answer ends."""
+        now = self.clock()
         for j, token in enumerate(result.tokens):
             if self.target.is_eog(token):
                 self.finish, self.done = FinishReason.STOP, True
@@ -181,7 +193,9 @@ class SpeculativeLoop:
             self.tokens_out.append(token)
             self.context.append(token)
             self.choice.see(token)
-            text = self.stream.push(self.target.piece(token))
+            data = self.target.piece(token)
+            self.reasoning.token(data, now)
+            text = self.stream.push(data)
             if text:
                 by = plan.candidate.name if plan.candidate is not None and j < result.n_accepted else ""
                 yield TextChunk(text, from_draft=bool(by), drafter=by)
@@ -211,6 +225,10 @@ class SpeculativeLoop:
         """Generate after ``prompt``; yields TextChunk / StatsUpdate events, then one Finished."""
         start = self.clock()
         self.prefill(prompt)
+        if self.config.opened:  # the answer's text carries the marker its prompt opened
+            opened = self.stream.push(self.config.opened.encode())
+            if opened:
+                yield TextChunk(opened, from_draft=False)
         decode_start = last_stats = self.clock()
         self.stats.prefill_s = decode_start - start
         self.window.add(0, decode_start)
@@ -236,6 +254,7 @@ class SpeculativeLoop:
         self.stats.decode_s = end - decode_start
         self.stats.window_tokens_per_s = self.window.rate(end) or self.stats.decode_tokens_per_s
         self.stats.finish_reason = self.finish
+        self.stats.stop_string = self.stream.stopped_by
         self.stats.auto_reason = self.choice.reason()
         self.stats.by_drafter = self.choice.per_drafter()
         main = self.choice.main_drafter()

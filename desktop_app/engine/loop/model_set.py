@@ -17,14 +17,16 @@ from desktop_app.engine.errors import EngineError, IncompatibleDraftError
 from desktop_app.engine.llama import rpc
 from desktop_app.engine.llama.compat import DraftCompatibility, check_draft
 from desktop_app.engine.llama.drafting import is_assistant
+from desktop_app.engine.llama.embeddings import Embedder
 from desktop_app.engine.llama.gguf_file import read_gguf
 from desktop_app.engine.llama.model import LlamaModel, ProgressFn
 from desktop_app.engine.llama.nextn import AssistantWeights, NextnContext, require_assistant_fits
+from desktop_app.engine.llama.template_reasoning import NO_REASONING, TemplateReasoning
 from desktop_app.engine.llama.threads import ThreadTuner
 
 
-def describe_model(model: LlamaModel | AssistantWeights) -> ModelInfo:
-    """What the window and the CLI show of a loaded model."""
+def describe_model(model: LlamaModel | AssistantWeights, reasoning: TemplateReasoning = NO_REASONING) -> ModelInfo:
+    """What the window and the CLI show of a loaded model (``reasoning``: its template's, for a target)."""
     return ModelInfo(
         path=str(model.path),
         name=model.name,
@@ -36,6 +38,8 @@ def describe_model(model: LlamaModel | AssistantWeights) -> ModelInfo:
         n_gpu_layers=model.options.n_gpu_layers,
         placement=model.placement.describe() if isinstance(model, LlamaModel) and model.placement else "",
         remote_devices=tuple(rpc.device_lines(model.remote)) if isinstance(model, LlamaModel) else (),
+        reasoning_format=reasoning.format,
+        think_default=reasoning.switch.default if reasoning.switch is not None else None,
     )
 
 
@@ -54,6 +58,20 @@ class ModelSet:
         self.assistant: AssistantDrafter | None = None  # a Gemma 4 assistant draft's drafter
         self.mtp_error: str | None = None  # why the target's MTP layers cannot draft
         self.threads = ThreadTuner(self._apply_threads)  # replaced with each target (its options)
+        self._embedder: Embedder | None = None  # the target's embedding context, made when first asked
+
+    def embedder(self) -> Embedder:
+        """The target's embedding context (a second context on its weights), made on first use."""
+        target = self.require_target()
+        if self._embedder is None or self._embedder.model is not target:
+            self._close_embedder()
+            self._embedder = Embedder(target)
+        return self._embedder
+
+    def _close_embedder(self) -> None:
+        if self._embedder is not None:
+            self._embedder.close()
+            self._embedder = None
 
     def require_target(self) -> LlamaModel:
         if self.target is None:
@@ -71,6 +89,7 @@ class ModelSet:
         with the new target as soon as it replaced the old one (before the drafting contexts
         open). On failure the previous target stays loaded, unless workers served it: a worker
         serves one computer at a time."""
+        self._close_embedder()  # its context lives on the target's weights
         if self.target is not None and (self.target.options.workers or (options and options.workers)):
             # The old target lets go of its workers first (so a failed load here leaves no target).
             self.close_drafting_contexts()
@@ -131,6 +150,7 @@ class ModelSet:
     def close(self) -> None:
         self.unload_draft()
         self.close_drafting_contexts()
+        self._close_embedder()
         if self.target is not None:
             self.target.close()
             self.target = None

@@ -3,6 +3,10 @@
 Re-tokenizing our own earlier answer need not give the tokens we generated (BPE is not
 canonical), which would spoil the KV cache: the last chat prompt and answer are remembered as
 text and tokens, and reused when the next prompt starts with that text.
+
+The target's reasoning (:class:`TemplateReasoning`) is read from its template when it loads:
+earlier answers reach the template with their reasoning apart (it keeps or drops it as it is
+written to), and a request's Think switch becomes the template's variable.
 """
 
 from __future__ import annotations
@@ -10,12 +14,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 
-from desktop_app.engine.api import GenerateRequest
+from desktop_app.engine.api import GenerateRequest, ModelInfo
 from desktop_app.engine.errors import ContextOverflowError, EmptyPromptError
 from desktop_app.engine.events import Finished
 from desktop_app.engine.llama.chat_template import ChatTemplate, Message, validate_messages
 from desktop_app.engine.llama.model import LlamaModel
-from desktop_app.engine.loop.model_set import ModelSet
+from desktop_app.engine.llama.template_reasoning import NO_REASONING, TemplateReasoning, detect_reasoning
+from desktop_app.engine.loop.model_set import ModelSet, describe_model
 from desktop_app.engine.loop.prompt_fit import PromptFitter, TokenCounts
 
 MIN_ANSWER_ROOM = 64
@@ -31,6 +36,8 @@ class PromptBuilder:
         self.template: ChatTemplate | None = None
         self._history: tuple[str, list[int]] = ("", [])  # last chat prompt + answer, as text and tokens
         self.last_text = ""  # the text of the last chat prompt built
+        self.reasoning: TemplateReasoning = NO_REASONING  # the target's (read from its template)
+        self.opened = ""  # the reasoning marker the last prompt left open ("": none)
         self._token_counts = TokenCounts(self.tokenize_text)  # per message text, for fitting prompts
 
     def on_target(self, model: LlamaModel) -> None:
@@ -43,6 +50,13 @@ class PromptBuilder:
             _special_text(model, model.eos_id),
             origin=model.path.name,
         )
+        self.reasoning = detect_reasoning(self.template, lambda text: len(self.tokenize_text(text)) == 1)
+        if self.reasoning.format is not None:
+            model.show_special(self.reasoning.format.markers)
+
+    def describe(self, target: LlamaModel) -> ModelInfo:
+        """What the window shows of the target, with its template's reasoning."""
+        return describe_model(target, self.reasoning)
 
     def forget_last_answer(self) -> None:
         self._history = ("", [])
@@ -59,21 +73,24 @@ class PromptBuilder:
                 # Generation continues from the last prompt token: with no BOS there is none.
                 raise EmptyPromptError("The prompt is empty: give some text to continue")
             self._check_fits(tokens)
+            self.opened = self.reasoning.opened(request.prompt)
             return tokens, 0
         messages = validate_messages(list(request.messages or []))
         limit = target.n_ctx - min(request.max_tokens, MIN_ANSWER_ROOM)
-        fitter = PromptFitter(self.render, self._token_counts, limit, cancel, clock=clock)
+        fitter = PromptFitter(lambda ms: self.render(ms, request.think), self._token_counts, limit, cancel, clock=clock)
         kept_from, text, tokens = fitter.fit(messages)
         self.last_text = text
+        self.opened = self.reasoning.opened(text)
         if len(tokens) > limit:  # even the last message alone leaves too little room
             self._check_fits(tokens)
         return tokens, kept_from - (1 if messages[0]["role"] == "system" else 0)
 
-    def render(self, messages: Sequence[Message]) -> tuple[str, list[int]]:
-        """The prompt text for these messages and its tokens."""
+    def render(self, messages: Sequence[Message], think: bool | None = None) -> tuple[str, list[int]]:
+        """The prompt text for these messages and its tokens (``think``: the Think switch)."""
         target = self._models.require_target()
         assert self.template is not None
-        text = self.template.render(messages, add_generation_prompt=True)
+        r = self.reasoning
+        text = self.template.render(r.messages(messages), add_generation_prompt=True, **r.variables(think))
         # Reuse the tokens generated last time when the text matches (see the module's docstring).
         hist_text, hist_tokens = self._history
         if hist_tokens and len(text) > len(hist_text) and text.startswith(hist_text):

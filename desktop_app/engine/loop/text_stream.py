@@ -14,6 +14,7 @@ class TextStream:
         self._pending = ""
         self.text = ""  # everything emitted so far
         self.stopped = False
+        self.stopped_by = ""  # the stop string that matched
 
     def push(self, data: bytes) -> str:
         """Feed a token's bytes; return the text that is now safe to show."""
@@ -33,7 +34,7 @@ class TextStream:
         for stop in self._stop:
             at = pending.find(stop)
             if at >= 0:
-                self.stopped = True
+                self.stopped, self.stopped_by = True, stop
                 self._pending = ""
                 return self._emit(pending[:at])
         hold = 0 if final else self._held_suffix(pending)

@@ -1,0 +1,76 @@
+"""Which catalog pairs fit this machine: its memory, measured, against each pair's RAM/VRAM need.
+
+A pair fits when its need (:attr:`CatalogPair.ram_gb`: both files, the KV cache at the catalog's
+context, buffers) is at most the larger of the machine's RAM and its biggest GPU's memory. The
+welcome card suggests a pair that fits with room to spare (:data:`COMFORT_SHARE` of that memory),
+so the system and the user's other programs keep theirs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import psutil
+
+from desktop_app.library.catalog import CatalogPair
+
+COMFORT_SHARE = 0.8  # a suggested pair leaves a fifth of the memory to everything else
+SUGGESTED_USE = "chat"  # the welcome card suggests an everyday chat pair
+
+
+@dataclass(frozen=True)
+class MachineMemory:
+    """This machine's memory in bytes; ``vram_bytes`` is None when llama.cpp reports no GPU."""
+
+    ram_bytes: int
+    vram_bytes: int | None = None
+
+    @property
+    def usable_gb(self) -> float:
+        """What one pair may use: all of the RAM, or all of the biggest GPU's memory."""
+        return max(self.ram_bytes, self.vram_bytes or 0) / 1e9
+
+    def describe(self) -> str:
+        """``23.0 GB`` or ``23.0 GB RAM, 24.0 GB GPU memory``."""
+        ram = f"{self.ram_bytes / 1e9:.1f} GB"
+        return f"{ram} RAM, {self.vram_bytes / 1e9:.1f} GB GPU memory" if self.vram_bytes else ram
+
+
+def measure_memory(with_gpu: bool = False) -> MachineMemory:
+    """The total RAM (psutil) and, when ``with_gpu``, the biggest GPU's memory as llama.cpp
+    reports it (this loads llama.cpp: only where it is loaded anyway, e.g. the model library)."""
+    ram = int(psutil.virtual_memory().total)
+    if not with_gpu:
+        return MachineMemory(ram)
+    from desktop_app.engine.llama.backend import backend_info
+
+    gpus = [d.memory_total for d in backend_info().devices if d.kind != "cpu" and d.memory_total]
+    return MachineMemory(ram, max(gpus) if gpus else None)
+
+
+@dataclass(frozen=True)
+class PairFit:
+    pair: CatalogPair
+    fits: bool
+    text: str  # "fits: needs ~6.1 GB of 23.0 GB" or "needs ~47.1 GB, this machine has 23.0 GB"
+
+
+def fit_of(pair: CatalogPair, memory: MachineMemory) -> PairFit:
+    if pair.ram_gb <= memory.usable_gb:
+        return PairFit(pair, True, f"fits: needs ~{pair.ram_gb:.1f} GB of {memory.describe()}")
+    return PairFit(pair, False, f"needs ~{pair.ram_gb:.1f} GB, this machine has {memory.describe()}")
+
+
+def sort_by_fit(pairs: Iterable[CatalogPair], memory: MachineMemory) -> list[PairFit]:
+    """Every pair with its verdict: those that fit first, each group in catalog order."""
+    fits = [fit_of(p, memory) for p in pairs]
+    return sorted(fits, key=lambda f: not f.fits)  # sorted() is stable
+
+
+def best_pair(pairs: Sequence[CatalogPair], memory: MachineMemory) -> CatalogPair | None:
+    """The chat pair to suggest: the biggest one that needs at most COMFORT_SHARE of the memory
+    (bigger models answer better); None when none fits so."""
+    room = memory.usable_gb * COMFORT_SHARE
+    fitting = [p for p in pairs if SUGGESTED_USE in p.uses and p.ram_gb <= room]
+    return max(fitting, key=lambda p: p.ram_gb, default=None)

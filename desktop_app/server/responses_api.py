@@ -1,0 +1,307 @@
+"""OpenAI's ``POST /v1/responses`` (openai-agents' default, Codex): its request in, the engine's
+request out; the answer back as a Response object or its streamed events. Stateless: every
+request carries its whole conversation (``previous_response_id`` is refused by name).
+
+``input`` is a string or a list of message items (``role`` + a string or ``input_text`` /
+``output_text`` parts); ``instructions`` is the system message. A thinking model's reasoning is a
+``reasoning`` output item before the message, as OpenAI's reasoning models give it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+from collections import deque
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+from starlette.requests import Request
+
+from desktop_app.engine.api import (
+    DEFAULT_SPEC_MODE,
+    MAX_TOKENS,
+    FinishReason,
+    GenerateRequest,
+    Message,
+    SamplingParams,
+    SpecMode,
+)
+from desktop_app.engine.events import Finished, TextChunk
+from desktop_app.engine.reasoning import ReasoningFormat, SectionStream, split_reasoning
+from desktop_app.engine.stats import GenerationStats
+from desktop_app.server.backend import Failed, Job
+from desktop_app.server.jobs import FLUSH_S, next_event
+from desktop_app.server.openai_schema import EFFORTS, ROLES, BadRequest
+
+FIELDS = frozenset(
+    {
+        "model",
+        "input",
+        "instructions",
+        "max_output_tokens",
+        "temperature",
+        "top_p",
+        "stream",
+        "reasoning",
+        "speculation",  # ours: off, on or auto
+    }
+)
+# Sent by clients, meaningless here (we keep nothing, one model): accepted and ignored.
+IGNORED = frozenset(
+    {"store", "metadata", "user", "service_tier", "truncation", "include", "parallel_tool_calls", "safety_identifier"}
+)
+LATER = frozenset({"tools", "tool_choice", "previous_response_id", "conversation", "prompt"})
+PART_TYPES = frozenset({"input_text", "output_text", "text"})
+
+
+def _content(value: object, where: str) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(p, dict) for p in value):
+        if all(p.get("type") in PART_TYPES and isinstance(p.get("text"), str) for p in value):
+            return "".join(p["text"] for p in value)
+        kinds = sorted({str(p.get("type")) for p in value} - PART_TYPES)
+        raise BadRequest(
+            f"{where}: only text parts are supported, not {', '.join(kinds) or 'parts without text'}", "input"
+        )
+    raise BadRequest(f"{where} must be a string or a list of text parts", "input")
+
+
+def _text_format(body: dict[str, Any]) -> None:
+    fmt = body.get("text", {})
+    kind = fmt.get("format", {}).get("type", "text") if isinstance(fmt, dict) else None
+    if kind != "text":
+        raise BadRequest("'text.format' other than text is not supported yet", "text")
+
+
+def parse_responses_request(body: object, default_spec: SpecMode = DEFAULT_SPEC_MODE) -> tuple[GenerateRequest, bool]:
+    """(the engine request, stream?) or BadRequest naming the field."""
+    if not isinstance(body, dict):
+        raise BadRequest("the request body must be a JSON object")
+    body = {k: v for k, v in body.items() if v is not None and k not in IGNORED}
+    if "text" in body:
+        _text_format(body)
+        del body["text"]
+    for name in sorted(body):
+        if name in LATER:
+            raise BadRequest(f"'{name}' is not supported yet by this server (send the whole conversation)", name)
+        if name not in FIELDS:
+            raise BadRequest(f"unknown field '{name}' (this endpoint accepts: {', '.join(sorted(FIELDS))})", name)
+    messages: list[Message] = []
+    if "instructions" in body:
+        if not isinstance(body["instructions"], str):
+            raise BadRequest("'instructions' must be a string", "instructions")
+        messages.append(Message(role="system", content=body["instructions"]))
+    items = body.get("input")
+    if isinstance(items, str):
+        items = [{"role": "user", "content": items}]
+    if not isinstance(items, list) or not items:
+        raise BadRequest("'input' must be a non-empty string or list of message items", "input")
+    for i, item in enumerate(items):
+        if not isinstance(item, dict) or item.get("type", "message") != "message":
+            kind = item.get("type") if isinstance(item, dict) else type(item).__name__
+            raise BadRequest(f"input {i}: only message items are supported, not {kind}", "input")
+        given = item.get("role")
+        role = ROLES.get(given) if isinstance(given, str) else None
+        if role is None:
+            raise BadRequest(f"input {i}: the role must be one of {', '.join(ROLES)}", "input")
+        messages.append(Message(role=role, content=_content(item.get("content"), f"input {i}")))
+    think: bool | None = None
+    reasoning = body.get("reasoning", {})
+    if isinstance(reasoning, dict) and reasoning.get("effort") is not None:
+        if reasoning["effort"] not in EFFORTS:
+            raise BadRequest(f"'reasoning.effort' must be one of {', '.join(EFFORTS)}", "reasoning")
+        think = EFFORTS[reasoning["effort"]]
+    limit = body.get("max_output_tokens", MAX_TOKENS.high)
+    for name, kinds in (("max_output_tokens", (int,)), ("temperature", (int, float)), ("top_p", (int, float))):
+        if name in body and (isinstance(body[name], bool) or not isinstance(body[name], kinds)):
+            raise BadRequest(f"'{name}' must be a number", name)
+    try:
+        request = GenerateRequest(
+            messages=messages,
+            max_tokens=limit,
+            sampling=SamplingParams(temperature=body.get("temperature", 1.0), top_p=body.get("top_p", 1.0)),
+            spec=SpecMode(body.get("speculation", default_spec.value)),
+            think=think,
+        )
+    except ValueError as exc:
+        param = str(exc).split(" ", 1)[0].strip("'")
+        raise BadRequest(str(exc), param if param in FIELDS else None) from None
+    return request, bool(body.get("stream", False))
+
+
+def _new_id(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex[:24]}"
+
+
+class ResponseBuilder:
+    """One response's ids and shape, whole or as events."""
+
+    def __init__(self, model: str, request: GenerateRequest) -> None:
+        self.id = _new_id("resp")
+        self.model = model
+        self.created = int(time.time())
+        self.request = request
+        self.message_id = _new_id("msg")
+        self.reasoning_id = _new_id("rs")
+        self.sequence = 0
+
+    def response(self, status: str, output: list[dict[str, Any]], stats: GenerationStats | None) -> dict[str, Any]:
+        incomplete = stats is not None and stats.finish_reason in (FinishReason.LENGTH, FinishReason.CONTEXT_FULL)
+        return {
+            "id": self.id,
+            "object": "response",
+            "created_at": self.created,
+            "status": "incomplete" if incomplete else status,
+            "incomplete_details": {"reason": "max_output_tokens"} if incomplete else None,
+            "error": None,
+            "model": self.model,
+            "output": output,
+            "parallel_tool_calls": False,
+            "tool_choice": "auto",
+            "tools": [],
+            "temperature": self.request.sampling.temperature,
+            "top_p": self.request.sampling.top_p,
+            "text": {"format": {"type": "text"}},
+            "usage": _usage(stats) if stats is not None else None,
+        }
+
+    def message_item(self, text: str, status: str = "completed") -> dict[str, Any]:
+        content = [{"type": "output_text", "text": text, "annotations": []}] if status == "completed" else []
+        return {"type": "message", "id": self.message_id, "status": status, "role": "assistant", "content": content}
+
+    def reasoning_item(self, text: str) -> dict[str, Any]:
+        return {
+            "type": "reasoning",
+            "id": self.reasoning_id,
+            "summary": [],
+            "content": [{"type": "reasoning_text", "text": text}],
+        }
+
+    def whole(self, text: str, stats: GenerationStats, fmt: ReasoningFormat | None) -> dict[str, Any]:
+        sections = split_reasoning(text, fmt)
+        output = [self.reasoning_item(sections.reasoning)] if sections.reasoning else []
+        return self.response("completed", [*output, self.message_item(sections.answer)], stats)
+
+    def event(self, kind: str, **payload: Any) -> str:
+        self.sequence += 1
+        return f"event: {kind}\ndata: {json.dumps({'type': kind, 'sequence_number': self.sequence, **payload})}\n\n"
+
+
+def _usage(stats: GenerationStats) -> dict[str, Any]:
+    return {
+        "input_tokens": stats.prompt_tokens,
+        "input_tokens_details": {"cached_tokens": stats.prompt_tokens - stats.prompt_tokens_new},
+        "output_tokens": stats.generated_tokens,
+        "output_tokens_details": {"reasoning_tokens": stats.thinking_tokens},
+        "total_tokens": stats.prompt_tokens + stats.generated_tokens,
+    }
+
+
+class _Items:
+    """The streamed output items: a reasoning item while the model reasons, then the message."""
+
+    def __init__(self, build: ResponseBuilder) -> None:
+        self.build = build
+        self.open: str | None = None  # "reasoning" or "message"
+        self.texts: dict[str, str] = {}
+        self.done: list[dict[str, Any]] = []
+
+    def _item(self, kind: str, text: str) -> dict[str, Any]:
+        return self.build.reasoning_item(text) if kind == "reasoning" else self.build.message_item(text)
+
+    def add(self, kind: str, delta: str) -> Iterator[str]:
+        b = self.build
+        if self.open != kind:
+            yield from self.close()
+            self.open, self.texts[kind] = kind, ""
+            start = (
+                self.build.message_item("", "in_progress")
+                if kind == "message"
+                else {**self._item(kind, ""), "content": []}
+            )
+            yield b.event("response.output_item.added", output_index=len(self.done), item=start)
+            part = (
+                {"type": "output_text", "text": "", "annotations": []}
+                if kind == "message"
+                else {"type": "reasoning_text", "text": ""}
+            )
+            yield b.event(
+                "response.content_part.added",
+                item_id=start["id"],
+                output_index=len(self.done),
+                content_index=0,
+                part=part,
+            )
+        self.texts[kind] += delta
+        name = "response.output_text.delta" if kind == "message" else "response.reasoning_text.delta"
+        item_id = b.message_id if kind == "message" else b.reasoning_id
+        yield b.event(name, item_id=item_id, output_index=len(self.done), content_index=0, delta=delta)
+
+    def close(self) -> Iterator[str]:
+        if self.open is None:
+            return
+        b, kind = self.build, self.open
+        text, item = self.texts[kind], self._item(kind, self.texts[kind])
+        name = "response.output_text.done" if kind == "message" else "response.reasoning_text.done"
+        yield b.event(name, item_id=item["id"], output_index=len(self.done), content_index=0, text=text)
+        yield b.event(
+            "response.content_part.done",
+            item_id=item["id"],
+            output_index=len(self.done),
+            content_index=0,
+            part=item["content"][0],
+        )
+        yield b.event("response.output_item.done", output_index=len(self.done), item=item)
+        self.done.append(item)
+        self.open = None
+
+
+async def response_events(
+    job: Job, request: Request, first: Any, build: ResponseBuilder, fmt: ReasoningFormat | None
+) -> AsyncIterator[str]:
+    """response.created, the items' events, then response.completed (or response.failed)."""
+    yield build.event("response.created", response=build.response("in_progress", [], None))
+    yield build.event("response.in_progress", response=build.response("in_progress", [], None))
+    items, sections = _Items(build), SectionStream(fmt)
+    buffer: deque[Any] = deque([first, *job.ready()])
+    try:
+        while True:
+            if not buffer:
+                try:
+                    event = await next_event(job, request)
+                except Failed as exc:
+                    failed = {
+                        **build.response("failed", items.done, None),
+                        "error": {"code": "server_error", "message": str(exc)},
+                    }
+                    yield build.event("response.failed", response=failed)
+                    return
+                buffer.extend([event, *job.ready()] if event is not None else [None])
+            event = buffer.popleft()
+            if event is None:
+                return
+            if isinstance(event, TextChunk):
+                text = event.text
+                while buffer and isinstance(buffer[0], TextChunk):
+                    text += buffer.popleft().text
+                for kind, delta in zip(("reasoning", "message"), sections.push(text), strict=True):
+                    for line in items.add(kind, delta) if delta else ():
+                        yield line
+                await asyncio.sleep(FLUSH_S)
+                buffer.extend(job.ready())
+            elif isinstance(event, Finished):
+                for kind, delta in zip(("reasoning", "message"), sections.push("", final=True), strict=True):
+                    for line in items.add(kind, delta) if delta else ():
+                        yield line
+                if "message" not in items.texts:
+                    for line in items.add("message", ""):
+                        yield line
+                for line in items.close():
+                    yield line
+                yield build.event("response.completed", response=build.response("completed", items.done, event.stats))
+                return
+    finally:
+        job.cancel.set()
