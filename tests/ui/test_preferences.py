@@ -18,6 +18,7 @@ from desktop_app.store import History, Settings
 from desktop_app.store.settings import BY_NAME, FONT_SIZE
 from desktop_app.ui.preference_fields import NumberField, ThreadsField
 from desktop_app.ui.preferences_dialog import PreferencesDialog
+from desktop_app.ui.shortcut_list import window_shortcuts
 from tests.ui.conftest import LOAD_TIMEOUT_MS
 from tests.ui.helpers import send_and_wait
 
@@ -163,6 +164,10 @@ def test_the_dialog_fits_an_800_by_600_screen(qtbot: Any, window: Any) -> None:
 
 
 def test_zoom_keys_change_the_text_size_and_save_it(qtbot: Any, window: Any) -> None:
+    listed = window_shortcuts(window)  # Help → Keyboard shortcuts
+    for row in (("Ctrl+=", "Larger text"), ("Ctrl+-", "Smaller text"), ("Ctrl+0", "Text size back to normal")):
+        assert row in listed
+    assert ("Ctrl+,", "Preferences") in listed
     size = FONT_SIZE.default
     assert window.chat_view.font().pointSize() == size == window.input.font().pointSize()
     message = window.chat_view.add_message("user", "Hello")
