@@ -10,6 +10,7 @@ tokenizer, template and compatibility code paths see the real thing.
   the two models' greedy choices agree on most, not all, positions.
 - ``draft_other_vocab``: a draft whose vocabulary has some token texts swapped.
 - ``thinking``: the target's weights with a Qwen3.5-style thinking template (``THINKING_TEMPLATE``).
+- ``fim``: the target's weights with fill-in-the-middle tokens declared (``_with_fim_tokens``).
 - ``truncated``: a valid header cut off before the tensor data ends.
 - ``not_gguf``: a text file with a .gguf name.
 
@@ -52,6 +53,7 @@ class Tokenizer:
     eos_id: int
     add_bos: bool
     chat_template: str | None
+    fim: tuple[int, int, int] | None = None  # fill-in-the-middle token ids (prefix, suffix, middle)
 
 
 def read_tokenizer(path: Path) -> Tokenizer:
@@ -82,6 +84,9 @@ def _write_tokenizer(writer: gguf.GGUFWriter, tok: Tokenizer) -> None:
     writer.add_add_bos_token(tok.add_bos)
     if tok.chat_template:
         writer.add_chat_template(tok.chat_template)
+    if tok.fim:
+        for name, token in zip(("pre", "suf", "mid"), tok.fim, strict=True):
+            writer.add_uint32(f"tokenizer.ggml.fim_{name}_token_id", token)
 
 
 @dataclass(frozen=True)
@@ -192,6 +197,7 @@ class FactoryModels:
     unknown_arch: Path
     looping_template: Path
     thinking: Path
+    fim: Path
 
 
 # A chat template that renders for hours (Jinja's sandbox does not stop CPU bombs).
@@ -241,6 +247,7 @@ def build_all(directory: Path) -> FactoryModels:
         unknown_arch=directory / "unknown-arch.gguf",
         looping_template=directory / "looping-template.gguf",
         thinking=directory / "thinking.gguf",
+        fim=directory / "fim.gguf",
     )
     if all(p.exists() for p in vars(out).values()):
         return out
@@ -256,7 +263,18 @@ def build_all(directory: Path) -> FactoryModels:
     write_model(out.looping_template, ModelSpec("draft", DRAFT_LAYERS), looping)
     thinking = dataclasses.replace(tokenizer, chat_template=THINKING_TEMPLATE)
     write_model(out.thinking, ModelSpec("target", TARGET_LAYERS), thinking)
+    write_model(out.fim, ModelSpec("target", TARGET_LAYERS), _with_fim_tokens(tokenizer))
     return out
+
+
+def _with_fim_tokens(tok: Tokenizer) -> Tokenizer:
+    """The vocabulary with three unused special tokens (Jupyter markers) renamed and declared as
+    StarCoder's fill-in-the-middle tokens, for a model that can fill in the middle."""
+    tokens = list(tok.tokens)
+    ids = (11, 12, 13)
+    for token, text in zip(ids, ("<fim_prefix>", "<fim_suffix>", "<fim_middle>"), strict=True):
+        tokens[token] = text
+    return dataclasses.replace(tok, tokens=tokens, fim=ids)
 
 
 def build_bench_pair(directory: Path) -> tuple[Path, Path]:

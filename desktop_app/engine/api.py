@@ -4,6 +4,7 @@ Importing this module loads neither llama.cpp nor Qt, so the window, the setting
 argument parser and the engine process's pipe all use these types and ranges directly:
 
 - :class:`SpecMode` and :class:`DrafterKind`: the speculation modes and who drafts, with labels;
+- :class:`OverflowPolicy`: what happens when a conversation outgrows the context;
 - :class:`FinishReason` (why an answer ended) and :data:`NO_DRAFTER` (an answer nobody drafted for);
 - :data:`DRAFT_K`, :data:`MAX_TOKENS`, :data:`TEMPERATURE`... : every numeric parameter with its
   range and default (:class:`NumberRange` gives the one error message for a bad value);
@@ -31,6 +32,7 @@ from desktop_app.engine.workers import WORKER_HOST, WORKER_PORT, LayerSplit, Wor
 __all__ = [
     "API_HOST",
     "API_PORT",
+    "DEFAULT_OVERFLOW",
     "DEFAULT_SPEC_MODE",
     "DRAFTER_PREFERENCE",
     "DRAFT_FREE",
@@ -51,6 +53,7 @@ __all__ = [
     "N_THREADS",
     "NoDrafter",
     "NumberRange",
+    "OverflowPolicy",
     "REPEAT_LAST_N",
     "REPEAT_PENALTY",
     "SEED",
@@ -130,6 +133,27 @@ class NoDrafter(Word):
 NO_DRAFTER = NoDrafter.NONE
 
 
+class OverflowPolicy(Word):
+    """What a chat request does when its conversation does not fit the context."""
+
+    DROP_OLDEST = "drop_oldest"  # leave the oldest messages out (after any system message)
+    REFUSE = "refuse"  # fail at once, saying how long the conversation is and how to fix it
+
+    @property
+    def label(self) -> str:
+        return {OverflowPolicy.DROP_OLDEST: "Drop the oldest messages", OverflowPolicy.REFUSE: "Refuse to answer"}[self]
+
+    @property
+    def description(self) -> str:
+        return {
+            OverflowPolicy.DROP_OLDEST: "leave the oldest messages out of the model's context (the transcript says so)",
+            OverflowPolicy.REFUSE: "do not answer; say how long the conversation is and how to make room",
+        }[self]
+
+
+DEFAULT_OVERFLOW = OverflowPolicy.DROP_OLDEST
+
+
 class DrafterKind(Word):
     """Who proposes the tokens the target verifies."""
 
@@ -203,15 +227,8 @@ TEMPERATURE = NumberRange("temperature", float, 0.0, 5.0, 0.0, "Sampling tempera
 TOP_K = NumberRange("top_k", int, 0, 1 << 20, 0, "Sample among the k likeliest tokens (0: off)")
 TOP_P = NumberRange("top_p", float, 0.0, 1.0, 1.0, "Nucleus sampling mass (1: off)", low_open=True)
 MIN_P = NumberRange("min_p", float, 0.0, 0.999999, 0.0, "Drop tokens below this share of the likeliest (0: off)")
-REPEAT_PENALTY = NumberRange(
-    "repeat_penalty",
-    float,
-    0.0,
-    10.0,
-    1.0,
-    "Make tokens among the last few less likely (llama.cpp's repeat penalty; 1: off)",
-    low_open=True,
-)
+_PENALTY = "Make tokens among the last few less likely (llama.cpp's repeat penalty; 1: off)"
+REPEAT_PENALTY = NumberRange("repeat_penalty", float, 0.0, 10.0, 1.0, _PENALTY, low_open=True)
 REPEAT_LAST_N = NumberRange("repeat_last_n", int, 0, 1 << 20, 64, "How many recent tokens the repeat penalty looks at")
 SEED = NumberRange("seed", int, 0, 2**63 - 1, 42, "Sampling seed (used when temperature > 0)")
 N_CTX = NumberRange("n_ctx", int, 32, 1 << 20, 4096, "Context size in tokens")
@@ -289,9 +306,11 @@ class GenerateRequest:
     """One answer to produce. Give ``messages`` (chat template applied) or ``prompt`` (raw).
 
     ``drafter`` None lets :func:`choose_drafter` pick; ``parse_special`` makes a raw prompt's
-    special-token texts (``<|im_start|>``...) the special tokens, as llama.cpp's tools do.
+    special-token texts (``<|im_start|>``...) the special tokens, as llama.cpp's tools do;
+    ``overflow`` says what a conversation longer than the context does.
     ``think``: the Think switch for a target that has one (:attr:`ModelInfo.has_think_switch`);
-    None renders the template as its default has it.
+    None renders the template as its default has it. ``suffix`` (with a raw ``prompt``): fill in
+    the middle between the prompt and the suffix, with the target's FIM tokens.
     """
 
     messages: Sequence[Message] | None = None
@@ -303,21 +322,26 @@ class GenerateRequest:
     drafter: DrafterKind | None = None
     stop: Sequence[str] = ()
     parse_special: bool = True
+    overflow: OverflowPolicy = DEFAULT_OVERFLOW
     think: bool | None = None
+    suffix: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "spec", _member(SpecMode, self.spec, "spec"))
+        object.__setattr__(self, "overflow", _member(OverflowPolicy, self.overflow, "overflow"))
         if self.drafter is not None:
             object.__setattr__(self, "drafter", _member(DrafterKind, self.drafter, "drafter"))
         MAX_TOKENS.check(self.max_tokens)
         DRAFT_K.check(self.draft_max)
         if (self.messages is None) == (self.prompt is None):
             raise ValueError("give either messages or a raw prompt")
+        if self.suffix is not None and self.prompt is None:
+            raise ValueError("a suffix fills in the middle after a raw prompt, not after messages")
         if isinstance(self.stop, str) or not all(isinstance(s, str) and s for s in self.stop):
             raise ValueError("stop must be a list of non-empty strings")
 
 
-E = TypeVar("E", SpecMode, DrafterKind)
+E = TypeVar("E", SpecMode, DrafterKind, OverflowPolicy)
 
 
 def _member(enum: type[E], value: object, name: str) -> E:
@@ -350,6 +374,8 @@ class ModelInfo:
     n_gpu_layers: int
     placement: str = ""  # with workers: how many layers each computer holds
     remote_devices: tuple[str, ...] = ()  # the workers' devices, one line each
+    n_ctx_train: int = 0  # the context the model was trained for (0: unknown)
+    kv_bytes_per_token: int = 0  # an estimate of the KV cache's bytes per context token (0: unknown)
     reasoning_format: ReasoningFormat | None = None  # the markers of its answers' reasoning (None: none)
     think_default: bool | None = None  # its template's Think switch's default (None: it has no switch)
 

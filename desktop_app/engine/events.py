@@ -1,4 +1,4 @@
-"""What ``Engine.generate`` yields: text pieces, live statistics, and one final result."""
+"""What ``Engine.generate`` yields: the prompt's progress, text pieces, live statistics, and one final result."""
 
 from __future__ import annotations
 
@@ -16,6 +16,17 @@ class TextChunk:
 
 
 @dataclass(frozen=True)
+class PromptProgress:
+    """How much of the prompt the target has read: ``done`` of its ``total`` tokens (the cached
+    prefix counts as read). Sent when the prompt is ready (with how many of the oldest messages
+    were left out to fit the context), then after each batch llama.cpp evaluates."""
+
+    done: int
+    total: int
+    dropped_turns: int = 0
+
+
+@dataclass(frozen=True)
 class StatsUpdate:
     stats: GenerationStats
 
@@ -27,7 +38,7 @@ class Finished:
     stats: GenerationStats = field(default_factory=GenerationStats)
 
 
-Event = TextChunk | StatsUpdate | Finished
+Event = PromptProgress | TextChunk | StatsUpdate | Finished
 
 
 def final_result(events: Iterable[Event], on_text: Callable[[TextChunk], None] | None = None) -> Finished:

@@ -48,7 +48,8 @@ class GenerationStats:
     prompt_tokens_new: int = 0
     dropped_turns: int = 0
     prefill_s: float = 0.0
-    ttft_s: float = 0.0
+    ttft_s: float = 0.0  # to the first answer text: from the answer's start here, from Send in the window
+    engine_ttft_s: float = 0.0  # where a window measured ttft_s from Send: the engine's own figure
     generated_tokens: int = 0
     decode_s: float = 0.0
     target_passes: int = 0
@@ -120,6 +121,7 @@ class GenerationStats:
         timed = (
             "prefill_s",
             "ttft_s",
+            "engine_ttft_s",
             "decode_s",
             "draft_s",
             "verify_s",

@@ -16,6 +16,8 @@ from desktop_app.engine.api import (
     LoadedModels,
     ModelOptions,
 )
+from desktop_app.engine.context_size import PromptSize
+from desktop_app.engine.events import PromptProgress
 from desktop_app.engine.stats import GenerationStats
 
 Stage = str  # "target" or "draft"
@@ -70,11 +72,20 @@ class Cancel:
 
 
 @dataclass(frozen=True)
+class CountPrompt:
+    """Count the tokens of this chat request's prompt (answered with PromptCounted; while
+    several wait, only the newest is counted)."""
+
+    id: int
+    request: GenerateRequest
+
+
+@dataclass(frozen=True)
 class Shutdown:
     pass
 
 
-Command = Load | Generate | Cancel | HistoryChanged | Shutdown
+Command = Load | Generate | Cancel | HistoryChanged | CountPrompt | Shutdown
 
 
 # ---------------------------------------------------------------------- events
@@ -108,7 +119,14 @@ class Loaded:
 
 @dataclass(frozen=True)
 class LoadFailed:
+    """A load failed. ``models`` is what stays loaded (the previous models, or None when none
+    is: e.g. a target served by workers is let go before the new one loads); ``bad_file`` is the
+    target file that is not a model this engine can load (missing, not GGUF, truncated,
+    unsupported), None when the failure was not the file's (a worker, the default model)."""
+
     message: str
+    models: LoadedModels | None = None
+    bad_file: str | None = None
 
 
 @dataclass(frozen=True)
@@ -117,6 +135,24 @@ class Pieces:
 
     id: int
     pieces: tuple[Piece, ...]
+
+
+@dataclass(frozen=True)
+class PromptRead:
+    """How far answer ``id``'s prompt has been read (throttled; the first says how many of the
+    oldest messages were left out)."""
+
+    id: int
+    progress: PromptProgress
+
+
+@dataclass(frozen=True)
+class PromptCounted:
+    """The answer to CountPrompt ``id``: the prompt's size, or why it could not be counted."""
+
+    id: int
+    size: PromptSize | None
+    error: str = ""
 
 
 @dataclass(frozen=True)
@@ -145,4 +181,17 @@ class Fatal:
     message: str
 
 
-EngineEvent = Ready | Loading | LoadProgressed | Loaded | LoadFailed | Pieces | LiveStats | Done | Failed | Fatal
+EngineEvent = (
+    Ready
+    | Loading
+    | LoadProgressed
+    | Loaded
+    | LoadFailed
+    | PromptRead
+    | Pieces
+    | LiveStats
+    | Done
+    | Failed
+    | Fatal
+    | PromptCounted
+)

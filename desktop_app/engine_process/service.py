@@ -19,10 +19,12 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 
 from desktop_app.engine.api import FinishReason, GenerateRequest, WorkerAddress
-from desktop_app.engine.events import Finished, StatsUpdate, TextChunk
+from desktop_app.engine.events import Finished, PromptProgress, StatsUpdate, TextChunk
 from desktop_app.engine.stats import GenerationStats
+from desktop_app.engine_process.prompt_counter import PromptCounter
 from desktop_app.engine_process.protocol import (
     Cancel,
+    CountPrompt,
     Done,
     EngineEvent,
     Failed,
@@ -37,6 +39,7 @@ from desktop_app.engine_process.protocol import (
     LoadProgressed,
     Piece,
     Pieces,
+    PromptRead,
     Ready,
     Shutdown,
     Stage,
@@ -103,6 +106,7 @@ class _Worker:
         self.cancelled: set[int] = set()  # queued requests cancelled before they started
         self._state = threading.Lock()
         self._send_lock = threading.Lock()
+        self.counter = PromptCounter(self.engine, self.send)  # the context meter's questions
 
     def send(self, event: EngineEvent) -> None:
         with self._send_lock:
@@ -134,7 +138,7 @@ class _Worker:
                 message = str(exc) if _is_user_error(exc) else f"{type(exc).__name__}: {exc}"
                 if not _is_user_error(exc):
                     traceback.print_exc()
-                self.send(LoadFailed(message) if isinstance(job, Load) else Failed(job.id, message))
+                self.send(self.load_failed(job, exc, message) if isinstance(job, Load) else Failed(job.id, message))
             finally:
                 with self._state:
                     self.running = None
@@ -175,6 +179,18 @@ class _Worker:
         self.history = Path(job.history) if job.history else None
         self.history_changed(HistoryChanged())
 
+    def load_failed(self, job: Load, exc: BaseException, message: str) -> LoadFailed:
+        """What the window needs after a failed load: why, what is still loaded, and whether the
+        target file itself is at fault (the window then stops offering it)."""
+        from desktop_app.engine import EngineError, ModelLoadError, ModelNotFoundError
+
+        try:
+            models = self.engine.loaded()
+        except EngineError:  # no target is loaded
+            models = None
+        file_at_fault = isinstance(exc, (ModelLoadError, ModelNotFoundError)) and bool(job.target)
+        return LoadFailed(message, models, job.target if file_at_fault else None)
+
     def history_changed(self, command: HistoryChanged) -> None:
         if self.history is not None:
             self.history_ngrams.request(self.history, forget_session=command.deleted)
@@ -182,6 +198,7 @@ class _Worker:
     def generate(self, request_id: int, request: GenerateRequest) -> None:
         pieces: list[Piece] = []
         last_flush = 0.0  # the first text goes out at once; then at most every CHUNK_FLUSH_S
+        last_read = float("-inf")  # the prompt's progress: the first at once, then as often as load progress
 
         def flush() -> None:
             nonlocal last_flush
@@ -191,7 +208,11 @@ class _Worker:
             last_flush = time.perf_counter()
 
         for event in self.engine.generate(request, self.cancel):
-            if isinstance(event, TextChunk):
+            if isinstance(event, PromptProgress):
+                if time.perf_counter() - last_read >= PROGRESS_INTERVAL_S:
+                    last_read = time.perf_counter()
+                    self.send(PromptRead(request_id, event))
+            elif isinstance(event, TextChunk):
                 add_piece(pieces, event)
                 if time.perf_counter() - last_flush >= CHUNK_FLUSH_S:
                     flush()
@@ -234,6 +255,8 @@ class _Worker:
                         self.cancelled.add(command.id)
             elif isinstance(command, HistoryChanged):
                 self.history_changed(command)
+            elif isinstance(command, CountPrompt):
+                self.counter.request(command)
             elif isinstance(command, Shutdown):
                 break
             elif isinstance(command, (Load, Generate)):
@@ -245,6 +268,7 @@ class _Worker:
             # A native decode is still running (a big prompt, a busy machine): freeing the
             # models under it would be unsafe, and the process is ending anyway.
             os._exit(0)
+        self.counter.close()
         self.history_ngrams.close()
         self.engine.close()
 

@@ -12,10 +12,8 @@ ranges, as in every other entry point.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import uuid
-from collections import deque
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -23,10 +21,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from desktop_app.engine.api import DEFAULT_SPEC_MODE, FinishReason, GenerateRequest, Message, SamplingParams, SpecMode
-from desktop_app.engine.events import Finished, TextChunk
+from desktop_app.engine.events import Finished
 from desktop_app.engine.stats import GenerationStats
 from desktop_app.server.backend import Failed, Job
-from desktop_app.server.jobs import FLUSH_S, next_event
+from desktop_app.server.jobs import batched
 from desktop_app.server.openai_schema import MAX_STOP_STRINGS, BadRequest
 
 FIELDS = frozenset(
@@ -163,43 +161,17 @@ def _event(name: str, payload: dict[str, Any]) -> str:
 
 async def message_events(job: Job, request: Request, first: Any, message_id: str, model: str) -> AsyncIterator[str]:
     """The streamed events: message_start, one text block's deltas, message_delta, message_stop."""
-    buffer: deque[Any] = deque([first, *job.ready()])
     opening = {"id": message_id, "type": "message", "role": "assistant", "model": model, "content": []}
     yield _event("message_start", {"message": {**opening, "stop_reason": None, "stop_sequence": None, "usage": {}}})
     yield _event("content_block_start", {"index": 0, "content_block": {"type": "text", "text": ""}})
-    try:
-        while True:
-            if not buffer:
-                try:
-                    event = await next_event(job, request)
-                except Failed as exc:
-                    yield _event("error", {"error": {"type": "api_error", "message": str(exc)}})
-                    return
-                buffer.extend([event, *job.ready()] if event is not None else [None])
-            event = buffer.popleft()
-            if event is None:
-                return
-            if isinstance(event, TextChunk):
-                text = event.text
-                while buffer and isinstance(buffer[0], TextChunk):
-                    text += buffer.popleft().text
-                yield _event("content_block_delta", {"index": 0, "delta": {"type": "text_delta", "text": text}})
-                await asyncio.sleep(FLUSH_S)
-                buffer.extend(job.ready())
-            elif isinstance(event, Finished):
-                reason, sequence = _stop(event.stats)
-                yield _event("content_block_stop", {"index": 0})
-                yield _event(
-                    "message_delta",
-                    {
-                        "delta": {"stop_reason": reason, "stop_sequence": sequence},
-                        "usage": {
-                            "input_tokens": event.stats.prompt_tokens,
-                            "output_tokens": event.stats.generated_tokens,
-                        },
-                    },
-                )
-                yield _event("message_stop", {})
-                return
-    finally:
-        job.cancel.set()
+    async for item in batched(job, request, first):
+        if isinstance(item, Failed):
+            yield _event("error", {"error": {"type": "api_error", "message": str(item)}})
+        elif isinstance(item, Finished):
+            reason, sequence = _stop(item.stats)
+            used = {"input_tokens": item.stats.prompt_tokens, "output_tokens": item.stats.generated_tokens}
+            yield _event("content_block_stop", {"index": 0})
+            yield _event("message_delta", {"delta": {"stop_reason": reason, "stop_sequence": sequence}, "usage": used})
+            yield _event("message_stop", {})
+        else:
+            yield _event("content_block_delta", {"index": 0, "delta": {"type": "text_delta", "text": item}})

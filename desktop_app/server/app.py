@@ -1,6 +1,6 @@
 """The Starlette application: OpenAI's ``/v1/models``, ``/v1/chat/completions``, ``/v1/completions``
 ``/v1/embeddings`` and ``/v1/responses`` (responses_api.py), Anthropic's ``/v1/messages``
-(anthropic_api.py), and ``/health``.
+(anthropic_api.py), llama-server's ``/infill`` (infill_api.py), and ``/health``.
 
 Streamed answers are server-sent events; a client that goes away cancels its generation at
 once (the engine stops at its next cycle). With an API key set, every request needs
@@ -14,8 +14,8 @@ import asyncio
 import hmac
 import json
 import time
-from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from starlette.applications import Starlette
@@ -23,8 +23,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from desktop_app.engine.api import DEFAULT_SPEC_MODE, FinishReason, SpecMode
-from desktop_app.engine.events import Finished, TextChunk
+from desktop_app.engine.api import DEFAULT_SPEC_MODE, FinishReason, GenerateRequest, SpecMode
+from desktop_app.engine.events import Finished
 from desktop_app.engine.reasoning import SectionStream
 from desktop_app.server.anthropic_api import (
     anthropic_error,
@@ -36,7 +36,8 @@ from desktop_app.server.anthropic_api import (
 from desktop_app.server.backend import Busy, Counter, Failed, GenerationBackend, Job, ServedModel
 from desktop_app.server.embeddings_api import check_dimensions, embedding_response, parse_embedding_request
 from desktop_app.server.errors import CLIENT_GONE, EXCEPTION_HANDLERS, error
-from desktop_app.server.jobs import FLUSH_S, next_event
+from desktop_app.server.infill_api import infill_events, infill_result, parse_infill_request
+from desktop_app.server.jobs import batched, next_event
 from desktop_app.server.limits import DEFAULT_LIMITS, ServerLimits
 from desktop_app.server.openai_schema import BadRequest, chunk, complete_response, new_id, parse_request, usage
 from desktop_app.server.request_body import ClientGone, read_json
@@ -60,13 +61,8 @@ def create_app(
             given = request.headers.get("x-api-key", "")  # Anthropic's clients send the key here
         return hmac.compare_digest(given.strip().encode(), api_key.encode())
 
-    def unauthorized() -> JSONResponse:
-        return error(
-            401,
-            "a valid API key is required: send 'Authorization: Bearer <key>'",
-            "authentication_error",
-            code="invalid_api_key",
-        )
+    def unauthorized() -> Response:
+        return OPENAI.unauthorized()
 
     def model_card(model: ServedModel, created: int) -> dict[str, Any]:
         # llama-server and LM Studio name the context length these ways; clients read either.
@@ -100,42 +96,56 @@ def create_app(
             return JSONResponse({"status": "ok"})
         return JSONResponse({"status": "no model loaded"}, status_code=503)
 
-    async def generate(request: Request, chat: bool) -> Response:
+    async def started(
+        request: Request, parse: Callable[[object], tuple[GenerateRequest, bool]], shape: ErrorShape = OPENAI
+    ) -> tuple[GenerateRequest, bool, Job, Any] | Response:
+        """Every generating endpoint's first steps: the key, the body, the engine request queued,
+        and its first event (a stream starts there, so a prompt the engine refuses is still a
+        400) or, for a whole answer, its end. (request, stream?, job, event) or the error."""
         if not authorized(request):
-            return unauthorized()
+            return shape.unauthorized()
         try:
             body = await read_json(request, limits)
         except ClientGone:
             return _client_gone("the client went away during its upload")
         try:
-            engine_request, stream, include_usage = parse_request(body, chat, default_spec)
-        except BadRequest as exc:
-            return error(400, str(exc), param=exc.param, code=exc.code)
-        try:
+            engine_request, stream = parse(body)
             job = backend.submit(engine_request)
+        except BadRequest as exc:
+            return shape.bad_request(exc)
         except Busy as exc:
-            return error(503, str(exc), "server_error", code="busy", headers={"Retry-After": str(exc.retry_after_s)})
+            return shape.busy(exc)
         counter.requests += 1
-        model = next((m.id for m in backend.served_models()), "specchat")
-        response_id = new_id(chat)
-        # A stream starts at the first event (so a prompt the engine refuses is still a 400);
-        # a plain answer waits for the end.
         while True:
             try:
                 event = await next_event(job, request)
             except Failed as exc:
-                return _failed(exc)
+                return shape.failed(exc)
             if event is None:
                 return _client_gone("the client went away")
             if stream or isinstance(event, Finished):
-                break
+                return engine_request, stream, job, event
+
+    def model_id() -> str:
+        return next((m.id for m in backend.served_models()), "specchat")
+
+    async def generate(request: Request, chat: bool) -> Response:
+        usage_asked: list[bool] = []
+
+        def parse(body: object) -> tuple[GenerateRequest, bool]:
+            engine_request, stream, include_usage = parse_request(body, chat, default_spec)
+            usage_asked.append(include_usage)
+            return engine_request, stream
+
+        begun = await started(request, parse)
+        if isinstance(begun, Response):
+            return begun
+        _, stream, job, event = begun
+        response_id, model = new_id(chat), model_id()
         reasoning = backend.reasoning_format() if chat else None
         if stream:
-            return StreamingResponse(
-                _stream(job, request, event, chat, response_id, model, include_usage, SectionStream(reasoning)),
-                media_type="text/event-stream",
-                headers={"Cache-Control": "no-cache"},
-            )
+            sections = SectionStream(reasoning)
+            return _sse_response(_stream(job, request, event, chat, response_id, model, usage_asked[0], sections))
         return JSONResponse(complete_response(chat, response_id, model, event.text, event.stats, reasoning))
 
     async def embeddings(request: Request) -> Response:
@@ -154,78 +164,36 @@ def create_app(
         except Failed as exc:
             return _failed(exc)
         counter.requests += 1
-        model = next((m.id for m in backend.served_models()), "specchat")
-        return JSONResponse(embedding_response(result, model, as_base64))
+        return JSONResponse(embedding_response(result, model_id(), as_base64))
 
     async def anthropic_messages(request: Request) -> Response:
-        if not authorized(request):
-            return anthropic_error(401, "a valid API key is required: send 'x-api-key: <key>'", "authentication_error")
-        try:
-            body = await read_json(request, limits)
-        except ClientGone:
-            return _client_gone("the client went away during its upload")
-        try:
-            engine_request, stream = parse_messages_request(body, default_spec)
-            job = backend.submit(engine_request)
-        except BadRequest as exc:
-            return anthropic_error(400, str(exc))
-        except Busy as exc:
-            return anthropic_error(529, str(exc), "overloaded_error")
-        counter.requests += 1
-        model = next((m.id for m in backend.served_models()), "specchat")
-        message_id = new_message_id()
-        while True:
-            try:
-                event = await next_event(job, request)
-            except Failed as exc:
-                return anthropic_error(
-                    400 if exc.user_error else 500, str(exc), "invalid_request_error" if exc.user_error else "api_error"
-                )
-            if event is None:
-                return _client_gone("the client went away")
-            if stream or isinstance(event, Finished):
-                break
+        begun = await started(request, lambda body: parse_messages_request(body, default_spec), ANTHROPIC)
+        if isinstance(begun, Response):
+            return begun
+        _, stream, job, event = begun
+        message_id, model = new_message_id(), model_id()
         if stream:
-            return StreamingResponse(
-                message_events(job, request, event, message_id, model),
-                media_type="text/event-stream",
-                headers={"Cache-Control": "no-cache"},
-            )
+            return _sse_response(message_events(job, request, event, message_id, model))
         return JSONResponse(message_object(message_id, model, event.text, event.stats))
 
     async def responses(request: Request) -> Response:
-        if not authorized(request):
-            return unauthorized()
-        try:
-            body = await read_json(request, limits)
-        except ClientGone:
-            return _client_gone("the client went away during its upload")
-        try:
-            engine_request, stream = parse_responses_request(body, default_spec)
-            job = backend.submit(engine_request)
-        except BadRequest as exc:
-            return error(400, str(exc), param=exc.param, code=exc.code)
-        except Busy as exc:
-            return error(503, str(exc), "server_error", code="busy", headers={"Retry-After": str(exc.retry_after_s)})
-        counter.requests += 1
-        build = ResponseBuilder(next((m.id for m in backend.served_models()), "specchat"), engine_request)
-        while True:
-            try:
-                event = await next_event(job, request)
-            except Failed as exc:
-                return _failed(exc)
-            if event is None:
-                return _client_gone("the client went away")
-            if stream or isinstance(event, Finished):
-                break
-        reasoning = backend.reasoning_format()
+        begun = await started(request, lambda body: parse_responses_request(body, default_spec))
+        if isinstance(begun, Response):
+            return begun
+        engine_request, stream, job, event = begun
+        build, reasoning = ResponseBuilder(model_id(), engine_request), backend.reasoning_format()
         if stream:
-            return StreamingResponse(
-                response_events(job, request, event, build, reasoning),
-                media_type="text/event-stream",
-                headers={"Cache-Control": "no-cache"},
-            )
+            return _sse_response(response_events(job, request, event, build, reasoning))
         return JSONResponse(build.whole(event.text, event.stats, reasoning))
+
+    async def infill(request: Request) -> Response:
+        begun = await started(request, lambda body: parse_infill_request(body, default_spec))
+        if isinstance(begun, Response):
+            return begun
+        _, stream, job, event = begun
+        if stream:
+            return _sse_response(infill_events(job, request, event))
+        return JSONResponse(infill_result(event.text, event.stats))
 
     async def chat_completions(request: Request) -> Response:
         return await generate(request, chat=True)
@@ -243,11 +211,49 @@ def create_app(
             Route("/v1/embeddings", embeddings, methods=["POST"]),
             Route("/v1/messages", anthropic_messages, methods=["POST"]),
             Route("/v1/responses", responses, methods=["POST"]),
+            Route("/infill", infill, methods=["POST"]),
         ],
         exception_handlers=EXCEPTION_HANDLERS,
     )
     app.state.counter = counter
     return app
+
+
+def _sse_response(events: AsyncIterator[str]) -> StreamingResponse:
+    return StreamingResponse(events, media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+
+
+@dataclass(frozen=True)
+class ErrorShape:
+    """How one family of endpoints says each failure (OpenAI's error object, or Anthropic's)."""
+
+    unauthorized: Callable[[], Response]
+    bad_request: Callable[[BadRequest], Response]
+    busy: Callable[[Busy], Response]
+    failed: Callable[[Failed], Response]
+
+
+OPENAI = ErrorShape(
+    unauthorized=lambda: error(
+        401, "a valid API key is required: send 'Authorization: Bearer <key>'", "authentication_error",
+        code="invalid_api_key",
+    ),
+    bad_request=lambda exc: error(400, str(exc), param=exc.param, code=exc.code),
+    busy=lambda exc: error(
+        503, str(exc), "server_error", code="busy", headers={"Retry-After": str(exc.retry_after_s)}
+    ),
+    failed=lambda exc: _failed(exc),
+)  # fmt: skip
+ANTHROPIC = ErrorShape(
+    unauthorized=lambda: anthropic_error(
+        401, "a valid API key is required: send 'x-api-key: <key>'", "authentication_error"
+    ),
+    bad_request=lambda exc: anthropic_error(400, str(exc)),
+    busy=lambda exc: anthropic_error(529, str(exc), "overloaded_error"),
+    failed=lambda exc: anthropic_error(
+        400 if exc.user_error else 500, str(exc), "invalid_request_error" if exc.user_error else "api_error"
+    ),
+)  # fmt: skip
 
 
 def _client_gone(message: str) -> JSONResponse:
@@ -274,46 +280,22 @@ async def _stream(
     include_usage: bool,
     sections: SectionStream,
 ) -> AsyncIterator[str]:
-    # Events already waiting are taken together: consecutive text pieces go out as one SSE
-    # chunk (one per token would cost an HTTP chunk and a thread hop each).
-    buffer: deque[Any] = deque([first, *job.ready()])
     started = False
-    try:
-        while True:
-            if not buffer:
-                try:
-                    event = await next_event(job, request)
-                except Failed as exc:
-                    yield _sse({"error": {"message": str(exc), "type": "server_error"}})
-                    return
-                buffer.extend([event, *job.ready()] if event is not None else [None])
-            event = buffer.popleft()
-            if event is None:
-                return  # the client went away, or the generation ended without a result
-            if isinstance(event, TextChunk):
-                text = event.text
-                while buffer and isinstance(buffer[0], TextChunk):
-                    text += buffer.popleft().text
-                reasoning, text = sections.push(text)
-                if reasoning or text or not started:
-                    yield _sse(chunk(chat, response_id, model, text, first=not started, reasoning=reasoning))
-                    started = True
-                # Let a few more tokens gather (as the window does): fewer, larger chunks leave
-                # the CPU to the engine; a reader sees at most this much extra delay.
-                await asyncio.sleep(FLUSH_S)
-                buffer.extend(job.ready())
-            elif isinstance(event, Finished):
-                reasoning, text = sections.push("", final=True)  # a partial marker held back
-                if reasoning or text or not started:
-                    yield _sse(chunk(chat, response_id, model, text, first=not started, reasoning=reasoning))
-                last = chunk(chat, response_id, model, None, event.stats)
-                if include_usage:
-                    last["usage"] = usage(event.stats)
-                yield _sse(last)
-                yield "data: [DONE]\n\n"
-                return
-    finally:
-        job.cancel.set()  # the client went away mid-stream (or the stream ended): stop generating
+    async for item in batched(job, request, first):
+        if isinstance(item, Failed):
+            yield _sse({"error": {"message": str(item), "type": "server_error"}})
+            return
+        final = isinstance(item, Finished)
+        reasoning, text = sections.push("" if final else str(item), final=final)  # a held-back marker at the end
+        if reasoning or text or not started:
+            yield _sse(chunk(chat, response_id, model, text, first=not started, reasoning=reasoning))
+            started = True
+        if isinstance(item, Finished):
+            last = chunk(chat, response_id, model, None, item.stats)
+            if include_usage:
+                last["usage"] = usage(item.stats)
+            yield _sse(last)
+            yield "data: [DONE]\n\n"
 
 
 def _sse(payload: dict[str, Any]) -> str:

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import queue
+from collections import deque
+from collections.abc import AsyncIterator
 from typing import Any
 
 from starlette.requests import Request
 
-from desktop_app.server.backend import Job
+from desktop_app.engine.events import Finished, TextChunk
+from desktop_app.server.backend import Failed, Job
 
 POLL_S = 0.05  # how often a waiting handler looks for the client going away
 FLUSH_S = 0.03  # streamed text goes out at most ~30 times a second, whatever the model's speed
@@ -27,3 +30,35 @@ async def next_event(job: Job, request: Request) -> Any:
         if await request.is_disconnected():
             job.cancel.set()
             return None
+
+
+async def batched(job: Job, request: Request, first: Any) -> AsyncIterator[str | Finished | Failed]:
+    """A job's events as a stream sends them: the text pieces that arrived together joined into
+    one (one per HTTP chunk, at most every FLUSH_S: fewer, larger chunks leave the CPU to the
+    engine), then the Finished, or the Failed. Nothing more once the client went away. The job
+    is cancelled when the stream ends early (the client left, or the consumer stopped)."""
+    buffer: deque[Any] = deque([first, *job.ready()])
+    try:
+        while True:
+            if not buffer:
+                try:
+                    event = await next_event(job, request)
+                except Failed as exc:
+                    yield exc
+                    return
+                buffer.extend([event, *job.ready()] if event is not None else [None])
+            event = buffer.popleft()
+            if event is None:
+                return  # the client went away, or the generation ended without a result
+            if isinstance(event, TextChunk):
+                text = event.text
+                while buffer and isinstance(buffer[0], TextChunk):
+                    text += buffer.popleft().text
+                yield text
+                await asyncio.sleep(FLUSH_S)
+                buffer.extend(job.ready())
+            elif isinstance(event, Finished):
+                yield event
+                return
+    finally:
+        job.cancel.set()

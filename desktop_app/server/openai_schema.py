@@ -65,6 +65,7 @@ class Field(Word):
     FREQUENCY_PENALTY = auto()
     PRESENCE_PENALTY = auto()
     ECHO = auto()  # completions only
+    SUFFIX = auto()  # completions only: fill in the middle between the prompt and this
     LOGPROBS = auto()  # only false: log-probabilities are not reported
     TOP_LOGPROBS = auto()  # only 0
     LOGIT_BIAS = auto()  # only empty
@@ -73,9 +74,9 @@ class Field(Word):
     CHAT_TEMPLATE_KWARGS = auto()  # chat only, llama-server's: {"enable_thinking": bool}
 
 
-CHAT_FIELDS = frozenset(Field) - {Field.PROMPT, Field.ECHO, Field.INCLUDE_USAGE}
+CHAT_FIELDS = frozenset(Field) - {Field.PROMPT, Field.ECHO, Field.INCLUDE_USAGE, Field.SUFFIX}
 CHAT_ONLY = {Field.MESSAGES, Field.MAX_COMPLETION_TOKENS, Field.REASONING_EFFORT, Field.CHAT_TEMPLATE_KWARGS}
-COMPLETION_FIELDS = (CHAT_FIELDS - CHAT_ONLY) | {Field.PROMPT, Field.ECHO}
+COMPLETION_FIELDS = (CHAT_FIELDS - CHAT_ONLY) | {Field.PROMPT, Field.ECHO, Field.SUFFIX}
 EFFORTS = {"none": False, "minimal": False, "low": True, "medium": True, "high": True}
 MAX_STOP_STRINGS = 4
 # Fields accepted only at the value that changes nothing; any other value is refused by name.
@@ -136,6 +137,7 @@ def parse_request(
     stop = [stop] if isinstance(stop, str) else stop
     if len(stop) > MAX_STOP_STRINGS or not all(isinstance(s, str) and s for s in stop):
         raise BadRequest(f"'{Field.STOP}' must be a string or up to {MAX_STOP_STRINGS} non-empty strings", Field.STOP)
+    stream = bool(_field(body, Field.STREAM, (bool,), False))
     options = _field(body, Field.STREAM_OPTIONS, (dict,), {})
     include_usage = _field(options, Field.INCLUDE_USAGE, (bool,), False)
     try:
@@ -160,6 +162,11 @@ def parse_request(
             request = GenerateRequest(messages=_messages(body.get(Field.MESSAGES)), think=_think(body), **common)
         else:
             prompt = body.get(Field.PROMPT)
+            suffix = _field(body, Field.SUFFIX, (str,))
+            if suffix is not None:  # fill in the middle: an empty prefix is a file's start
+                if not isinstance(prompt, str):
+                    raise BadRequest(f"'{Field.PROMPT}' must be a string", Field.PROMPT)
+                return GenerateRequest(prompt=prompt, suffix=suffix, **common), stream, include_usage
             if not isinstance(prompt, str) or not prompt:
                 # An empty prompt leaves the engine nothing to continue from (it fails on it).
                 raise BadRequest(f"'{Field.PROMPT}' must be a non-empty string", Field.PROMPT)
@@ -167,7 +174,7 @@ def parse_request(
     except ValueError as exc:
         param = str(exc).split(" ", 1)[0].strip("'")
         raise BadRequest(str(exc), Field(param) if param in allowed else None) from None
-    return request, bool(_field(body, Field.STREAM, (bool,), False)), include_usage
+    return request, stream, include_usage
 
 
 def _think(body: dict[str, Any]) -> bool | None:

@@ -9,11 +9,9 @@ request carries its whole conversation (``previous_response_id`` is refused by n
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 import uuid
-from collections import deque
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -28,11 +26,11 @@ from desktop_app.engine.api import (
     SamplingParams,
     SpecMode,
 )
-from desktop_app.engine.events import Finished, TextChunk
+from desktop_app.engine.events import Finished
 from desktop_app.engine.reasoning import ReasoningFormat, SectionStream, split_reasoning
 from desktop_app.engine.stats import GenerationStats
 from desktop_app.server.backend import Failed, Job
-from desktop_app.server.jobs import FLUSH_S, next_event
+from desktop_app.server.jobs import batched
 from desktop_app.server.openai_schema import EFFORTS, ROLES, BadRequest
 
 FIELDS = frozenset(
@@ -266,42 +264,21 @@ async def response_events(
     yield build.event("response.created", response=build.response("in_progress", [], None))
     yield build.event("response.in_progress", response=build.response("in_progress", [], None))
     items, sections = _Items(build), SectionStream(fmt)
-    buffer: deque[Any] = deque([first, *job.ready()])
-    try:
-        while True:
-            if not buffer:
-                try:
-                    event = await next_event(job, request)
-                except Failed as exc:
-                    failed = {
-                        **build.response("failed", items.done, None),
-                        "error": {"code": "server_error", "message": str(exc)},
-                    }
-                    yield build.event("response.failed", response=failed)
-                    return
-                buffer.extend([event, *job.ready()] if event is not None else [None])
-            event = buffer.popleft()
-            if event is None:
-                return
-            if isinstance(event, TextChunk):
-                text = event.text
-                while buffer and isinstance(buffer[0], TextChunk):
-                    text += buffer.popleft().text
-                for kind, delta in zip(("reasoning", "message"), sections.push(text), strict=True):
-                    for line in items.add(kind, delta) if delta else ():
-                        yield line
-                await asyncio.sleep(FLUSH_S)
-                buffer.extend(job.ready())
-            elif isinstance(event, Finished):
-                for kind, delta in zip(("reasoning", "message"), sections.push("", final=True), strict=True):
-                    for line in items.add(kind, delta) if delta else ():
-                        yield line
-                if "message" not in items.texts:
-                    for line in items.add("message", ""):
-                        yield line
-                for line in items.close():
-                    yield line
-                yield build.event("response.completed", response=build.response("completed", items.done, event.stats))
-                return
-    finally:
-        job.cancel.set()
+    async for item in batched(job, request, first):
+        if isinstance(item, Failed):
+            failed = {
+                **build.response("failed", items.done, None),
+                "error": {"code": "server_error", "message": str(item)},
+            }
+            yield build.event("response.failed", response=failed)
+            return
+        final = isinstance(item, Finished)
+        for kind, delta in zip(("reasoning", "message"), sections.push("" if final else str(item), final), strict=True):
+            for line in items.add(kind, delta) if delta else ():
+                yield line
+        if isinstance(item, Finished):
+            for line in items.add("message", "") if "message" not in items.texts else ():
+                yield line
+            for line in items.close():
+                yield line
+            yield build.event("response.completed", response=build.response("completed", items.done, item.stats))

@@ -2,6 +2,12 @@
 
 An answer is written while it streams (:meth:`History.update_message`), so a crash of the
 engine or the app keeps the part the user already saw.
+
+The messages of a conversation form a tree: each has a parent (NULL for the first), and the
+versions of a message (an edited question, a regenerated answer) are siblings: same parent,
+same role. One sibling of each family is ``active``; the active ones from the first message
+down are the conversation as shown and as sent to the model (:meth:`History.messages`). Nothing
+leaves the history until it is deleted (:meth:`History.delete_message`).
 """
 
 from __future__ import annotations
@@ -9,37 +15,17 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from desktop_app.paths import data_dir, ensure_folder
 from desktop_app.store.errors import DataDirError, HistoryDamaged, set_aside
+from desktop_app.store.history_schema import DESCEND, FORKS, PATH, SUBTREE, upgrade
 
 HISTORY_FILE = "history.sqlite3"
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS conversations (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    title TEXT NOT NULL,
-    created REAL NOT NULL,
-    updated REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS messages (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
-    role TEXT NOT NULL CHECK (role IN ('system', 'user', 'assistant')),
-    content TEXT NOT NULL,
-    stats TEXT,
-    created REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS messages_by_conversation ON messages(conversation_id, id);
-CREATE TABLE IF NOT EXISTS conversation_options (
-    conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
-    name TEXT NOT NULL,
-    value TEXT NOT NULL,
-    PRIMARY KEY (conversation_id, name)
-);
-"""
 
 
 @dataclass(frozen=True)
@@ -58,6 +44,9 @@ class StoredMessage:
     content: str
     stats: dict[str, Any] | None = field(default=None)
     created: float = 0.0
+    parent_id: int | None = None
+    version: int = 1  # its place among its versions (siblings), from 1, oldest first
+    versions: int = 1
 
 
 def _conversation(row: sqlite3.Row) -> Conversation:
@@ -66,7 +55,11 @@ def _conversation(row: sqlite3.Row) -> Conversation:
 
 def _message(row: sqlite3.Row) -> StoredMessage:
     stats = json.loads(row["stats"]) if row["stats"] else None
-    return StoredMessage(row["id"], row["conversation_id"], row["role"], row["content"], stats, row["created"])
+    try:
+        parent = row["parent_id"]
+    except IndexError:  # a file from before versions, read before the window upgraded it
+        parent = None
+    return StoredMessage(row["id"], row["conversation_id"], row["role"], row["content"], stats, row["created"], parent)
 
 
 def check_readable(path: Path) -> None:
@@ -127,7 +120,7 @@ class History:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
-            self._db.executescript(SCHEMA)
+            upgrade(self._db)
         except sqlite3.DatabaseError as exc:
             if isinstance(exc, sqlite3.OperationalError):
                 raise DataDirError(
@@ -208,13 +201,41 @@ class History:
     def add_message(
         self, conversation_id: int, role: str, content: str, stats: dict[str, Any] | None = None
     ) -> StoredMessage:
-        now = time.time()
-        cur = self._db.execute(
-            "INSERT INTO messages (conversation_id, role, content, stats, created) VALUES (?, ?, ?, ?, ?)",
-            (conversation_id, role, content, json.dumps(stats) if stats is not None else None, now),
-        )
-        self._touch(conversation_id)
-        return StoredMessage(int(cur.lastrowid or 0), conversation_id, role, content, stats, now)
+        """A message at the end of the conversation as shown."""
+        row = self._db.execute("SELECT leaf_id FROM conversations WHERE id = ?", (conversation_id,)).fetchone()
+        with self._transaction():
+            return self._insert(conversation_id, row["leaf_id"] if row else None, role, content, stats)
+
+    def add_version(self, message_id: int, content: str, stats: dict[str, Any] | None = None) -> StoredMessage:
+        """A new version of a message (same parent, same role), shown from now on in its place;
+        the earlier versions and what follows them stay, reachable with :meth:`switch_version`."""
+        row = self._row(message_id)
+        with self._transaction():
+            self._db.execute(
+                "UPDATE messages SET active = 0 WHERE conversation_id = ? AND parent_id IS ?",
+                (row["conversation_id"], row["parent_id"]),
+            )
+            return self._insert(row["conversation_id"], row["parent_id"], row["role"], content, stats)
+
+    def versions(self, message_id: int) -> list[StoredMessage]:
+        """Every version of a message (itself included), oldest first."""
+        row = self._row(message_id)
+        rows = self._db.execute(
+            "SELECT * FROM messages WHERE conversation_id = ? AND parent_id IS ? ORDER BY id",
+            (row["conversation_id"], row["parent_id"]),
+        ).fetchall()
+        return [replace(_message(r), version=i, versions=len(rows)) for i, r in enumerate(rows, 1)]
+
+    def switch_version(self, message_id: int) -> None:
+        """Show this version in its place, and below it the versions chosen there last."""
+        row = self._row(message_id)
+        conv, parent = row["conversation_id"], row["parent_id"]
+        with self._transaction():
+            self._db.execute(
+                "UPDATE messages SET active = (id = ?) WHERE conversation_id = ? AND parent_id IS ?",
+                (message_id, conv, parent),
+            )
+            self._follow_choices(conv, parent)
 
     def update_message(self, message_id: int, content: str, stats: dict[str, Any] | None = None) -> None:
         """Replace a message's text (and its stats when given): used while an answer streams."""
@@ -226,10 +247,77 @@ class History:
             )
 
     def delete_message(self, message_id: int) -> None:
-        self._db.execute("DELETE FROM messages WHERE id = ?", (message_id,))
+        """Delete a message and everything that follows it (in every version below it); when it
+        was the version shown, the newest remaining version is shown in its place."""
+        row = self._db.execute("SELECT * FROM messages WHERE id = ?", (message_id,)).fetchone()
+        if row is None:
+            return
+        conv, parent = row["conversation_id"], row["parent_id"]
+        with self._transaction():
+            self._db.execute(f"DELETE FROM messages WHERE id IN ({SUBTREE})", {"id": message_id, "conv": conv})
+            if row["active"]:
+                self._db.execute(
+                    "UPDATE messages SET active = 1 WHERE id = "
+                    "(SELECT max(id) FROM messages WHERE conversation_id = ? AND parent_id IS ?)",
+                    (conv, parent),
+                )
+            shown = self._db.execute("SELECT leaf_id FROM conversations WHERE id = ?", (conv,)).fetchone()
+            leaf = shown["leaf_id"] if shown else None
+            if leaf is not None and not self._db.execute("SELECT 1 FROM messages WHERE id = ?", (leaf,)).fetchone():
+                self._follow_choices(conv, parent)  # the end of the path shown went
 
     def messages(self, conversation_id: int) -> list[StoredMessage]:
-        rows = self._db.execute(
-            "SELECT * FROM messages WHERE conversation_id = ? ORDER BY id", (conversation_id,)
-        ).fetchall()
-        return [_message(r) for r in rows]
+        """The conversation as shown, first message first: the chosen version of each message,
+        with its place among its versions."""
+        rows = self._db.execute(PATH, {"conv": conversation_id}).fetchall()
+        forks = {
+            r["parent_id"]: sorted(int(i) for i in r["ids"].split(","))
+            for r in self._db.execute(FORKS, {"conv": conversation_id})
+        }
+        path = [_message(r) for r in rows]
+        for i, m in enumerate(path):
+            if (family := forks.get(m.parent_id)) is not None:
+                path[i] = replace(m, version=family.index(m.id) + 1, versions=len(family))
+        return path
+
+    def _row(self, message_id: int) -> sqlite3.Row:
+        row: sqlite3.Row | None = self._db.execute("SELECT * FROM messages WHERE id = ?", (message_id,)).fetchone()
+        if row is None:
+            raise KeyError(f"no message {message_id} in the history")
+        return row
+
+    def _insert(
+        self, conversation_id: int, parent_id: int | None, role: str, content: str, stats: dict[str, Any] | None
+    ) -> StoredMessage:
+        """A message shown from now on: the new end of the conversation's path (in a transaction)."""
+        now = time.time()
+        cur = self._db.execute(
+            "INSERT INTO messages (conversation_id, parent_id, active, role, content, stats, created) "
+            "VALUES (?, ?, 1, ?, ?, ?, ?)",
+            (conversation_id, parent_id, role, content, json.dumps(stats) if stats is not None else None, now),
+        )
+        message_id = int(cur.lastrowid or 0)
+        self._db.execute(
+            "UPDATE conversations SET leaf_id = ?, updated = ? WHERE id = ?", (message_id, now, conversation_id)
+        )
+        (count,) = self._db.execute(
+            "SELECT count(*) FROM messages WHERE conversation_id = ? AND parent_id IS ?", (conversation_id, parent_id)
+        ).fetchone()
+        return StoredMessage(message_id, conversation_id, role, content, stats, now, parent_id, count, count)
+
+    def _follow_choices(self, conversation_id: int, parent_id: int | None) -> None:
+        """Show the path through ``parent_id``'s chosen child, down the versions chosen last."""
+        end = self._db.execute(DESCEND, {"conv": conversation_id, "parent": parent_id}).fetchone()
+        self._db.execute(
+            "UPDATE conversations SET leaf_id = ? WHERE id = ?", (end["id"] if end else parent_id, conversation_id)
+        )
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")

@@ -17,6 +17,7 @@ from typing import Any
 
 from desktop_app.engine.api import (
     API_PORT,
+    DEFAULT_OVERFLOW,
     DEFAULT_SPEC_MODE,
     DRAFT_K,
     MAX_TOKENS,
@@ -33,6 +34,7 @@ from desktop_app.engine.api import (
     DrafterKind,
     LayerSplit,
     NumberRange,
+    OverflowPolicy,
     SpecMode,
     parse_workers,
 )
@@ -151,6 +153,14 @@ SETTINGS: tuple[Setting, ...] = (
         check=_parses(LayerSplit.parse),
     ),
     _number("n_ctx", N_CTX),
+    Setting(
+        "context_overflow",
+        str,
+        DEFAULT_OVERFLOW.value,
+        "When a conversation outgrows the context: "
+        + ", ".join(f"{p.value} ({p.description})" for p in OverflowPolicy),
+        choices=tuple(p.value for p in OverflowPolicy),
+    ),
     _number("temperature", TEMPERATURE),
     _number("top_p", TOP_P),
     _number("top_k", TOP_K),
@@ -166,6 +176,13 @@ SETTINGS: tuple[Setting, ...] = (
     _number("api_port", API_PORT),
     Setting("api_key", str, "", "Key API clients must send as 'Authorization: Bearer KEY'; empty: none"),
     Setting("recent_files", list, [], "Recently opened GGUF files, newest first"),
+    Setting(
+        "side_panel",
+        str,
+        "auto",
+        "The speed panel on the right: shown, hidden, or auto (hidden on narrow screens)",
+        choices=("auto", "shown", "hidden"),
+    ),
     Setting("last_conversation", int, 0, "The conversation open when the app was closed (0: none)"),
     Setting("welcome_dismissed", bool, False, "The first-run card suggesting a better model was dismissed"),
     Setting(
@@ -238,6 +255,9 @@ class Settings:
     def add_recent_file(self, path: str) -> None:
         recent = [p for p in self["recent_files"] if p != path]
         self.set("recent_files", [path, *recent][:MAX_RECENT_FILES])
+
+    def forget_recent_file(self, path: str) -> None:
+        self.set("recent_files", [p for p in self["recent_files"] if p != path])
 
     def _set_aside(self, why: str) -> None:
         try:

@@ -3,7 +3,8 @@
 The side panel (its one speculation control through
 :class:`~desktop_app.ui.speculation_choice.SpeculationChoice`) and the Preferences window edit
 these settings; each change is saved at once, and :meth:`AnswerSettings.request_for` turns them
-into an answer's request."""
+into an answer's request.
+"""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from desktop_app.engine.api import (
     DrafterKind,
     GenerateRequest,
     Message,
+    OverflowPolicy,
     SamplingParams,
     SpecMode,
     choose_drafter,
@@ -52,11 +54,10 @@ class AnswerSettings(QObject):
         self._client = client
         self._chat_view = chat_view
         self._save = save
-        self.think: Callable[[], bool | None] = lambda: None  # the Think switch's choice (ui/think_switch.py)
         self._side = side
-        # shown before the widgets are connected: restoring them saves nothing
+        self.think: Callable[[], bool | None] = lambda: None  # the Think switch's choice (ui/think_switch.py)
         self.speculation = SpeculationChoice(settings, client, side.mode, side.always, side.choice_note, save, self)
-        self.show_settings()
+        self.show_settings()  # before the widgets are connected: restoring them saves nothing
         side.highlight.toggled.connect(self._set_highlight)
         side.draft_max.valueChanged.connect(lambda v: self._set("draft_max", v))
         side.temperature.valueChanged.connect(lambda v: self._set("temperature", float(v)))
@@ -66,7 +67,7 @@ class AnswerSettings(QObject):
         """Show the saved values in the side panel (at start, and after the Preferences window
         changed them)."""
         s, side = self.settings, self._side
-        self.speculation.show_saved()
+        self.speculation.reload()
         side.highlight.setChecked(s["highlight_drafts"])
         self._chat_view.set_highlight(s["highlight_drafts"])
         side.draft_max.setValue(s["draft_max"])
@@ -111,4 +112,5 @@ class AnswerSettings(QObject):
             ),
             drafter=None if spec is SpecMode.OFF else self.drafter(),
             think=self.think(),
+            overflow=OverflowPolicy(s["context_overflow"]),
         )

@@ -1,11 +1,15 @@
 """The open conversation: what is shown, what is stored, and what the engine is asked.
 
 Only this object writes messages to the history while chatting. The answer being streamed is
-saved every SAVE_INTERVAL_MS and at the end, so a crash keeps what the user saw.
+saved every SAVE_INTERVAL_MS and at the end, so a crash keeps what the user saw. Regenerate and
+Edit & resend add versions (siblings in the history's message tree); nothing is deleted, and the
+transcript shows ``< 2/3 >`` on a message with versions. What is shown is the path the history
+shows, and it is what the engine is asked about.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sqlite3
 from collections.abc import Callable
@@ -16,9 +20,10 @@ from PySide6.QtCore import QObject, QTimer, Signal, Slot
 from desktop_app.engine.api import FinishReason, GenerateRequest, Message
 from desktop_app.engine.stats import GenerationStats
 from desktop_app.engine_process.protocol import Done
-from desktop_app.store import History
+from desktop_app.store import History, StoredMessage
 from desktop_app.ui.chat_view import ChatView, MessageWidget
 from desktop_app.ui.engine_client import EngineClient, GenerationHandle
+from desktop_app.ui.shown_path import ShownPath
 from desktop_app.ui.system_prompt import conversation_prompt
 
 SAVE_INTERVAL_MS = 500
@@ -36,13 +41,17 @@ class ChatSession(QObject):
 
     Signals:
         busy_changed(bool): an answer started (True) or ended (False).
+        leaving(int): another conversation is about to be opened (0: from a new one not stored).
         conversation_changed(int): the open conversation (0: a new one not stored yet).
+        editing_changed(int): the user message being edited (0: none); the next send replaces it.
         error(str): something to tell the user (a failed answer).
         store_failed(str): the history could not be read or written; what was not saved.
     """
 
     busy_changed = Signal(bool)
+    leaving = Signal(int)
     conversation_changed = Signal(int)
+    editing_changed = Signal(int)
     error = Signal(str)
     store_failed = Signal(str)
 
@@ -60,6 +69,8 @@ class ChatSession(QObject):
         self.view = view
         self.request_for = request_for
         self.conversation_id: int | None = None
+        self.shown = ShownPath(view, history, self)  # the messages shown (and those behind "show earlier")
+        self.editing: int | None = None  # the user message the next send makes a new version of
         self.handle: GenerationHandle | None = None
         self.answer: MessageWidget | None = None
         self.answer_id: int | None = None
@@ -70,6 +81,9 @@ class ChatSession(QObject):
         self._save_timer.timeout.connect(self._save_partial)
         client.engine_crashed.connect(self._on_crash)
         view.regenerate_requested.connect(self.regenerate)
+        self.shown.switched.connect(self._on_switched)
+        self.shown.failed.connect(self.store_failed)
+        self.busy_changed.connect(lambda busy: self.shown.allow_switching(not busy))
 
     @property
     def busy(self) -> bool:
@@ -78,17 +92,18 @@ class ChatSession(QObject):
     # ------------------------------------------------------------------ conversations
     def open(self, conversation_id: int | None) -> None:
         """Show a stored conversation (None: a fresh one, stored at its first message)."""
+        self.leaving.emit(self.conversation_id or 0)
         if self.busy:
             self.cancel()
             self._end_answer({"finish_reason": FinishReason.CANCELLED.value})
-        self.view.clear()
+        self.cancel_edit()
         conv = self.history.conversation(conversation_id) if conversation_id else None
         self.conversation_id = conv.id if conv else None
-        if conv is not None:
-            self.view.show_messages([(m.role, m.content, m.stats) for m in self.history.messages(conv.id)])
+        self.shown.show(self.history.messages(conv.id) if conv else [])
         self.conversation_changed.emit(self.conversation_id or 0)
 
     def engine_messages(self) -> list[Message]:
+        """The prompt: the path shown (the versions chosen), without answers that have no text."""
         if self.conversation_id is None:
             return []
         return [
@@ -99,56 +114,65 @@ class ChatSession(QObject):
 
     # ------------------------------------------------------------------ actions
     def send(self, text: str) -> bool:
-        """Add a user message and start the answer; False when busy or the text is empty."""
+        """Add a user message (a new version of the one being edited, if any) and start the
+        answer; False when busy or the text is empty."""
         text = text.strip()
         if not text or self.busy:
             return False
+        edited = self.shown.position(self.editing)  # None: a new message at the end
         try:
             if self.conversation_id is None:
                 self.conversation_id = self.history.create_conversation(title_for(text)).id
                 self.conversation_changed.emit(self.conversation_id)
-            self.history.add_message(self.conversation_id, "user", text)
+            if self.editing is not None and edited is not None:
+                question = self.history.add_version(self.editing, text)
+            else:
+                question = self.history.add_message(self.conversation_id, "user", text)
             messages = self.engine_messages()
-            answer_id = self.history.add_message(self.conversation_id, "assistant", "").id
+            answer = self.history.add_message(self.conversation_id, "assistant", "")
         except sqlite3.Error as exc:
             self.store_failed.emit(
                 f"Your message was not sent: the chat history cannot be written ({exc}); your text is still in the box"
             )
             return False
-        self.view.add_message("user", text)
-        self._start_answer(messages, answer_id)
+        self.shown.replace_from(len(self.shown.messages) if edited is None else edited, [question])
+        self.cancel_edit()
+        self._start_answer(messages, answer)
         return True
 
     def regenerate(self) -> None:
-        """Drop the last answer and generate it again."""
-        if self.busy or self.conversation_id is None:
+        """Generate the last answer again, as a new version: the old one stays (``< 1/2 >``)."""
+        path = self.shown.messages
+        if self.busy or not path or path[-1].role != "assistant":
             return
         try:
-            stored = self.history.messages(self.conversation_id)
-            if not stored or stored[-1].role != "assistant":
-                return
-            self.history.delete_message(stored[-1].id)
+            answer = self.history.add_version(path[-1].id, "")
             messages = self.engine_messages()
-            answer_id = self.history.add_message(self.conversation_id, "assistant", "").id
         except sqlite3.Error as exc:
             self.store_failed.emit(f"The answer was not regenerated: the chat history cannot be written ({exc})")
             return
-        self.view.remove_last("assistant")
-        self._start_answer(messages, answer_id)
+        self.shown.replace_from(len(path) - 1, [])
+        self._start_answer(messages, answer)
 
-    def take_last_user_message(self) -> str | None:
-        """Remove the last user message (and its answer) for editing; returns its text."""
-        if self.busy or self.conversation_id is None:
+    def start_edit(self, message_id: int | None = None) -> str | None:
+        """Edit a user message shown (the last one by default): the next send makes a new
+        version of it; nothing changes until then. Returns its text (None: nothing to edit)."""
+        users = [m for m in self.shown.messages if m.role == "user"]
+        chosen = [m for m in users if m.id == message_id] if message_id is not None else users[-1:]
+        if self.busy or not chosen:
             return None
-        stored = self.history.messages(self.conversation_id)
-        users = [i for i, m in enumerate(stored) if m.role == "user"]
-        if not users:
-            return None
-        text = stored[users[-1]].content
-        for message in stored[users[-1] :]:
-            self.history.delete_message(message.id)
-            self.view.remove_last()
-        return text
+        self.editing = chosen[0].id
+        self.editing_changed.emit(self.editing)
+        return chosen[0].content
+
+    def cancel_edit(self) -> None:
+        if self.editing is not None:
+            self.editing = None
+            self.editing_changed.emit(0)
+
+    def _on_switched(self) -> None:
+        if self.editing is not None and self.shown.position(self.editing) is None:
+            self.cancel_edit()  # the message being edited is not shown any more
 
     def cancel(self) -> None:
         if self.handle is not None:
@@ -160,8 +184,9 @@ class ChatSession(QObject):
         self._save_partial()
 
     # ------------------------------------------------------------------ streaming
-    def _start_answer(self, messages: list[Message], answer_id: int) -> None:
-        self.answer_id = answer_id
+    def _start_answer(self, messages: list[Message], answer: StoredMessage) -> None:
+        self.shown.messages.append(answer)  # its widget, below, gets its ``< 2/2 >``
+        self.answer_id = answer.id
         self._save_error_shown = False
         self.answer = self.view.add_message("assistant")
         self.answer.set_stats(None, live=True)
@@ -248,5 +273,12 @@ class ChatSession(QObject):
                     self._write(lambda: self.history.update_message(answer_id, answer.text, stats))
                 else:
                     self._write(lambda: self.history.delete_message(answer_id))  # nothing worth keeping
+                    self._reread_path()  # an earlier version of it is shown again
         self._unsaved = False
         self.busy_changed.emit(False)
+
+    def _reread_path(self) -> None:
+        """The path from the history again, the widgets left as they are (one failed answer shows)."""
+        if self.conversation_id is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self.shown.messages = self.history.messages(self.conversation_id)

@@ -83,6 +83,7 @@ class MessageWidget(QFrame):
         self.footer.setTextFormat(Qt.TextFormat.PlainText)  # an error's text shows as written
         self.footer.setWordWrap(True)  # its sentence of drafters never widens the transcript
         self.footer.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        self.footer.setWordWrap(True)  # a narrow transcript wraps it, never scrolls sideways
         row.addWidget(self.footer, 1)
         if role == "user":
             row.addStretch(1)
@@ -96,6 +97,7 @@ class MessageWidget(QFrame):
                 row, "Edit && resend", "Edit this message and send it again", self.edit_requested.emit
             )
         layout.addLayout(row)
+        self.action_row = row  # Copy and the role's action, after the footer; others add theirs here
         self.render_text()
         self.set_stats(stats)
 
@@ -145,6 +147,11 @@ class MessageWidget(QFrame):
             self.footer.setToolTip(tooltip_html(footer_details(stats)) if stats else "")
         self.footer.setVisible(self.role == "assistant")
 
+    def set_progress(self, done: int, total: int) -> None:
+        """While the engine reads the prompt: how far it got (until the answer's figures come)."""
+        if self.role == "assistant":
+            self.footer.setText(f"reading your message… {done:,}/{total:,} tokens" if done < total else "generating…")
+
     def render_text(self) -> None:
         """Markdown; with highlighting on, text from accepted drafts is tinted per drafter, and
         the body's tooltip names the drafters on their tints."""
@@ -176,10 +183,12 @@ class ChatView(QScrollArea):
     Signals:
         regenerate_requested(): on the last answer.
         edit_requested(str): the last user message's text, to edit and resend.
+        message_shown(MessageWidget): a message was made into a widget (it is in ``messages``).
     """
 
     regenerate_requested = Signal()
     edit_requested = Signal(str)
+    message_shown = Signal(object)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -259,9 +268,14 @@ class ChatView(QScrollArea):
         widget = MessageWidget(role, text, stats, self.highlight)
         widget.regenerate_requested.connect(self.regenerate_requested.emit)
         widget.edit_requested.connect(lambda w=widget: self.edit_requested.emit(w.text))
-        self._layout.insertWidget(self._layout.indexOf(self.earlier_button) + 1 + index, widget)
+        # before the message now at ``index`` or, appended, before the stretch (notes may sit between)
+        after = self.messages[index] if index < len(self.messages) else None
+        self._layout.insertWidget(
+            self._layout.indexOf(after) if after is not None else self._layout.count() - 1, widget
+        )
         self.messages.insert(index, widget)
         self.placeholder.hide()
+        self.message_shown.emit(widget)
         return widget
 
     def add_message(self, role: str, text: str = "", stats: dict[str, Any] | None = None) -> MessageWidget:
@@ -269,6 +283,11 @@ class ChatView(QScrollArea):
         self._follow = True
         self._update_actions()
         return widget
+
+    def insert_note(self, note: QWidget, above: MessageWidget) -> None:
+        """Show ``note`` (e.g. where the model's context begins) just above a message shown."""
+        self._layout.removeWidget(note)
+        self._layout.insertWidget(self._layout.indexOf(above), note)
 
     def remove_last(self, role: str | None = None) -> None:
         if self.messages and (role is None or self.messages[-1].role == role):

@@ -9,6 +9,8 @@ from __future__ import annotations
 import multiprocessing
 import signal
 import threading
+import time
+from collections import deque
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from pathlib import Path
@@ -16,10 +18,12 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal, Slot
 
 from desktop_app.engine.api import GenerateRequest, LoadedModels
+from desktop_app.engine.stats import GenerationStats
 from desktop_app.engine_process import service
 from desktop_app.engine_process.protocol import (
     Cancel,
     Command,
+    CountPrompt,
     Done,
     EngineEvent,
     Failed,
@@ -33,6 +37,8 @@ from desktop_app.engine_process.protocol import (
     Loading,
     LoadProgressed,
     Pieces,
+    PromptCounted,
+    PromptRead,
     Ready,
     Shutdown,
 )
@@ -75,14 +81,18 @@ class GenerationHandle(QObject):
     """One answer being generated: its own signals, emitted in the GUI thread.
 
     Signals:
+        prompt_progress(PromptProgress): how much of the prompt the engine has read (first: how
+            many of the oldest messages it left out), up to 20 times a second, before any text.
         token_received(str, str): answer text, and the DrafterKind value of the drafter whose accepted
             tokens made it ("" for the target's own text).
-        stats_updated(GenerationStats): live figures about ten times a second.
+        stats_updated(GenerationStats): live figures about ten times a second; their ``ttft_s``
+            counts from the request (Send), the engine's own figure is ``engine_ttft_s``.
         finished(Done): the final text and stats; ``stats.finish_reason`` is FinishReason.CANCELLED after a stop.
         failed(str): the generation failed with this message (not emitted when the process dies:
             ``EngineClient.engine_crashed`` says that).
     """
 
+    prompt_progress = Signal(object)
     token_received = Signal(str, str)
     stats_updated = Signal(object)
     finished = Signal(object)
@@ -93,6 +103,15 @@ class GenerationHandle(QObject):
         self.id = request_id
         self.request = request
         self.done = False
+        self.sent_at = time.perf_counter()  # when it was asked for (Send): time to first token counts from here
+        self.first_text_at: float | None = None
+
+    def timed_from_send(self, stats: GenerationStats) -> GenerationStats:
+        """``stats`` with the time to first token counted from Send (the engine's own kept apart)."""
+        if self.first_text_at is not None and not stats.engine_ttft_s:
+            stats.engine_ttft_s = stats.ttft_s
+            stats.ttft_s = self.first_text_at - self.sent_at
+        return stats
 
 
 class EngineClient(QObject):
@@ -104,8 +123,11 @@ class EngineClient(QObject):
         load_progress(str, float): "target" or "draft" and how much of it is loaded (0..1, rising,
             ending on 1.0); a few dozen times a second at most.
         model_loaded(LoadedModels): target (and draft) loaded.
-        load_failed(str): loading failed; the previous models stay loaded.
+        load_failed(LoadFailed): loading failed: why, what stays loaded (``models``, also kept
+            in :attr:`models`) and the file at fault, if any.
         generation_started(GenerationHandle): an answer was requested; its handle reports it.
+        prompt_counted(int, PromptSize | None, str): the answer to :meth:`count_prompt` with that
+            id: the prompt's size, or None and why it could not be counted.
         engine_crashed(str): the process died; a human reason. ``restart()`` brings it back.
     """
 
@@ -113,8 +135,9 @@ class EngineClient(QObject):
     loading_started = Signal(str)
     load_progress = Signal(str, float)
     model_loaded = Signal(object)
-    load_failed = Signal(str)
+    load_failed = Signal(object)
     generation_started = Signal(object)
+    prompt_counted = Signal(int, object, str)
     engine_crashed = Signal(str)
 
     def __init__(self, parent: QObject | None = None) -> None:
@@ -125,8 +148,9 @@ class EngineClient(QObject):
         self._reader: threading.Thread | None = None
         self._next_id = 0
         self.pending: dict[int, GenerationHandle] = {}  # requested and not ended, in order
-        self.loading = False
+        self._loads: deque[Load] = deque()  # sent and not answered yet, in order
         self.last_load: Load | None = None
+        self.loaded_load: Load | None = None  # the load whose models are loaded now
         self.info: Ready | None = None
         self.models: LoadedModels | None = None
         self._fatal: str | None = None  # why the process said it is ending
@@ -139,6 +163,11 @@ class EngineClient(QObject):
     @property
     def running(self) -> bool:
         return self._process is not None and self._process.is_alive()
+
+    @property
+    def loading(self) -> bool:
+        """A load was sent and its answer has not come yet."""
+        return bool(self._loads)
 
     @property
     def busy(self) -> bool:
@@ -154,7 +183,9 @@ class EngineClient(QObject):
         self._process, self._conn = process, parent_conn
         self._fatal = None
         self.pending = {}
+        self._loads.clear()
         self.models = None
+        self.loaded_load = None
         relay = _ReaderRelay()
         relay.received.connect(self._dispatch)  # queued: delivered in the GUI thread, dropped once deleted
         relay.ended.connect(self._on_ended)
@@ -184,8 +215,9 @@ class EngineClient(QObject):
         process, conn, reader = self._process, self._conn, self._reader
         self._process = self._conn = self._reader = None
         self.pending = {}
-        self.loading = False
+        self._loads.clear()
         self.models = None
+        self.loaded_load = None
         if process is None:
             return None
         if conn is not None:
@@ -211,7 +243,7 @@ class EngineClient(QObject):
     def load(self, command: Load) -> None:
         self.last_load = command
         self.start()
-        self.loading = True
+        self._loads.append(command)
         self._send(command)
 
     def generate(self, request: GenerateRequest) -> GenerationHandle:
@@ -223,6 +255,13 @@ class EngineClient(QObject):
         self._send(Generate(handle.id, request))
         self.generation_started.emit(handle)
         return handle
+
+    def count_prompt(self, request: GenerateRequest) -> int:
+        """Ask how many tokens this chat request's prompt takes; ``prompt_counted`` answers with
+        the id returned here (a newer question makes older ones unanswered)."""
+        self._next_id += 1
+        self._send(CountPrompt(self._next_id, request))
+        return self._next_id
 
     def cancel(self, handle: GenerationHandle) -> None:
         """Stop this answer (at its next token, or before it starts)."""
@@ -257,29 +296,44 @@ class EngineClient(QObject):
         elif isinstance(event, LoadProgressed):
             self.load_progress.emit(event.stage, event.fraction)
         elif isinstance(event, Loaded):
-            self.loading = False
+            self.loaded_load = self._loads.popleft() if self._loads else self.last_load
             self.models = event.models
             self.model_loaded.emit(event.models)
         elif isinstance(event, LoadFailed):
-            self.loading = False
-            self.load_failed.emit(event.message)
+            self._load_failed(event)
+        elif isinstance(event, PromptRead):
+            if handle is not None:
+                handle.prompt_progress.emit(event.progress)
         elif isinstance(event, Pieces):
             if handle is not None:
+                handle.first_text_at = handle.first_text_at or time.perf_counter()
                 for text, drafter in event.pieces:
                     handle.token_received.emit(text, drafter)
         elif isinstance(event, LiveStats):
             if handle is not None:
-                handle.stats_updated.emit(event.stats)
+                handle.stats_updated.emit(handle.timed_from_send(event.stats))
         elif isinstance(event, Done):
             ended = self._end(event.id)
             if ended is not None:
+                ended.timed_from_send(event.stats)
                 ended.finished.emit(event)
         elif isinstance(event, Failed):
             ended = self._end(event.id)
             if ended is not None:
                 ended.failed.emit(event.message)
+        elif isinstance(event, PromptCounted):
+            self.prompt_counted.emit(event.id, event.size, event.error)
         elif isinstance(event, Fatal):
             self._fatal = event.message
+
+    def _load_failed(self, event: LoadFailed) -> None:
+        failed = self._loads.popleft() if self._loads else None
+        self.models = event.models
+        if event.models is None:
+            self.loaded_load = None
+        elif failed is not None and failed.target and event.models.target.path == failed.target:
+            self.loaded_load = failed  # the new target came in before the failure
+        self.load_failed.emit(event)
 
     @Slot(object)
     def _on_ended(self, process: BaseProcess) -> None:
@@ -291,8 +345,9 @@ class EngineClient(QObject):
             self._conn.close()
         self._process = self._conn = None
         lost, self.pending = list(self.pending.values()), {}
-        self.loading = False
+        self._loads.clear()
         self.models = None
+        self.loaded_load = None
         self.engine_crashed.emit(reason)
         for handle in lost:  # the window's own answers end through engine_crashed; others hear it here
             handle.done = True

@@ -11,16 +11,9 @@ from __future__ import annotations
 import gc
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
-from PySide6.QtWidgets import (
-    QHBoxLayout,
-    QMainWindow,
-    QPushButton,
-    QSplitter,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QMainWindow, QPushButton, QWidget
 
 from desktop_app.engine.api import DrafterKind
 from desktop_app.store import DataDirError, History, Settings
@@ -28,10 +21,15 @@ from desktop_app.ui.answer_settings import AnswerSettings
 from desktop_app.ui.api_server import ApiServer
 from desktop_app.ui.chat_session import ChatSession
 from desktop_app.ui.chat_view import ChatView
+from desktop_app.ui.context_meter import ContextMeter
+from desktop_app.ui.context_watch import ContextWatch
 from desktop_app.ui.conversation_list import ConversationList
 from desktop_app.ui.conversation_transfer import ConversationTransfer
 from desktop_app.ui.engine_client import EngineClient
 from desktop_app.ui.engine_recovery import EngineRecovery
+from desktop_app.ui.focus import FocusKeeper
+from desktop_app.ui.input_drafts import EditingBar, InputDrafts
+from desktop_app.ui.load_banner import LoadBanner
 from desktop_app.ui.message_input import MessageInput
 from desktop_app.ui.model_bar import ModelBar
 from desktop_app.ui.model_loading import ModelLoader
@@ -43,6 +41,8 @@ from desktop_app.ui.status_bar import CrashBanner, EngineStatusBar
 from desktop_app.ui.system_prompt import SystemPromptButton, conversation_prompt
 from desktop_app.ui.think_switch import ThinkSwitch
 from desktop_app.ui.welcome import FirstRunWelcome
+from desktop_app.ui.window_geometry import ScreenFit
+from desktop_app.ui.window_layout import SidePanelFold, lay_out
 from desktop_app.ui.window_menus import WindowMenus
 
 if TYPE_CHECKING:  # imported when first opened: the library checks vocabularies with llama.cpp
@@ -68,11 +68,14 @@ class MainWindow(QMainWindow):
 
         self.model_bar = ModelBar(DEFAULT_LABEL)
         self.banner = CrashBanner()
+        self.load_banner = LoadBanner()
         self.conversations = ConversationList(history)
         self.chat_view = ChatView()
         self.input = MessageInput()
         self.think = ThinkSwitch(history)
+        self.editing_bar = EditingBar()
         self.prompt_button = SystemPromptButton(settings, history, self.input)
+        self.meter = ContextMeter()
         self.send_button = QPushButton("Send")
         self.send_button.setObjectName("sendButton")
         self.send_button.setAccessibleName("Send message")
@@ -82,17 +85,25 @@ class MainWindow(QMainWindow):
         self.side = SidePanel()
         self.status = EngineStatusBar(lambda: self.client.pid)
         self.setStatusBar(self.status)
-        self._build_layout()
+        self.side_fold = SidePanelFold(self, self.side, settings, self.save_settings)
+        lay_out(
+            self, self.model_bar, self.side_fold.button, [self.banner, self.load_banner], self.chat_view,
+            [self.editing_bar], self.input, [self.think, self.prompt_button, self.send_button, self.stop_button],
+            [self.meter], self.conversations, self.side_fold.area,
+        )  # fmt: skip
         self.answers = AnswerSettings(settings, self.client, self.side, self.chat_view, self.save_settings, self)
         self.session = ChatSession(self.client, history, self.chat_view, self.answers.request_for, self)
         self.think.follow(self.client, self.session)
         self.answers.think = self.think.choice
+        self.drafts = InputDrafts(self.session, self.input, self.editing_bar, history, self)
         self.loader = ModelLoader(
-            self, settings, history, self.client, self.model_bar, self.status, self.save_settings, self._show_error
-        )
+            self, settings, history, self.client, self.model_bar, self.status, self.load_banner, self.save_settings,
+            self._show_error,
+        )  # fmt: skip
         self.speed_feed = ChatSpeedFeed(self.client, self.session, self.side, self.status, self)
         self.recovery = EngineRecovery(self.client, self.banner, self.model_bar, self.side.gauge, self.status, self)
-        menus = WindowMenus(self, settings["api_port"])
+        self.context = ContextWatch(self)  # the context meter, the transcript's note, prompt progress
+        menus = self.menus = WindowMenus(self, settings["api_port"])
         self.library_action, self.serve_action = menus.library, menus.serve
         self.library_action.triggered.connect(lambda: self.loader.open_library())
         menus.workers.triggered.connect(lambda: self.loader.edit_workers())
@@ -100,49 +111,16 @@ class MainWindow(QMainWindow):
         self.transfer, self.welcome = ConversationTransfer(self, menus.file_menu), FirstRunWelcome(self)
         self.preferences = Preferences(self)
         menus.preferences.triggered.connect(lambda: self.preferences.open())
-        self._restore_geometry()
+        self.screen_fit = ScreenFit(self, DEFAULT_SIZE)
+        self.screen_fit.restore(settings["window_geometry"])
         self._connect()
         self.conversations.refresh()
         last = settings["last_conversation"]
         self.session.open(last if last and history.conversation(last) else None)
         self._update_buttons()
+        self.focus = FocusKeeper(self, self.input)  # after every widget is built
 
     # ------------------------------------------------------------------ layout
-    def _build_layout(self) -> None:
-        centre = QWidget()
-        column = QVBoxLayout(centre)
-        column.setContentsMargins(0, 0, 0, 0)
-        column.addWidget(self.banner)
-        column.addWidget(self.chat_view, 1)
-        column.addWidget(self.prompt_button, 0, Qt.AlignmentFlag.AlignLeft)  # above the message box
-        row = QHBoxLayout()
-        row.addWidget(self.input, 1)
-        buttons = QVBoxLayout()
-        buttons.addWidget(self.think)
-        buttons.addWidget(self.send_button)
-        buttons.addWidget(self.stop_button)
-        row.addLayout(buttons)
-        column.addLayout(row)
-        splitter = QSplitter(Qt.Orientation.Horizontal)
-        splitter.addWidget(self.conversations)
-        splitter.addWidget(centre)
-        splitter.addWidget(self.side)
-        splitter.setStretchFactor(1, 1)
-        splitter.setSizes([220, 760, 280])
-        root = QWidget()
-        layout = QVBoxLayout(root)
-        layout.setContentsMargins(4, 4, 4, 0)
-        layout.addWidget(self.model_bar)
-        layout.addWidget(splitter, 1)
-        self.setCentralWidget(root)
-        self.setTabOrder(self.input, self.send_button)
-        self.setTabOrder(self.send_button, self.stop_button)
-
-    def _restore_geometry(self) -> None:
-        saved = self.settings["window_geometry"]
-        if not saved or not self.restoreGeometry(QByteArray.fromBase64(saved.encode("ascii"))):
-            self.resize(*DEFAULT_SIZE)
-
     def _save_geometry(self) -> None:
         self.settings.set("window_geometry", bytes(self.saveGeometry().toBase64().data()).decode("ascii"))
 
@@ -166,7 +144,7 @@ class MainWindow(QMainWindow):
         self.stop_button.clicked.connect(self.cancel)
         QShortcut(QKeySequence(Qt.Key.Key_Escape), self, self.cancel).setWhatsThis("Stop the answer")
         QShortcut(QKeySequence.StandardKey.New, self, lambda: self.session.open(None)).setWhatsThis("New conversation")
-        self.chat_view.edit_requested.connect(lambda _t: self.edit_last())
+        self.chat_view.edit_requested.connect(lambda _t: self.drafts.edit_last())
         self.conversations.conversation_selected.connect(self.session.open)
         self.conversations.new_requested.connect(lambda: self.session.open(None))
         self.conversations.conversation_deleted.connect(self._on_deleted)
@@ -229,20 +207,16 @@ class MainWindow(QMainWindow):
             return
         if self.race_dialog is not None and self.race_dialog.running:
             return
+        if not self._model_ready():
+            self._show_error("No model is loaded: choose one first")
+            return
         if self.session.send(text):
-            self.input.clear()
+            self.drafts.sent()
 
     def cancel(self) -> None:
         if self.race_dialog is not None and self.race_dialog.running:
             self.race_dialog.stop()
         self.session.cancel()
-
-    def edit_last(self) -> None:
-        text = self.session.take_last_user_message()
-        if text is not None:
-            self.client.history_changed(deleted=True)
-            self.input.setPlainText(text)
-            self.input.setFocus()
 
     def start_race(self) -> None:
         messages = self.session.engine_messages()
@@ -269,11 +243,15 @@ class MainWindow(QMainWindow):
     def _update_buttons(self) -> None:
         racing = self.race_dialog is not None and self.race_dialog.running
         busy = self.session.busy or racing
-        alive = self.client.running
+        alive = self.client.running and self._model_ready()
         self.send_button.setEnabled(alive and not busy)
         self.stop_button.setEnabled(busy)
         self.side.race.setEnabled(alive and not busy)
         self.model_bar.setEnabled(not busy)
+
+    def _model_ready(self) -> bool:
+        """A model is loaded, or loading (a message sent meanwhile waits for it)."""
+        return self.client.models is not None or self.client.loading
 
     def _on_conversation_changed(self, conversation_id: int) -> None:
         self.settings.set("last_conversation", conversation_id)
@@ -292,6 +270,7 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt API
         self.session.save_now()
+        self.drafts.save()
         self.session.cancel()
         if self.loader.library is not None:
             self.loader.library.close()

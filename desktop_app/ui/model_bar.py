@@ -15,8 +15,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop_app.ui.elided_label import ElidedLabel
+from desktop_app.ui.flow_layout import FlowLayout
+
 OPEN_FILE = "<open>"
 OPEN_LIBRARY = "<library>"
+CHOOSE_MODEL = "Choose a model"  # the target picker's text while no target is loaded
 
 
 def _gpu_spin(name: str, tooltip: str) -> QSpinBox:
@@ -51,13 +55,13 @@ class ModelBar(QWidget):
         self._updating = False
         self._current = ("", "")
         self._loading_text = ""
-        layout = QHBoxLayout(self)
+        layout = FlowLayout(self)  # one row when wide, wrapped lines when narrow
         layout.setContentsMargins(6, 4, 6, 4)
         self.target_picker = self._picker("targetPicker", "Target model")
         self.draft_picker = self._picker("draftPicker", "Draft model")
         self.target_gpu = _gpu_spin("targetGpuLayers", "Target layers on the GPU")
         self.draft_gpu = _gpu_spin("draftGpuLayers", "Draft layers on the GPU")
-        self.badge = QLabel()
+        self.badge = ElidedLabel()
         self.badge.setObjectName("compatBadge")
         self.badge.setAccessibleName("Draft compatibility")
         self.progress = QProgressBar()
@@ -67,24 +71,25 @@ class ModelBar(QWidget):
         self.progress.setTextVisible(False)  # the status label next to it says "… 42%"
         self.progress.setAccessibleName("Model loading progress")
         self.progress.hide()
-        self.status = QLabel()
+        self.status = ElidedLabel(min_chars=14)
         self.status.setObjectName("loadStatus")
-        labelled: tuple[tuple[str | None, QWidget], ...] = (
-            ("Target", self.target_picker),
-            (None, self.target_gpu),
-            ("Draft", self.draft_picker),
-            (None, self.draft_gpu),
+        groups: tuple[tuple[tuple[str | None, QWidget], ...], ...] = (  # each stays on one line
+            (("Target", self.target_picker), (None, self.target_gpu)),
+            (("Draft", self.draft_picker), (None, self.draft_gpu)),
+            ((None, self.badge),),
+            ((None, self.progress), (None, self.status)),
         )
-        for caption, widget in labelled:
-            if caption:
-                tag = QLabel(caption)
-                tag.setBuddy(widget)
-                layout.addWidget(tag)
-            layout.addWidget(widget)
-        layout.addWidget(self.badge)
-        layout.addStretch(1)
-        layout.addWidget(self.progress)
-        layout.addWidget(self.status)
+        for group in groups:
+            holder = QWidget()
+            row = QHBoxLayout(holder)
+            row.setContentsMargins(0, 0, 0, 0)
+            for caption, widget in group:
+                if caption:
+                    tag = QLabel(caption)
+                    tag.setBuddy(widget)
+                    row.addWidget(tag)
+                row.addWidget(widget)
+            layout.addWidget(holder)
         self.target_picker.activated.connect(lambda _i: self._picked(self.target_picker))
         self.draft_picker.activated.connect(lambda _i: self._picked(self.draft_picker))
         self.target_gpu.editingFinished.connect(self.load_requested.emit)
@@ -95,7 +100,8 @@ class ModelBar(QWidget):
         box = QComboBox()
         box.setObjectName(name)
         box.setAccessibleName(accessible)
-        box.setMinimumContentsLength(18)
+        box.setMinimumContentsLength(16)  # longer names are elided (the tooltip has the path)
+        box.setPlaceholderText(CHOOSE_MODEL if name == "targetPicker" else "")
         box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         return box
 
@@ -122,6 +128,16 @@ class ModelBar(QWidget):
             box.addItem("Open GGUF…", OPEN_FILE)
             box.setCurrentIndex(max(0, box.findData(chosen)))
         self._updating = False
+
+    def show_nothing_loaded(self, offer: str = "") -> None:
+        """No target is loaded: the target picker says "Choose a model" (still offering ``offer``,
+        a file that is fine; the draft picker keeps its choice)."""
+        self.show_paths(offer, self._current[1])
+        self.target_picker.setCurrentIndex(-1)
+
+    def has_target(self) -> bool:
+        """Whether the target picker names a model (not "Choose a model")."""
+        return self.target_picker.currentIndex() >= 0
 
     def target_path(self) -> str:
         """ "" means the embedded default model."""

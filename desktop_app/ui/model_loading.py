@@ -1,6 +1,7 @@
 """Which models to load: what the model bar shows (paths, GPU layers, recent files, a file chosen
 in the model library), the workers that hold part of the target, and what the bar says while and
-after they load."""
+after they load. After a failed load the bar, the status bar and the saved settings follow what
+the engine really has loaded, a file that is not a model is forgotten, and a banner says why."""
 
 from __future__ import annotations
 
@@ -11,10 +12,11 @@ from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import QWidget
 
 from desktop_app.engine.api import LayerSplit, LoadedModels, ModelOptions, parse_workers
-from desktop_app.engine_process.protocol import AutoPlan, Load
+from desktop_app.engine_process.protocol import AutoPlan, Load, LoadFailed
 from desktop_app.store import History, Settings
 from desktop_app.ui.answer_settings import requested_drafter
 from desktop_app.ui.engine_client import EngineClient
+from desktop_app.ui.load_banner import LoadBanner
 from desktop_app.ui.model_bar import ModelBar
 from desktop_app.ui.status_bar import EngineStatusBar
 
@@ -40,6 +42,7 @@ class ModelLoader(QObject):
         client: EngineClient,
         model_bar: ModelBar,
         status: EngineStatusBar,
+        banner: LoadBanner,
         save: Callable[[], None],
         show_error: Callable[[str], None],
     ) -> None:
@@ -51,6 +54,7 @@ class ModelLoader(QObject):
         self._client = client
         self._bar = model_bar
         self._status = status
+        self._banner = banner
         self._save = save
         self._show_error = show_error
         s = settings
@@ -65,10 +69,14 @@ class ModelLoader(QObject):
         model_bar.load_requested.connect(self.load_models)
         model_bar.file_opened.connect(self._remember_file)
         model_bar.library_requested.connect(self.open_library)
+        banner.choose_requested.connect(self.open_library)
 
     def load_models(self) -> None:
-        """Load what the model bar shows, unless exactly that is already loaded (or loading)."""
+        """Load what the model bar shows, unless exactly that is already loaded (or loading), or
+        it shows "Choose a model"."""
         s, bar = self.settings, self._bar
+        if not bar.has_target():
+            return
         s.set("target_path", bar.target_path())
         s.set("draft_path", bar.draft_path())
         s.set("n_gpu_layers", bar.target_gpu.value())
@@ -105,6 +113,8 @@ class ModelLoader(QObject):
         self.settings.set("workers", dialog.workers.text().strip())
         self.settings.set("worker_split", dialog.split.text().strip())
         self._save()
+        if not self._bar.has_target():  # after a failed load: the target the settings keep
+            self._bar.show_paths(self.settings["target_path"], self.settings["draft_path"])
         self.load_models()
 
     def open_library(self) -> ModelLibraryWindow:
@@ -145,6 +155,7 @@ class ModelLoader(QObject):
         else:
             bar.status.setToolTip(f"Drafting available: {loaded.drafting_note}")
         bar.set_idle(note)
+        self._banner.hide()
         if loaded.draft_error:
             bar.set_compatibility(False, loaded.draft_error)
         elif loaded.draft is not None:
@@ -154,8 +165,27 @@ class ModelLoader(QObject):
         self._status.set_models(loaded)
         self.state_changed.emit()
 
-    @Slot(str)
-    def _on_load_failed(self, message: str) -> None:
-        self._bar.set_idle("Load failed")
-        self._show_error(message)
+    @Slot(object)
+    def _on_load_failed(self, failed: LoadFailed) -> None:
+        s, bar = self.settings, self._bar
+        if failed.bad_file:  # not a model: not offered again, nor loaded at the next start
+            s.forget_recent_file(failed.bad_file)
+            bar.set_recent(s["recent_files"])
+        models = failed.models
+        if models is not None:  # the previous models still answer: the bar and settings name them
+            kept = self._client.loaded_load  # its target "" is the built-in model
+            target = kept.target if kept is not None else models.target.path
+            draft = models.draft.path if models.draft is not None else ""
+            s.set("target_path", target)
+            s.set("draft_path", draft)
+            bar.show_paths(target, draft)
+            bar.set_idle(f"Ready: {models.target.name}")
+        else:
+            if failed.bad_file and s["target_path"] == failed.bad_file:
+                s.set("target_path", "")  # the next start loads the built-in model
+            bar.show_nothing_loaded(s["target_path"])
+            bar.set_idle("Load failed")
+        self._save()
+        self._status.set_models(failed.models)
+        self._banner.show_failure(failed.message, failed.models.target.name if failed.models else None)
         self.state_changed.emit()

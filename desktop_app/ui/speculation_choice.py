@@ -107,17 +107,17 @@ class SpeculationChoice(QObject):
         always.toggled.connect(lambda _on: self._chosen())
         client.model_loaded.connect(self._on_models)
 
-    def show_saved(self) -> None:
-        """Show the saved settings again (the Preferences window changed them)."""
+    @property
+    def choice(self) -> str:
+        return str(self._box.currentData())
+
+    def reload(self) -> None:
+        """Show the saved choice again (the Preferences window changed the settings)."""
         self._wanted = choice_of(self._settings["spec_mode"], self._settings["drafter"])
         self._updating = True
         self._always.setChecked(self._settings["spec_mode"] == SpecMode.ON.value)
         self._select(self._wanted)
         self._updating = False
-
-    @property
-    def choice(self) -> str:
-        return str(self._box.currentData())
 
     def _item_enabled(self, index: int) -> bool:
         model = self._box.model()

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QStatusB
 
 from desktop_app.engine.api import LoadedModels
 from desktop_app.engine_process.protocol import Ready
+from desktop_app.ui.elided_label import ElidedLabel
 
 MEMORY_REFRESH_MS = 2000
 
@@ -35,7 +36,7 @@ class EngineStatusBar(QStatusBar):
         self._engine_pid = engine_pid
         self.backend = QLabel("backend: starting…")
         self.backend.setObjectName("backendLabel")
-        self.models = QLabel("no model loaded")
+        self.models = ElidedLabel("no model loaded", min_chars=16)  # a long name never widens the window
         self.models.setObjectName("modelsLabel")
         self.threads = QLabel()
         self.threads.setObjectName("threadsLabel")

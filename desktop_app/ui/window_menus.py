@@ -1,5 +1,5 @@
-"""The main window's menus: File (Preferences, Quit), Models (library, workers, serve the API), Help
-(keyboard shortcuts, About)."""
+"""The main window's menus: File (Preferences, export/import, Quit), Models (library, workers,
+serve the API), Help (keyboard shortcuts, About)."""
 
 from __future__ import annotations
 

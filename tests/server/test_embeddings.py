@@ -16,8 +16,7 @@ import numpy as np
 import openai
 import pytest
 
-from desktop_app.engine import Engine
-from desktop_app.server.backend import EngineBackend
+from tests.server.conftest import serving
 from tests.server.live_server import Server
 
 TEXTS = ["The cat sat on the mat.", "A cat is sitting on a mat.", "Interest rates rose in March."]
@@ -25,14 +24,8 @@ TEXTS = ["The cat sat on the mat.", "A cat is sitting on a mat.", "Interest rate
 
 @pytest.fixture(scope="module")
 def server(default_model: Path) -> Iterator[Server]:
-    engine = Engine()
-    engine.load_target(default_model)
-    backend = EngineBackend(engine)
-    served = Server(backend)
-    yield served
-    served.stop()
-    backend.close()
-    engine.close()
+    with serving(default_model) as served:
+        yield served
 
 
 @pytest.fixture()

@@ -11,8 +11,7 @@ from typing import Any
 import openai
 import pytest
 
-from desktop_app.engine import Engine
-from desktop_app.server.backend import EngineBackend
+from tests.server.conftest import serving
 from tests.server.live_server import Server
 
 ASK = [{"role": "user", "content": "Is 7 a prime number?"}]
@@ -20,14 +19,8 @@ ASK = [{"role": "user", "content": "Is 7 a prime number?"}]
 
 @pytest.fixture(scope="module")
 def server(models: Any) -> Iterator[Server]:
-    engine = Engine()
-    engine.load_target(models.thinking)
-    backend = EngineBackend(engine)
-    served = Server(backend)
-    yield served
-    served.stop()
-    backend.close()
-    engine.close()
+    with serving(models.thinking) as served:
+        yield served
 
 
 @pytest.fixture()

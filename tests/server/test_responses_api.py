@@ -11,33 +11,23 @@ from typing import Any
 import openai
 import pytest
 
-from desktop_app.engine import Engine
-from desktop_app.server.backend import EngineBackend
+from tests.server.conftest import serving
 from tests.server.live_server import Server
 
 INSTRUCTIONS = "Answer in one short sentence."
 QUESTION = "What is the capital of France?"
 
 
-def _serve(path: Any) -> Iterator[Server]:
-    engine = Engine()
-    engine.load_target(path)
-    backend = EngineBackend(engine)
-    served = Server(backend)
-    yield served
-    served.stop()
-    backend.close()
-    engine.close()
-
-
 @pytest.fixture(scope="module")
 def server(models: Any) -> Iterator[Server]:
-    yield from _serve(models.target)
+    with serving(models.target) as served:
+        yield served
 
 
 @pytest.fixture(scope="module")
 def thinking_server(models: Any) -> Iterator[Server]:
-    yield from _serve(models.thinking)
+    with serving(models.thinking) as served:
+        yield served
 
 
 def _client(server: Server) -> openai.OpenAI:

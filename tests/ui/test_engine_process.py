@@ -78,8 +78,9 @@ def test_a_broken_target_is_a_message_and_the_old_model_stays(
     window = make_window(target_path=models.target, max_tokens=10)
     with qtbot.waitSignal(window.client.load_failed, timeout=LOAD_TIMEOUT_MS) as failed:
         window.model_bar.choose_target(str(getattr(models, which)))
-    assert failed.args[0] and "Traceback" not in failed.args[0]
-    assert window.status.currentMessage() == failed.args[0]  # what the user reads
+    reason = failed.args[0].message
+    assert reason and "Traceback" not in reason
+    assert reason in window.load_banner.message.toolTip() and window.load_banner.isVisible()  # what the user reads
     assert window.client.running and not window.banner.isVisible()
     send_and_wait(qtbot, window, "hello")  # the factory target is still loaded
     assert last_answer(window).text

@@ -17,7 +17,8 @@ def test_the_window_reopens_at_the_size_it_was_closed_at(qtbot: Any, make_window
     # As narrow as the window goes and shorter than the default: restoring fits a window into its
     # screen, and the offscreen platform's screen is only 800 px wide.
     smaller = QSize(window.minimumSizeHint().width(), 560)
-    assert window.size() == QSize(*DEFAULT_SIZE) != smaller
+    default = QSize(*DEFAULT_SIZE).boundedTo(window.screen().availableGeometry().size())  # it fits the screen
+    assert window.size() == default != smaller
     window.resize(smaller)
     qtbot.waitUntil(lambda: window.size() == smaller, timeout=5000)
     window.close()
@@ -29,7 +30,7 @@ def test_the_window_reopens_at_the_size_it_was_closed_at(qtbot: Any, make_window
 
 def test_unreadable_saved_geometry_gives_the_default_size(qtbot: Any, make_window: Any) -> None:
     window = make_window(wait_loaded=False, window_geometry="not a geometry")
-    assert window.size() == QSize(*DEFAULT_SIZE)
+    assert window.size() == QSize(*DEFAULT_SIZE).boundedTo(window.screen().availableGeometry().size())
 
 
 def test_help_about_opens_after_the_menus_were_built(qtbot: Any, make_window: Any) -> None:

@@ -123,11 +123,12 @@ def test_ok_saves_the_values_the_window_shows_and_the_next_request_uses(qtbot: A
     type_into(qtbot, fields["seed"].edit, "")  # empty: a new seed for every answer
     dialog.fields["drafter"].set_value("ngram")
     dialog.fields["spec_mode"].set_value("on")
+    assert dialog.fields["drafter"].findData("none") < 0  # off is the Speculation field's, not a drafter
     dialog.ok.click()
     qtbot.waitUntil(lambda: not dialog.isVisible())
     assert window.side.temperature.value() == pytest.approx(0.7)
     assert window.side.draft_max.value() == 3
-    assert window.side.mode.currentData() == "ngram" and window.side.always.isChecked()  # the one control
+    assert window.answers.speculation.choice == "ngram" and window.side.always.isChecked()
     again = Settings.load()
     assert (again["temperature"], again["top_k"], again["repeat_penalty"], again["random_seed"]) == (0.7, 40, 1.3, True)
     sampling = window.answers.request_for([{"role": "user", "content": "hi"}]).sampling

@@ -6,14 +6,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, Qt
 
 from desktop_app.engine.reasoning import THINK_TAGS
 from tests.ui.helpers import send_and_wait
 
 
 def click(qtbot: Any, box: Any) -> None:
-    qtbot.mouseClick(box, Qt.MouseButton.LeftButton, pos=box.rect().center())
+    """Click the check box's own box (a wide check box toggles only on its box and label)."""
+    qtbot.mouseClick(box, Qt.MouseButton.LeftButton, pos=QPoint(8, box.rect().center().y()))
 
 
 def test_the_think_switch_is_kept_per_conversation_and_reaches_the_prompt(

@@ -7,7 +7,7 @@ reuses a cached prefix (a new chat turn decodes only new tokens), trims rejected
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import llama_cpp
@@ -97,6 +97,18 @@ class KvCache:
         is (re)decoded and :attr:`prefill_hidden` holds (first position, their hidden rows).
         Returns how many tokens were decoded now.
         """
+        steps = self.prefill_steps(tokens, need_logits, hidden_from)
+        kept = next(steps)
+        for _ in steps:
+            pass
+        return len(tokens) - kept
+
+    def prefill_steps(
+        self, tokens: Sequence[int], need_logits: bool = True, hidden_from: int | None = None
+    ) -> Iterator[int]:
+        """:meth:`prefill` one batch (``n_batch`` tokens) at a time: yields how many of
+        ``tokens`` the cache holds, first the reused prefix, then after each batch. A caller
+        that stops iterating leaves the cache holding what it last reported."""
         self.ensure_fits(len(tokens))
         keep = common_prefix(self.kv_tokens, tokens)
         if need_logits and keep == len(tokens) and keep > 0:
@@ -105,6 +117,7 @@ class KvCache:
             keep = min(keep, max(hidden_from, 0))
         self.truncate(keep)
         keep = len(self.kv_tokens)  # a recurrent cache may have had to start again
+        yield keep
         todo = list(tokens[keep:])
         pos = keep
         rows: list[np.ndarray] = []
@@ -116,9 +129,11 @@ class KvCache:
                 rows.append(self.hidden_rows(len(chunk)))
             pos += len(chunk)
             self.kv_tokens.extend(chunk)
-        if hidden_from is not None:
-            self.prefill_hidden = (keep, np.concatenate(rows) if rows else np.zeros((0, self.n_embd_out), np.float32))
-        return len(todo)
+            if hidden_from is not None and is_last:
+                self.prefill_hidden = (keep, np.concatenate(rows))
+            yield pos
+        if hidden_from is not None and not todo:
+            self.prefill_hidden = (keep, np.zeros((0, self.n_embd_out), np.float32))
 
     def decode_all_rows(self, tokens: Sequence[int]) -> None:
         """Append ``tokens`` to the cache with logits for every row (the verify pass)."""

@@ -8,7 +8,6 @@ and trim rejected draft tokens. One thread at a time may use it.
 from __future__ import annotations
 
 import ctypes
-import os
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ import llama_cpp
 import numpy as np
 
 from desktop_app.engine.api import ModelOptions
+from desktop_app.engine.context_size import available_memory
 from desktop_app.engine.errors import ModelLoadError
 from desktop_app.engine.llama import rpc
 from desktop_app.engine.llama.backend import clear_log, cpu_has_llamafile, ensure_backend, load_failure_reason
@@ -27,22 +27,6 @@ from desktop_app.engine.llama.kv_cache import common_prefix as common_prefix  # 
 from desktop_app.engine.llama.rpc import Placement
 from desktop_app.engine.llama.threads import default_threads
 from desktop_app.engine.llama.vocab import VocabProperties
-
-
-def available_memory() -> int | None:
-    """Bytes of RAM the OS could give us now (Linux MemAvailable; None when unknown)."""
-    try:
-        with open("/proc/meminfo") as handle:
-            for line in handle:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return None
-
 
 ProgressFn = Callable[[float], None]
 

@@ -38,6 +38,17 @@ class VocabProperties:
     def eos_id(self) -> int:
         return int(llama_cpp.llama_vocab_eos(self.vocab))
 
+    @property
+    def fim_ids(self) -> tuple[int, int, int] | None:
+        """The fill-in-the-middle tokens (prefix, suffix, middle), or None when the vocabulary
+        has none (llama.cpp reads them from the GGUF or finds them by their usual texts)."""
+        ids = (
+            int(llama_cpp.llama_vocab_fim_pre(self.vocab)),
+            int(llama_cpp.llama_vocab_fim_suf(self.vocab)),
+            int(llama_cpp.llama_vocab_fim_mid(self.vocab)),
+        )
+        return ids if min(ids) >= 0 else None
+
     def token_text(self, token: int) -> bytes:
         return llama_cpp.llama_vocab_get_text(self.vocab, token) or b""
 

@@ -25,6 +25,7 @@ from desktop_app.engine.api import (
 from desktop_app.engine.auto.cost_model import CostModel
 from desktop_app.engine.auto.drafter_choice import DrafterChoice
 from desktop_app.engine.auto.setup import CALIBRATION_DEPTH, AutoSetup
+from desktop_app.engine.context_size import PromptSize
 from desktop_app.engine.drafters import Drafter
 from desktop_app.engine.drafters.history_vocab import HistoryVocab
 from desktop_app.engine.drafters.ngram_cache import ChatNgrams
@@ -152,13 +153,11 @@ class Engine:
         self.models.set_threads(count, batch_count)
 
     def forget_last_answer(self) -> None:
-        """Tokenize the next chat prompt from its text alone, not reusing the last answer's
-        generated tokens (benchmarks: every mode then sees the same prompt tokens)."""
+        """Tokenize the next chat prompt from its text alone, not the last answer's tokens (benchmarks)."""
         self.prompts.forget_last_answer()
 
     def history_vocab(self) -> HistoryVocab:
-        """The target's tokenizer for a thread syncing the history n-grams (waits for a running
-        answer or load); EngineError when no target is loaded."""
+        """The target's tokenizer for a thread syncing the history n-grams (EngineError: no target)."""
         with self._lock:
             return HistoryVocab(self._require_target(), self._lock, lambda: self.target, self.ngrams)
 
@@ -190,9 +189,13 @@ class Engine:
 
     # ------------------------------------------------------------------ prompts
     def build_prompt(self, request: GenerateRequest, cancel: threading.Event | None = None) -> tuple[list[int], int]:
-        """Token ids for the request and how many oldest turns were dropped to fit (see
-        prompt_fit). Raises FitCancelled when ``cancel`` is set meanwhile."""
+        """Token ids for the request and how many oldest turns were dropped to fit (PromptBuilder.build)."""
         return self.prompts.build(request, cancel, self.clock)
+
+    def count_prompt(self, request: GenerateRequest) -> PromptSize:
+        """The size of this chat request's prompt as ``generate`` would fit it (after a running answer)."""
+        with self._lock:
+            return self.prompts.count(request, self.clock)
 
     def _render(self, messages: Sequence[Message]) -> tuple[str, list[int]]:
         return self.prompts.render(messages)
@@ -259,7 +262,7 @@ class Engine:
 
     # ------------------------------------------------------------------ generating
     def generate(self, request: GenerateRequest, cancel: threading.Event | None = None) -> Iterator[Event]:
-        """Yield TextChunk and StatsUpdate events, then one Finished event."""
+        """Yield PromptProgress, TextChunk and StatsUpdate events, then one Finished event."""
         target = self._require_target()
         with self._lock:
             try:
@@ -272,8 +275,8 @@ class Engine:
                 mode=request.spec,
                 drafter=choice.candidates[0].drafter.kind if choice.k_max else NO_DRAFTER,
                 draft_max=choice.k_max,
+                dropped_turns=dropped,
             )
-            stats.dropped_turns = dropped
             config = LoopConfig(
                 max_tokens=request.max_tokens,
                 sampling=request.sampling,
@@ -284,7 +287,7 @@ class Engine:
             )
             prompt_text = self.prompts.last_text if request.messages is not None else ""
             loop = SpeculativeLoop(target, config, choice, stats, cancel, self.threads, self.clock)
-            for event in loop.run(prompt):
+            for event in loop.run(prompt, dropped):
                 if isinstance(event, Finished):
                     self.prompts.remember(target, prompt_text, prompt, event)
                     # the n-gram cache learns this turn: the new part of the prompt and the answer

@@ -20,7 +20,7 @@ import numpy as np
 from desktop_app.engine.api import DRAFT_K, DrafterKind, FinishReason, SamplingParams
 from desktop_app.engine.auto.drafter_choice import DrafterChoice, Plan
 from desktop_app.engine.drafters import Draft
-from desktop_app.engine.events import Event, Finished, StatsUpdate, TextChunk
+from desktop_app.engine.events import Event, Finished, PromptProgress, StatsUpdate, TextChunk
 from desktop_app.engine.llama.model import LlamaModel
 from desktop_app.engine.llama.threads import ThreadTuner
 from desktop_app.engine.loop.reasoning_count import ReasoningCount
@@ -116,17 +116,29 @@ class SpeculativeLoop:
         """A candidate reads the target's hidden rows (MTP, Gemma 4 assistant)."""
         return any(d.needs_hidden for d in self.drafters)
 
-    def prefill(self, prompt: list[int]) -> None:
-        """Cache the prompt except its last token (the first cycle decodes it with the drafts)."""
-        self.stats.prompt_tokens = len(prompt)
+    def prefill(self, prompt: list[int], dropped_turns: int = 0) -> Iterator[PromptProgress]:
+        """Cache the prompt except its last token (the first cycle decodes it with the drafts),
+        one batch at a time, saying how far it got after each. A cancel between batches stops
+        it (``finish`` CANCELLED, ``done``) with what was read kept in the cache."""
+        self.stats.prompt_tokens = total = len(prompt)
         self.target.ensure_fits(len(prompt) + 1)
         starts = [p for d in self.drafters if d.needs_hidden and (p := d.hidden_from(prompt)) is not None]
         hidden_from = min(starts) if starts else None
-        self.stats.prompt_tokens_new = self.target.prefill(prompt[:-1], need_logits=False, hidden_from=hidden_from) + 1
+        steps = self.target.prefill_steps(prompt[:-1], need_logits=False, hidden_from=hidden_from)
+        kept = next(steps)
+        yield PromptProgress(kept, total, dropped_turns)
+        while (done := next(steps, None)) is not None:
+            self.stats.prompt_tokens_new = done - kept
+            yield PromptProgress(done, total, dropped_turns)
+            if self.cancel is not None and self.cancel.is_set():
+                self.finish, self.done = FinishReason.CANCELLED, True
+                return
+        self.stats.prompt_tokens_new = total - kept
         for drafter in self.drafters:
             hidden = self.target.prefill_hidden if hidden_from is not None and drafter.needs_hidden else None
             drafter.prepare(prompt, hidden)
         self.context = list(prompt)
+        yield PromptProgress(total, total, dropped_turns)
 
     def room(self) -> int | None:
         """The most tokens this cycle may draft, or None when the answer must end now."""
@@ -221,10 +233,11 @@ class SpeculativeLoop:
         return StatsUpdate(self.stats)
 
     # ------------------------------------------------------------------ the loop
-    def run(self, prompt: list[int]) -> Iterator[Event]:
-        """Generate after ``prompt``; yields TextChunk / StatsUpdate events, then one Finished."""
+    def run(self, prompt: list[int], dropped_turns: int = 0) -> Iterator[Event]:
+        """Generate after ``prompt``; yields PromptProgress while reading it, TextChunk /
+        StatsUpdate events, then one Finished."""
         start = self.clock()
-        self.prefill(prompt)
+        yield from self.prefill(prompt, dropped_turns)
         if self.config.opened:  # the answer's text carries the marker its prompt opened
             opened = self.stream.push(self.config.opened.encode())
             if opened:
@@ -232,7 +245,7 @@ class SpeculativeLoop:
         decode_start = last_stats = self.clock()
         self.stats.prefill_s = decode_start - start
         self.window.add(0, decode_start)
-        while (limit := self.room()) is not None:
+        while not self.done and (limit := self.room()) is not None:
             plan = self.propose(limit)
             result = self.verify(plan.draft)
             self.record(plan, result)
@@ -245,7 +258,7 @@ class SpeculativeLoop:
             if now - last_stats >= STATS_INTERVAL_S:
                 last_stats = now
                 yield self.live_stats(now, decode_start)
-        for drafter in self.drafters:
+        for drafter in self.drafters if self.context else ():  # not when stopped while reading the prompt
             drafter.settle(self.target.kv_tokens)
         tail = self.stream.flush()
         if tail:

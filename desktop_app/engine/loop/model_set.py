@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from desktop_app.engine.api import ModelInfo, ModelOptions
+from desktop_app.engine.context_size import kv_bytes_per_token
 from desktop_app.engine.drafters.assistant import AssistantDrafter
 from desktop_app.engine.drafters.mtp import MtpDrafter
 from desktop_app.engine.errors import EngineError, IncompatibleDraftError
@@ -40,6 +41,10 @@ def describe_model(model: LlamaModel | AssistantWeights, reasoning: TemplateReas
         remote_devices=tuple(rpc.device_lines(model.remote)) if isinstance(model, LlamaModel) else (),
         reasoning_format=reasoning.format,
         think_default=reasoning.switch.default if reasoning.switch is not None else None,
+        n_ctx_train=model.info.context_length or 0,
+        kv_bytes_per_token=kv_bytes_per_token(model.info.metadata, model.info.architecture)
+        if isinstance(model, LlamaModel)
+        else 0,
     )
 
 

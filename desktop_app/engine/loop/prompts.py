@@ -14,8 +14,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 
-from desktop_app.engine.api import GenerateRequest, ModelInfo
-from desktop_app.engine.errors import ContextOverflowError, EmptyPromptError
+from desktop_app.engine.api import GenerateRequest, ModelInfo, OverflowPolicy
+from desktop_app.engine.context_size import PromptSize
+from desktop_app.engine.errors import ContextOverflowError, EmptyPromptError, EngineError
 from desktop_app.engine.events import Finished
 from desktop_app.engine.llama.chat_template import ChatTemplate, Message, validate_messages
 from desktop_app.engine.llama.model import LlamaModel
@@ -65,8 +66,15 @@ class PromptBuilder:
         self, request: GenerateRequest, cancel: threading.Event | None, clock: Callable[[], float]
     ) -> tuple[list[int], int]:
         """Token ids for the request and how many oldest turns were dropped to fit (see
-        prompt_fit). Raises FitCancelled when ``cancel`` is set meanwhile."""
+        prompt_fit). Raises FitCancelled when ``cancel`` is set meanwhile, and
+        ContextOverflowError when messages would have to be dropped under the REFUSE policy or
+        even the last one leaves too little room."""
         target = self._models.require_target()
+        if request.suffix is not None:
+            tokens = fill_in_the_middle(target, request.prompt or "", request.suffix)
+            self._check_fits(tokens)
+            self.opened = ""
+            return tokens, 0
         if request.prompt is not None:
             tokens = target.tokenize(request.prompt, add_special=True, parse_special=request.parse_special)
             if not tokens:
@@ -76,14 +84,52 @@ class PromptBuilder:
             self.opened = self.reasoning.opened(request.prompt)
             return tokens, 0
         messages = validate_messages(list(request.messages or []))
-        limit = target.n_ctx - min(request.max_tokens, MIN_ANSWER_ROOM)
-        fitter = PromptFitter(lambda ms: self.render(ms, request.think), self._token_counts, limit, cancel, clock=clock)
-        kept_from, text, tokens = fitter.fit(messages)
+        size, text, tokens = self._fit(messages, request, cancel, clock)
+        if size.dropped and request.overflow is OverflowPolicy.REFUSE:
+            self._refuse(messages, size)
         self.last_text = text
         self.opened = self.reasoning.opened(text)
-        if len(tokens) > limit:  # even the last message alone leaves too little room
+        if size.tokens > size.limit:  # even the last message alone leaves too little room
             self._check_fits(tokens)
-        return tokens, kept_from - (1 if messages[0]["role"] == "system" else 0)
+        return tokens, size.dropped
+
+    def count(self, request: GenerateRequest, clock: Callable[[], float]) -> PromptSize:
+        """The size of the prompt :meth:`build` would make for this chat request, without
+        refusing: its tokens (the oldest messages left out when they do not fit, as many as
+        ``dropped`` says), so the window can show it before the user sends."""
+        target = self._models.require_target()
+        if request.prompt is not None:
+            tokens = target.tokenize(request.prompt, add_special=True, parse_special=request.parse_special)
+            return PromptSize(len(tokens), target.n_ctx, self._limit(request))
+        if not request.messages:
+            return PromptSize(0, target.n_ctx, self._limit(request))
+        return self._fit(validate_messages(list(request.messages)), request, None, clock)[0]
+
+    def _limit(self, request: GenerateRequest) -> int:
+        """The most tokens a prompt may take: the context less the room kept for the answer."""
+        return self._models.require_target().n_ctx - min(request.max_tokens, MIN_ANSWER_ROOM)
+
+    def _fit(
+        self,
+        messages: list[Message],
+        request: GenerateRequest,
+        cancel: threading.Event | None,
+        clock: Callable[[], float],
+    ) -> tuple[PromptSize, str, list[int]]:
+        limit = self._limit(request)
+        fitter = PromptFitter(lambda ms: self.render(ms, request.think), self._token_counts, limit, cancel, clock=clock)
+        kept_from, text, tokens = fitter.fit(messages)
+        dropped = kept_from - (1 if messages[0]["role"] == "system" else 0)
+        return PromptSize(len(tokens), self._models.require_target().n_ctx, limit, dropped), text, tokens
+
+    def _refuse(self, messages: list[Message], size: PromptSize) -> None:
+        whole = len(self.render(messages)[1])
+        raise ContextOverflowError(
+            f"The conversation is {whole:,} tokens long but the context holds {size.n_ctx:,} "
+            f"({size.limit:,} for the prompt, {size.n_ctx - size.limit:,} kept for the answer), and "
+            "leaving the oldest messages out is turned off: raise the context length (Preferences → Model), start a new "
+            "conversation, or let the oldest messages be left out (the context meter's menu)"
+        )
 
     def render(self, messages: Sequence[Message], think: bool | None = None) -> tuple[str, list[int]]:
         """The prompt text for these messages and its tokens (``think``: the Think switch)."""
@@ -111,6 +157,22 @@ class PromptBuilder:
         target = self._models.require_target()
         if len(tokens) + 1 > target.n_ctx:
             raise ContextOverflowError(
-                f"The message is {len(tokens)} tokens long but the context holds {target.n_ctx}: "
+                f"The message is {len(tokens):,} tokens long but the context holds {target.n_ctx:,}: "
                 "shorten it or raise the context length (Preferences → Model → Context length; --ctx on the command line)"
             )
+
+
+def fill_in_the_middle(target: LlamaModel, prefix: str, suffix: str) -> list[int]:
+    """llama.cpp's infill prompt (prefix-suffix-middle): [BOS] FIM_PRE prefix FIM_SUF suffix FIM_MID.
+    The texts are tokenized as text: a special token's name in the code stays text."""
+    ids = target.fim_ids
+    if ids is None:
+        raise EngineError(
+            f"{target.name} has no fill-in-the-middle tokens: use a code model trained for it "
+            "(Qwen2.5-Coder, StarCoder2, CodeLlama, DeepSeek-Coder...)"
+        )
+    pre, suf, mid = ids
+    start = [target.bos_id] if target.add_bos and target.bos_id >= 0 else []
+    body = target.tokenize(prefix, add_special=False, parse_special=False)
+    tail = target.tokenize(suffix, add_special=False, parse_special=False)
+    return [*start, pre, *body, suf, *tail, mid]
