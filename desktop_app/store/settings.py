@@ -44,7 +44,7 @@ from desktop_app.store.errors import DataDirError, set_aside
 SETTINGS_FILE = "settings.json"
 MAX_RECENT_FILES = 8
 # The window's own number (the engine's are in engine/api.py): the transcript's and input's text size.
-FONT_SIZE = NumberRange("font_size", int, 6, 40, 11, "Text size of the conversation and the message box, in points")
+FONT_SIZE = NumberRange("font_size", int, 6, 40, 10, "Text size of the conversation and the message box, in points")
 
 
 @dataclass(frozen=True)

@@ -141,7 +141,8 @@ class ChoiceField(QComboBox):
         self.setObjectName(name)
         self.setAccessibleName(BY_NAME[name].description)
         for key in BY_NAME[name].choices or ():
-            self.addItem(labels.get(key, key), key)
+            if key in labels:  # the choices offered (a setting may read more, from old files)
+                self.addItem(labels[key], key)
 
     def set_value(self, key: str) -> None:
         self.setCurrentIndex(max(0, self.findData(key)))

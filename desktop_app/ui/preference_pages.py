@@ -20,14 +20,13 @@ from PySide6.QtWidgets import (
 
 from desktop_app.engine.api import DrafterKind, SpecMode
 from desktop_app.paths import data_dir, models_dir
-from desktop_app.store.settings import BEST_DRAFTER, BY_NAME, NO_DRAFTER
+from desktop_app.store.settings import BEST_DRAFTER, BY_NAME
 from desktop_app.ui.preference_fields import ChoiceField, FolderRow, NumberField, ThreadsField
 
-DRAFTER_LABELS = {
-    NO_DRAFTER.value: "No speculation",
-    BEST_DRAFTER: "The best the models offer",
-    **{k.value: k.label for k in DrafterKind},
-}
+# The drafter under the side panel's one speculation control (ui/speculation_choice.py): the best
+# available, or one drafter; "none" is only read from old settings files (speculation off).
+DRAFTER_LABELS = {BEST_DRAFTER: "The best drafter available", **{k.value: k.label for k in DrafterKind}}
+SPEC_LABELS = {m.value: m.label for m in SpecMode}
 # What a change to these settings needs: the models loaded again.
 RELOADING = frozenset({"n_ctx", "n_threads", "n_gpu_layers", "draft_n_gpu_layers"})
 
@@ -196,11 +195,13 @@ def model_page(fields: dict[str, Field]) -> QWidget:
 
 
 def speculation_page(fields: dict[str, Field]) -> QWidget:
+    spec_mode = ChoiceField("spec_mode", SPEC_LABELS)
+    spec_mode.setToolTip(" ".join(f"{m.label}: {m.description}." for m in SpecMode))
     return _form(
         fields,
         [
+            ("Speculation", "spec_mode", spec_mode),
             ("Drafter", "drafter", ChoiceField("drafter", DRAFTER_LABELS)),
-            ("Speculation", "spec_mode", ChoiceField("spec_mode", {m.value: m.label for m in SpecMode})),
             ("Tokens drafted per cycle (k)", "draft_max", NumberField("draft_max")),
         ],
     )

@@ -38,10 +38,14 @@ class Preferences(QObject):
         self._window = window
         self.settings = window.settings
         self.dialog: PreferencesDialog | None = None
-        for keys, step in ((ZOOM_IN, 1), (ZOOM_OUT, -1)):
+        for keys, step, what in ((ZOOM_IN, 1, "Larger text"), (ZOOM_OUT, -1, "Smaller text")):
             for key in keys:
-                QShortcut(QKeySequence(key), window).activated.connect(lambda step=step: self.zoom(step))
-        QShortcut(QKeySequence(ZOOM_RESET), window).activated.connect(lambda: self.set_font_size(FONT_SIZE.default))
+                shortcut = QShortcut(QKeySequence(key), window)
+                shortcut.setWhatsThis(what)  # Help → Keyboard shortcuts lists it
+                shortcut.activated.connect(lambda step=step: self.zoom(step))
+        reset = QShortcut(QKeySequence(ZOOM_RESET), window)
+        reset.setWhatsThis("Text size back to normal")
+        reset.activated.connect(lambda: self.set_font_size(FONT_SIZE.default))
         self.show_font()
 
     def open(self) -> PreferencesDialog:

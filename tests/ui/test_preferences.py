@@ -18,6 +18,7 @@ from desktop_app.store import History, Settings
 from desktop_app.store.settings import BY_NAME, FONT_SIZE
 from desktop_app.ui.preference_fields import NumberField, ThreadsField
 from desktop_app.ui.preferences_dialog import PreferencesDialog
+from desktop_app.ui.shortcut_list import window_shortcuts
 from tests.ui.conftest import LOAD_TIMEOUT_MS
 from tests.ui.helpers import send_and_wait
 
@@ -121,11 +122,13 @@ def test_ok_saves_the_values_the_window_shows_and_the_next_request_uses(qtbot: A
     type_into(qtbot, fields["draft_max"].edit, "3")
     type_into(qtbot, fields["seed"].edit, "")  # empty: a new seed for every answer
     dialog.fields["drafter"].set_value("ngram")
+    dialog.fields["spec_mode"].set_value("on")
+    assert dialog.fields["drafter"].findData("none") < 0  # off is the Speculation field's, not a drafter
     dialog.ok.click()
     qtbot.waitUntil(lambda: not dialog.isVisible())
     assert window.side.temperature.value() == pytest.approx(0.7)
     assert window.side.draft_max.value() == 3
-    assert window.answers.speculation.choice == "ngram"
+    assert window.answers.speculation.choice == "ngram" and window.side.always.isChecked()
     again = Settings.load()
     assert (again["temperature"], again["top_k"], again["repeat_penalty"], again["random_seed"]) == (0.7, 40, 1.3, True)
     sampling = window.answers.request_for([{"role": "user", "content": "hi"}]).sampling
@@ -162,6 +165,10 @@ def test_the_dialog_fits_an_800_by_600_screen(qtbot: Any, window: Any) -> None:
 
 
 def test_zoom_keys_change_the_text_size_and_save_it(qtbot: Any, window: Any) -> None:
+    listed = window_shortcuts(window)  # Help → Keyboard shortcuts
+    for row in (("Ctrl+=", "Larger text"), ("Ctrl+-", "Smaller text"), ("Ctrl+0", "Text size back to normal")):
+        assert row in listed
+    assert ("Ctrl+,", "Preferences") in listed
     size = FONT_SIZE.default
     assert window.chat_view.font().pointSize() == size == window.input.font().pointSize()
     message = window.chat_view.add_message("user", "Hello")
