@@ -16,6 +16,7 @@ from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import QMainWindow, QPushButton, QWidget
 
 from desktop_app.engine.api import DrafterKind
+from desktop_app.engine.reasoning import THINK_TAGS
 from desktop_app.store import DataDirError, History, Settings
 from desktop_app.ui.answer_settings import AnswerSettings
 from desktop_app.ui.api_server import ApiServer
@@ -127,7 +128,8 @@ class MainWindow(QMainWindow):
     def _connect(self) -> None:
         c = self.client
         c.engine_started.connect(self.status.set_backend)
-        c.model_loaded.connect(lambda loaded: self.chat_view.set_reasoning_format(loaded.target.reasoning_format))
+        # Answers stored from a thinking model keep their fold under a model without reasoning markers.
+        c.model_loaded.connect(lambda m: self.chat_view.set_reasoning_format(m.target.reasoning_format or THINK_TAGS))
         self.api.started.connect(lambda url: self.status.show_api(url, lambda: self.api.counter.requests))
         self.api.stopped.connect(lambda: self.status.show_api(None))
         self.api.failed.connect(self.tell)

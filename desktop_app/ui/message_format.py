@@ -70,12 +70,13 @@ def format_thinking(stats: dict[str, Any]) -> str:
 
 
 def _times(ratio: float) -> str:
-    """A speed ratio in words: "1.8x faster", "1.3x slower", "about as fast"."""
+    """A speed ratio in words, ready for what it compares with: "1.8x faster than", "1.3x
+    slower than", "about as fast as"."""
     if ratio >= 1.05:
-        return f"{ratio:.1f}x faster"
+        return f"{ratio:.1f}x faster than"
     if ratio <= 1 / 1.05:
-        return f"{1 / ratio:.1f}x slower"
-    return "about as fast"
+        return f"{1 / ratio:.1f}x slower than"
+    return "about as fast as"
 
 
 def format_speedup(stats: dict[str, Any]) -> str:
@@ -85,13 +86,10 @@ def format_speedup(stats: dict[str, Any]) -> str:
     race = stats.get("race")
     if isinstance(race, dict) and isinstance(race.get("speedup"), (int, float)) and race["speedup"] > 0:
         rounds, low, high = race.get("rounds", 0), race.get("low", 0.0), race.get("high", 0.0)
-        return (
-            f"{_times(race['speedup'])} than without speculation in a race of {rounds} "
-            f"({low:.1f}–{high:.1f}x per round)"
-        )
+        return f"{_times(race['speedup'])} without speculation in a race of {rounds} ({low:.1f}–{high:.1f}x per round)"
     measured = stats.get("measured_speedup")
     if isinstance(measured, (int, float)) and measured > 0:
-        return f"{_times(measured)} than plain decoding, measured by the engine"
+        return f"{_times(measured)} plain decoding, measured by the engine"
     return ""
 
 

@@ -80,6 +80,9 @@ def test_the_footer_counts_drafters_thinking_and_measured_speedups_in_words() ->
     assert format_footer({**stats, "measured_speedup": 0.5}).endswith(
         "2.0x slower than plain decoding, measured by the engine"
     )
+    assert format_footer({**stats, "measured_speedup": 1.01}).endswith(
+        "about as fast as plain decoding, measured by the engine"
+    )
     off = {"decode_tokens_per_s": 30.0, "ttft_s": 0.1, "generated_tokens": 9, "mode": "off"}
     assert format_footer(off).endswith("\nwithout speculation")
     # answers stored before drafters were counted: the totals, with the main drafter
