@@ -22,10 +22,12 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TypedDict, TypeVar
+from typing import TypeVar
 
+from desktop_app.engine.messages import FunctionCall, Message, MessageToolCall, Tool
 from desktop_app.engine.ranges import NumberRange
 from desktop_app.engine.reasoning import ReasoningFormat
+from desktop_app.engine.tool_calls import ToolFormat
 from desktop_app.engine.workers import WORKER_HOST, WORKER_PORT, LayerSplit, WorkerAddress, parse_workers
 
 __all__ = [
@@ -42,7 +44,9 @@ __all__ = [
     "LoadedModels",
     "MAX_TOKENS",
     "MIN_P",
+    "FunctionCall",
     "Message",
+    "MessageToolCall",
     "ModelInfo",
     "ModelOptions",
     "NGPU_LAYERS",
@@ -57,6 +61,7 @@ __all__ = [
     "TEMPERATURE",
     "TOP_K",
     "TOP_P",
+    "Tool",
     "WORKER_HOST",
     "WORKER_PORT",
     "LayerSplit",
@@ -66,13 +71,6 @@ __all__ = [
     "drafter_named",
     "parse_workers",
 ]
-
-
-class Message(TypedDict):
-    """One chat message as the engine takes it (role: system, user or assistant)."""
-
-    role: str
-    content: str
 
 
 class Word(str, Enum):
@@ -107,8 +105,9 @@ DEFAULT_SPEC_MODE = SpecMode.AUTO
 
 
 class FinishReason(Word):
-    """Why an answer ended. The engine gives the first four; the window adds the last two for
-    answers that never got the engine's own end (the API maps them onto OpenAI's words)."""
+    """Why an answer ended. The engine gives the first four; the window adds the next two for
+    answers that never got the engine's own end (the API maps them onto OpenAI's words); the API
+    says the last when the answer it parsed is calls of the request's tools."""
 
     STOP = "stop"  # the model ended its turn or a stop string matched
     LENGTH = "length"  # max_tokens reached
@@ -116,6 +115,7 @@ class FinishReason(Word):
     CONTEXT_FULL = "context_full"  # the context window has no room for another token
     FAILED = "failed"  # the engine reported an error (the window's record of the answer)
     INTERRUPTED = "interrupted"  # the engine's process was lost mid-answer (the window's record)
+    TOOL_CALLS = "tool_calls"  # the answer is calls of the request's tools (the API's, OpenAI's word)
 
 
 class NoDrafter(Word):
@@ -271,7 +271,9 @@ class GenerateRequest:
     special-token texts (``<|im_start|>``...) the special tokens, as llama.cpp's tools do.
     ``think``: the Think switch for a target that has one (:attr:`ModelInfo.has_think_switch`);
     None renders the template as its default has it. ``suffix`` (with a raw ``prompt``): fill in
-    the middle between the prompt and the suffix, with the target's FIM tokens.
+    the middle between the prompt and the suffix, with the target's FIM tokens. ``tools``: the
+    functions the model may call, rendered by the chat template (a template that does not render
+    them refuses the request). ``grammar``: a GBNF grammar (root rule ``root``) the answer follows.
     """
 
     messages: Sequence[Message] | None = None
@@ -285,9 +287,13 @@ class GenerateRequest:
     parse_special: bool = True
     think: bool | None = None
     suffix: str | None = None
+    tools: Sequence[Tool] = ()
+    grammar: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "spec", _member(SpecMode, self.spec, "spec"))
+        if self.tools and self.messages is None:
+            raise ValueError("tools are offered in a chat (messages), not after a raw prompt")
         if self.drafter is not None:
             object.__setattr__(self, "drafter", _member(DrafterKind, self.drafter, "drafter"))
         MAX_TOKENS.check(self.max_tokens)
@@ -335,6 +341,7 @@ class ModelInfo:
     remote_devices: tuple[str, ...] = ()  # the workers' devices, one line each
     reasoning_format: ReasoningFormat | None = None  # the markers of its answers' reasoning (None: none)
     think_default: bool | None = None  # its template's Think switch's default (None: it has no switch)
+    tool_format: ToolFormat | None = None  # how its template offers tools and its answers call them (None: no tools)
 
     @property
     def has_think_switch(self) -> bool:
