@@ -272,6 +272,10 @@ class GenerateRequest:
     ``think``: the Think switch for a target that has one (:attr:`ModelInfo.has_think_switch`);
     None renders the template as its default has it. ``suffix`` (with a raw ``prompt``): fill in
     the middle between the prompt and the suffix, with the target's FIM tokens.
+    ``grammar``: a GBNF grammar (llama.cpp's syntax, root rule ``root``) the answer must follow;
+    every token is drawn under it, drafts included, and the answer ends only where the grammar
+    is complete (or at ``max_tokens``, a stop string or a cancel). The engine parses it before
+    anything else: one llama.cpp cannot parse fails the request at once (GrammarError).
     """
 
     messages: Sequence[Message] | None = None
@@ -285,6 +289,7 @@ class GenerateRequest:
     parse_special: bool = True
     think: bool | None = None
     suffix: str | None = None
+    grammar: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "spec", _member(SpecMode, self.spec, "spec"))
@@ -298,6 +303,8 @@ class GenerateRequest:
             raise ValueError("a suffix fills in the middle after a raw prompt, not after messages")
         if isinstance(self.stop, str) or not all(isinstance(s, str) and s for s in self.stop):
             raise ValueError("stop must be a list of non-empty strings")
+        if self.grammar is not None and (not isinstance(self.grammar, str) or not self.grammar.strip()):
+            raise ValueError("grammar must be a GBNF grammar (a non-empty string with a rule named root)")
 
 
 E = TypeVar("E", SpecMode, DrafterKind)
