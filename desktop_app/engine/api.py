@@ -273,7 +273,10 @@ class GenerateRequest:
     None renders the template as its default has it. ``suffix`` (with a raw ``prompt``): fill in
     the middle between the prompt and the suffix, with the target's FIM tokens. ``tools``: the
     functions the model may call, rendered by the chat template (a template that does not render
-    them refuses the request). ``grammar``: a GBNF grammar (root rule ``root``) the answer follows.
+    them refuses the request). ``grammar``: a GBNF grammar (llama.cpp's syntax, root rule ``root``) the answer must follow;
+    every token is drawn under it, drafts included, and the answer ends only where the grammar
+    is complete (or at ``max_tokens``, a stop string or a cancel). The engine parses it before
+    anything else: one llama.cpp cannot parse fails the request at once (GrammarError).
     """
 
     messages: Sequence[Message] | None = None
@@ -304,6 +307,8 @@ class GenerateRequest:
             raise ValueError("a suffix fills in the middle after a raw prompt, not after messages")
         if isinstance(self.stop, str) or not all(isinstance(s, str) and s for s in self.stop):
             raise ValueError("stop must be a list of non-empty strings")
+        if self.grammar is not None and (not isinstance(self.grammar, str) or not self.grammar.strip()):
+            raise ValueError("grammar must be a GBNF grammar (a non-empty string with a rule named root)")
 
 
 E = TypeVar("E", SpecMode, DrafterKind)
