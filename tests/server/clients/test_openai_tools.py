@@ -81,7 +81,7 @@ def test_a_forced_call_comes_back_and_its_result_gets_an_answer(client: openai.O
     assert arguments in ([{"city": c} for c in CITIES] + [{"zone": "UTC"}, {"zone": "CET"}])
     # The SDK's own message object goes back as history (model_dump: refusal, annotations... as null).
     history = [*ASK, choice0.message.model_dump(), {"role": "tool", "tool_call_id": call.id, "content": "Sunny, 21 C"}]
-    final = client.chat.completions.create(model="x", messages=history, max_tokens=12, temperature=0)  # type: ignore[arg-type]
+    final = _ask(client, messages=history, max_tokens=12, tools=[WEATHER, CLOCK])
     assert final.choices[0].finish_reason in ("stop", "length")
     assert final.choices[0].message.content and not final.choices[0].message.tool_calls
     assert final.usage.prompt_tokens > reply.usage.prompt_tokens  # the call and its result are in the prompt
