@@ -185,11 +185,18 @@ def create_app(
         return JSONResponse(message_object(message_id, model, event.text, event.stats))
 
     async def responses(request: Request) -> Response:
-        begun = await started(request, lambda body: parse_responses_request(body, default_spec))
+        tools: list[ToolUse] = []
+
+        def parse(body: object) -> tuple[GenerateRequest, bool]:
+            engine_request, stream, use = parse_responses_request(body, default_spec, backend.tool_format())
+            tools.append(use)
+            return engine_request, stream
+
+        begun = await started(request, parse)
         if isinstance(begun, Response):
             return begun
         engine_request, stream, job, event = begun
-        build, reasoning = ResponseBuilder(model_id(), engine_request), backend.reasoning_format()
+        build, reasoning = ResponseBuilder(model_id(), engine_request, tools[0]), backend.reasoning_format()
         if stream:
             return _sse_response(response_events(job, request, event, build, reasoning))
         return JSONResponse(build.whole(event.text, event.stats, reasoning))
