@@ -175,14 +175,21 @@ def create_app(
         return JSONResponse(embedding_response(result, model_id(), as_base64))
 
     async def anthropic_messages(request: Request) -> Response:
-        begun = await started(request, lambda body: parse_messages_request(body, default_spec), ANTHROPIC)
+        tools: list[ToolUse] = []
+
+        def parse(body: object) -> tuple[GenerateRequest, bool]:
+            engine_request, stream, use = parse_messages_request(body, default_spec, backend.tool_format())
+            tools.append(use)
+            return engine_request, stream
+
+        begun = await started(request, parse, ANTHROPIC)
         if isinstance(begun, Response):
             return begun
         _, stream, job, event = begun
         message_id, model = new_message_id(), model_id()
         if stream:
-            return _sse_response(message_events(job, request, event, message_id, model))
-        return JSONResponse(message_object(message_id, model, event.text, event.stats))
+            return _sse_response(message_events(job, request, event, message_id, model, tools[0]))
+        return JSONResponse(message_object(message_id, model, event.text, event.stats, tools[0]))
 
     async def responses(request: Request) -> Response:
         tools: list[ToolUse] = []
