@@ -11,6 +11,7 @@ tokenizer, template and compatibility code paths see the real thing.
 - ``draft_other_vocab``: a draft whose vocabulary has some token texts swapped.
 - ``thinking``: the target's weights with a Qwen3.5-style thinking template (``THINKING_TEMPLATE``).
 - ``fim``: the target's weights with fill-in-the-middle tokens declared (``_with_fim_tokens``).
+- ``tools``: the target's weights with Qwen 2.5's tool-calling template (``TOOLS_TEMPLATE``).
 - ``truncated``: a valid header cut off before the tensor data ends.
 - ``not_gguf``: a text file with a .gguf name.
 
@@ -198,6 +199,7 @@ class FactoryModels:
     looping_template: Path
     thinking: Path
     fim: Path
+    tools: Path
 
 
 # A chat template that renders for hours (Jinja's sandbox does not stop CPU bombs).
@@ -234,6 +236,64 @@ THINKING_TEMPLATE = """{%- set ns = namespace(last_query=-1) -%}
 {%- else -%}{{- '<think>\n' -}}{%- endif -%}
 {%- endif -%}"""
 
+# Qwen 2.5 Instruct's template (Hermes-style tool calling) as it ships: the tools in the system
+# message, calls as <tool_call> JSON blocks, tool results in a user turn as <tool_response>.
+TOOLS_TEMPLATE = """{%- if tools %}
+    {{- '<|im_start|>system\\n' }}
+    {%- if messages[0]['role'] == 'system' %}
+        {{- messages[0]['content'] }}
+    {%- else %}
+        {{- 'You are Qwen, created by Alibaba Cloud. You are a helpful assistant.' }}
+    {%- endif %}
+    {{- "\\n\\n# Tools\\n\\nYou may call one or more functions to assist with the user query.\\n\\nYou are provided with function signatures within <tools></tools> XML tags:\\n<tools>" }}
+    {%- for tool in tools %}
+        {{- "\\n" }}
+        {{- tool | tojson }}
+    {%- endfor %}
+    {{- "\\n</tools>\\n\\nFor each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\\n<tool_call>\\n{\\"name\\": <function-name>, \\"arguments\\": <args-json-object>}\\n</tool_call><|im_end|>\\n" }}
+{%- else %}
+    {%- if messages[0]['role'] == 'system' %}
+        {{- '<|im_start|>system\\n' + messages[0]['content'] + '<|im_end|>\\n' }}
+    {%- else %}
+        {{- '<|im_start|>system\\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\\n' }}
+    {%- endif %}
+{%- endif %}
+{%- for message in messages %}
+    {%- if (message.role == "user") or (message.role == "system" and not loop.first) or (message.role == "assistant" and not message.tool_calls) %}
+        {{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>' + '\\n' }}
+    {%- elif message.role == "assistant" %}
+        {{- '<|im_start|>' + message.role }}
+        {%- if message.content %}
+            {{- '\\n' + message.content }}
+        {%- endif %}
+        {%- for tool_call in message.tool_calls %}
+            {%- if tool_call.function is defined %}
+                {%- set tool_call = tool_call.function %}
+            {%- endif %}
+            {{- '\\n<tool_call>\\n{"name": "' }}
+            {{- tool_call.name }}
+            {{- '", "arguments": ' }}
+            {{- tool_call.arguments | tojson }}
+            {{- '}\\n</tool_call>' }}
+        {%- endfor %}
+        {{- '<|im_end|>\\n' }}
+    {%- elif message.role == "tool" %}
+        {%- if (loop.index0 == 0) or (messages[loop.index0 - 1].role != "tool") %}
+            {{- '<|im_start|>user' }}
+        {%- endif %}
+        {{- '\\n<tool_response>\\n' }}
+        {{- message.content }}
+        {{- '\\n</tool_response>' }}
+        {%- if loop.last or (messages[loop.index0 + 1].role != "tool") %}
+            {{- '<|im_end|>\\n' }}
+        {%- endif %}
+    {%- endif %}
+{%- endfor %}
+{%- if add_generation_prompt %}
+    {{- '<|im_start|>assistant\\n' }}
+{%- endif %}
+"""
+
 
 def build_all(directory: Path) -> FactoryModels:
     """Build every test model into ``directory`` (existing files are reused)."""
@@ -248,6 +308,7 @@ def build_all(directory: Path) -> FactoryModels:
         looping_template=directory / "looping-template.gguf",
         thinking=directory / "thinking.gguf",
         fim=directory / "fim.gguf",
+        tools=directory / "tools.gguf",
     )
     if all(p.exists() for p in vars(out).values()):
         return out
@@ -264,6 +325,8 @@ def build_all(directory: Path) -> FactoryModels:
     thinking = dataclasses.replace(tokenizer, chat_template=THINKING_TEMPLATE)
     write_model(out.thinking, ModelSpec("target", TARGET_LAYERS), thinking)
     write_model(out.fim, ModelSpec("target", TARGET_LAYERS), _with_fim_tokens(tokenizer))
+    with_tools = dataclasses.replace(tokenizer, chat_template=TOOLS_TEMPLATE)
+    write_model(out.tools, ModelSpec("target", TARGET_LAYERS), with_tools)
     return out
 
 

@@ -20,6 +20,7 @@ _EXPORTS = {
     "IncompatibleDraftError": "errors",
     "ModelLoadError": "errors",
     "ModelNotFoundError": "errors",
+    "GrammarError": "errors",
     "TemplateError": "errors",
     "DrafterKind": "api",
     "Event": "events",
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
     from desktop_app.engine.errors import (
         ContextOverflowError,
         EngineError,
+        GrammarError,
         IncompatibleDraftError,
         ModelLoadError,
         ModelNotFoundError,

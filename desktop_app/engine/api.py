@@ -12,10 +12,9 @@ argument parser and the engine process's pipe all use these types and ranges dir
 - :class:`SamplingParams`, :class:`ModelOptions`, :class:`GenerateRequest`, :class:`ModelInfo`,
   :class:`LoadedModels`.
 
-This is the root of the engine's vocabulary: it imports no other engine module but the ranges,
-the workers' addresses and the reasoning formats, so :mod:`~desktop_app.engine.stats` (:class:`GenerationStats`) and
-:mod:`~desktop_app.engine.events` (what ``Engine.generate`` yields), equally llama-free, type
-their fields with these enums; import those names from their own modules.
+The root of the engine's vocabulary (it imports only the ranges, workers, reasoning formats,
+messages and tool formats): :mod:`~desktop_app.engine.stats` and :mod:`~desktop_app.engine.events`,
+equally llama-free, type their fields with these enums.
 """
 
 from __future__ import annotations
@@ -23,10 +22,12 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TypedDict, TypeVar
+from typing import TypeVar
 
+from desktop_app.engine.messages import Embeddings, FunctionCall, Message, MessageToolCall, Tool
 from desktop_app.engine.ranges import NumberRange
 from desktop_app.engine.reasoning import ReasoningFormat
+from desktop_app.engine.tool_calls import ToolFormat
 from desktop_app.engine.workers import WORKER_HOST, WORKER_PORT, LayerSplit, WorkerAddress, parse_workers
 
 __all__ = [
@@ -44,7 +45,9 @@ __all__ = [
     "LoadedModels",
     "MAX_TOKENS",
     "MIN_P",
+    "FunctionCall",
     "Message",
+    "MessageToolCall",
     "ModelInfo",
     "ModelOptions",
     "NGPU_LAYERS",
@@ -62,6 +65,7 @@ __all__ = [
     "TEMPERATURE",
     "TOP_K",
     "TOP_P",
+    "Tool",
     "WORKER_HOST",
     "WORKER_PORT",
     "LayerSplit",
@@ -71,13 +75,6 @@ __all__ = [
     "drafter_named",
     "parse_workers",
 ]
-
-
-class Message(TypedDict):
-    """One chat message as the engine takes it (role: system, user or assistant)."""
-
-    role: str
-    content: str
 
 
 class Word(str, Enum):
@@ -112,8 +109,9 @@ DEFAULT_SPEC_MODE = SpecMode.AUTO
 
 
 class FinishReason(Word):
-    """Why an answer ended. The engine gives the first four; the window adds the last two for
-    answers that never got the engine's own end (the API maps them onto OpenAI's words)."""
+    """Why an answer ended. The engine gives the first four; the window adds the next two for
+    answers that never got the engine's own end (the API maps them onto OpenAI's words); the API
+    says the last when the answer it parsed is calls of the request's tools."""
 
     STOP = "stop"  # the model ended its turn or a stop string matched
     LENGTH = "length"  # max_tokens reached
@@ -121,6 +119,7 @@ class FinishReason(Word):
     CONTEXT_FULL = "context_full"  # the context window has no room for another token
     FAILED = "failed"  # the engine reported an error (the window's record of the answer)
     INTERRUPTED = "interrupted"  # the engine's process was lost mid-answer (the window's record)
+    TOOL_CALLS = "tool_calls"  # the answer is calls of the request's tools (the API's, OpenAI's word)
 
 
 class NoDrafter(Word):
@@ -141,14 +140,13 @@ class OverflowPolicy(Word):
 
     @property
     def label(self) -> str:
-        return {OverflowPolicy.DROP_OLDEST: "Drop the oldest messages", OverflowPolicy.REFUSE: "Refuse to answer"}[self]
+        return "Drop the oldest messages" if self is OverflowPolicy.DROP_OLDEST else "Refuse to answer"
 
     @property
     def description(self) -> str:
-        return {
-            OverflowPolicy.DROP_OLDEST: "leave the oldest messages out of the model's context (the transcript says so)",
-            OverflowPolicy.REFUSE: "do not answer; say how long the conversation is and how to make room",
-        }[self]
+        if self is OverflowPolicy.DROP_OLDEST:
+            return "leave the oldest messages out of the model's context (the transcript says so)"
+        return "do not answer; say how long the conversation is and how to make room"
 
 
 DEFAULT_OVERFLOW = OverflowPolicy.DROP_OLDEST
@@ -310,7 +308,10 @@ class GenerateRequest:
     ``overflow`` says what a conversation longer than the context does.
     ``think``: the Think switch for a target that has one (:attr:`ModelInfo.has_think_switch`);
     None renders the template as its default has it. ``suffix`` (with a raw ``prompt``): fill in
-    the middle between the prompt and the suffix, with the target's FIM tokens.
+    the middle between the prompt and the suffix, with the target's FIM tokens. ``tools``: the
+    functions the model may call, rendered by its chat template. ``grammar``: a GBNF grammar (root
+    rule ``root``) every token is drawn under, drafts included (GrammarError when llama.cpp cannot
+    parse it, before any work).
     """
 
     messages: Sequence[Message] | None = None
@@ -325,10 +326,14 @@ class GenerateRequest:
     overflow: OverflowPolicy = DEFAULT_OVERFLOW
     think: bool | None = None
     suffix: str | None = None
+    tools: Sequence[Tool] = ()
+    grammar: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "spec", _member(SpecMode, self.spec, "spec"))
         object.__setattr__(self, "overflow", _member(OverflowPolicy, self.overflow, "overflow"))
+        if self.tools and self.messages is None:
+            raise ValueError("tools are offered in a chat (messages), not after a raw prompt")
         if self.drafter is not None:
             object.__setattr__(self, "drafter", _member(DrafterKind, self.drafter, "drafter"))
         MAX_TOKENS.check(self.max_tokens)
@@ -339,6 +344,8 @@ class GenerateRequest:
             raise ValueError("a suffix fills in the middle after a raw prompt, not after messages")
         if isinstance(self.stop, str) or not all(isinstance(s, str) and s for s in self.stop):
             raise ValueError("stop must be a list of non-empty strings")
+        if self.grammar is not None and (not isinstance(self.grammar, str) or not self.grammar.strip()):
+            raise ValueError("grammar must be a GBNF grammar (a non-empty string with a rule named root)")
 
 
 E = TypeVar("E", SpecMode, DrafterKind, OverflowPolicy)
@@ -350,14 +357,6 @@ def _member(enum: type[E], value: object, name: str) -> E:
     except ValueError:
         choices = ", ".join(m.value for m in enum)
         raise ValueError(f"{name} must be one of {choices}, not {value!r}") from None
-
-
-@dataclass(frozen=True)
-class Embeddings:
-    """Sentence embeddings: one unit vector per text, in order, and the tokens the texts took."""
-
-    vectors: list[list[float]]
-    tokens: int
 
 
 @dataclass(frozen=True)
@@ -378,6 +377,7 @@ class ModelInfo:
     kv_bytes_per_token: int = 0  # an estimate of the KV cache's bytes per context token (0: unknown)
     reasoning_format: ReasoningFormat | None = None  # the markers of its answers' reasoning (None: none)
     think_default: bool | None = None  # its template's Think switch's default (None: it has no switch)
+    tool_format: ToolFormat | None = None  # how its template offers tools and its answers call them (None: no tools)
 
     @property
     def has_think_switch(self) -> bool:

@@ -45,3 +45,7 @@ class WorkerError(EngineError):
 
 class PromptFitTimeoutError(EngineError):
     """Dropping old turns to fit the context ran past its time budget (a pathological request)."""
+
+
+class GrammarError(EngineError):
+    """A request's grammar (GBNF) cannot be parsed, or it allows no token where the answer must go on."""

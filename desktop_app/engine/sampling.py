@@ -89,3 +89,17 @@ def accept_draft(p: np.ndarray, q: np.ndarray | None, token: int, rng: np.random
     if total <= 0.0:  # p == q exactly: any rejection is measure-zero; fall back to p
         residual, total = p, p.sum()
     return False, sample(residual / total, rng)
+
+
+def restricted(probs: np.ndarray, logits: np.ndarray, allowed: np.ndarray, params: SamplingParams) -> np.ndarray:
+    """The distribution under a grammar that allows the tokens of the mask ``allowed``: ``probs``
+    (the transforms' distribution over every token) restricted to them and renormalised; when
+    the transforms left none of them any mass (top-k kept only refused tokens), the transforms
+    applied to the allowed tokens' logits alone. Sampling ``probs`` and keeping the token when it
+    is allowed, else drawing from this, draws exactly from this (llama.cpp's "check the sampled
+    token, mask only when it is refused")."""
+    kept = np.where(allowed, probs, 0.0)
+    total = kept.sum()
+    if total > 0.0:
+        return kept / total
+    return probabilities(np.where(allowed, logits, -np.inf), params)

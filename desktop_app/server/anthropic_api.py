@@ -23,9 +23,18 @@ from starlette.responses import JSONResponse
 from desktop_app.engine.api import DEFAULT_SPEC_MODE, FinishReason, GenerateRequest, Message, SamplingParams, SpecMode
 from desktop_app.engine.events import Finished
 from desktop_app.engine.stats import GenerationStats
+from desktop_app.engine.tool_calls import ToolFormat
+from desktop_app.server.anthropic_tools import (
+    add_turn,
+    anthropic_tool_use,
+    plain_blocks,
+    tool_use_block,
+    tool_use_events,
+)
 from desktop_app.server.backend import Failed, Job
 from desktop_app.server.jobs import batched
 from desktop_app.server.openai_schema import MAX_STOP_STRINGS, BadRequest
+from desktop_app.server.tool_use import NO_TOOLS, CallStream, ToolUse, with_tools
 
 FIELDS = frozenset(
     {
@@ -39,6 +48,8 @@ FIELDS = frozenset(
         "top_p",
         "top_k",
         "metadata",
+        "tools",  # anthropic_tools.py
+        "tool_choice",
         "speculation",  # ours, as in the OpenAI endpoints: off, on or auto
     }
 )
@@ -55,7 +66,7 @@ IGNORED = frozenset(
         "workspace_id",
     }
 )
-LATER = frozenset({"tools", "tool_choice", "thinking", "output_config"})  # named in the refusal, not "unknown"
+LATER = frozenset({"thinking", "output_config"})  # named in the refusal, not "unknown"
 
 
 def anthropic_error(status: int, message: str, kind: str = "invalid_request_error") -> JSONResponse:
@@ -82,8 +93,10 @@ def _number(body: dict[str, Any], name: str, kinds: tuple[type, ...]) -> Any:
     return value
 
 
-def parse_messages_request(body: object, default_spec: SpecMode = DEFAULT_SPEC_MODE) -> tuple[GenerateRequest, bool]:
-    """(the engine request, stream?) or BadRequest."""
+def parse_messages_request(
+    body: object, default_spec: SpecMode = DEFAULT_SPEC_MODE, tool_format: ToolFormat | None = None
+) -> tuple[GenerateRequest, bool, ToolUse]:
+    """(the engine request, stream?, its tools) or BadRequest."""
     if not isinstance(body, dict):
         raise BadRequest("the request body must be a JSON object")
     body = {name: value for name, value in body.items() if value is not None and name not in IGNORED}
@@ -104,7 +117,8 @@ def parse_messages_request(body: object, default_spec: SpecMode = DEFAULT_SPEC_M
     for i, turn in enumerate(turns):
         if not isinstance(turn, dict) or turn.get("role") not in ("user", "assistant"):
             raise BadRequest(f"messages.{i}: must be an object whose role is 'user' or 'assistant'")
-        messages.append(Message(role=turn["role"], content=_text(turn.get("content"), f"messages.{i}.content")))
+        text = _text(plain_blocks(turn.get("content")), f"messages.{i}.content")
+        add_turn(messages, turn["role"], turn.get("content"), i, text)
     stop = body.get("stop_sequences", [])
     if not isinstance(stop, list) or len(stop) > MAX_STOP_STRINGS or not all(isinstance(s, str) and s for s in stop):
         raise BadRequest(f"stop_sequences: must be a list of up to {MAX_STOP_STRINGS} non-empty strings")
@@ -125,7 +139,8 @@ def parse_messages_request(body: object, default_spec: SpecMode = DEFAULT_SPEC_M
         )
     except ValueError as exc:
         raise BadRequest(str(exc)) from None
-    return request, bool(body.get("stream", False))
+    use = anthropic_tool_use(body, tool_format)
+    return with_tools(request, use), bool(body.get("stream", False)), use
 
 
 def new_message_id() -> str:
@@ -141,15 +156,19 @@ def _stop(stats: GenerationStats) -> tuple[str, str | None]:
     return "end_turn", None
 
 
-def message_object(message_id: str, model: str, text: str, stats: GenerationStats) -> dict[str, Any]:
+def message_object(
+    message_id: str, model: str, text: str, stats: GenerationStats, tools: ToolUse = NO_TOOLS
+) -> dict[str, Any]:
     reason, sequence = _stop(stats)
+    text, calls = tools.answer(text)
+    blocks = [{"type": "text", "text": text}] if text or not calls else []
     return {
         "id": message_id,
         "type": "message",
         "role": "assistant",
         "model": model,
-        "content": [{"type": "text", "text": text}],
-        "stop_reason": reason,
+        "content": [*blocks, *map(tool_use_block, calls)],
+        "stop_reason": "tool_use" if calls else reason,
         "stop_sequence": sequence,
         "usage": {"input_tokens": stats.prompt_tokens, "output_tokens": stats.generated_tokens},
     }
@@ -159,8 +178,12 @@ def _event(name: str, payload: dict[str, Any]) -> str:
     return f"event: {name}\ndata: {json.dumps({'type': name, **payload})}\n\n"
 
 
-async def message_events(job: Job, request: Request, first: Any, message_id: str, model: str) -> AsyncIterator[str]:
-    """The streamed events: message_start, one text block's deltas, message_delta, message_stop."""
+async def message_events(
+    job: Job, request: Request, first: Any, message_id: str, model: str, tools: ToolUse = NO_TOOLS
+) -> AsyncIterator[str]:
+    """The streamed events: message_start, one text block's deltas, a tool_use block per call,
+    message_delta, message_stop."""
+    calls = CallStream(tools)
     opening = {"id": message_id, "type": "message", "role": "assistant", "model": model, "content": []}
     yield _event("message_start", {"message": {**opening, "stop_reason": None, "stop_sequence": None, "usage": {}}})
     yield _event("content_block_start", {"index": 0, "content_block": {"type": "text", "text": ""}})
@@ -170,8 +193,15 @@ async def message_events(job: Job, request: Request, first: Any, message_id: str
         elif isinstance(item, Finished):
             reason, sequence = _stop(item.stats)
             used = {"input_tokens": item.stats.prompt_tokens, "output_tokens": item.stats.generated_tokens}
+            text, _ = calls.push("", final=True)
+            if text:
+                yield _event("content_block_delta", {"index": 0, "delta": {"type": "text_delta", "text": text}})
             yield _event("content_block_stop", {"index": 0})
+            for index, call in enumerate(calls.calls, start=1):
+                for line in tool_use_events(call, index, _event):
+                    yield line
+            reason = "tool_use" if calls.calls else reason
             yield _event("message_delta", {"delta": {"stop_reason": reason, "stop_sequence": sequence}, "usage": used})
             yield _event("message_stop", {})
-        else:
-            yield _event("content_block_delta", {"index": 0, "delta": {"type": "text_delta", "text": item}})
+        elif text := calls.push(item)[0]:
+            yield _event("content_block_delta", {"index": 0, "delta": {"type": "text_delta", "text": text}})

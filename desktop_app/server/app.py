@@ -40,8 +40,10 @@ from desktop_app.server.infill_api import infill_events, infill_result, parse_in
 from desktop_app.server.jobs import batched, next_event
 from desktop_app.server.limits import DEFAULT_LIMITS, ServerLimits
 from desktop_app.server.openai_schema import BadRequest, chunk, complete_response, new_id, parse_request, usage
+from desktop_app.server.openai_tools import chat_tool_use
 from desktop_app.server.request_body import ClientGone, read_json
 from desktop_app.server.responses_api import ResponseBuilder, parse_responses_request, response_events
+from desktop_app.server.tool_use import NO_TOOLS, CallStream, ToolUse, with_tools
 
 
 def create_app(
@@ -131,10 +133,15 @@ def create_app(
 
     async def generate(request: Request, chat: bool) -> Response:
         usage_asked: list[bool] = []
+        tools: list[ToolUse] = []
 
         def parse(body: object) -> tuple[GenerateRequest, bool]:
             engine_request, stream, include_usage = parse_request(body, chat, default_spec)
             usage_asked.append(include_usage)
+            if chat:
+                assert isinstance(body, dict)  # parse_request refuses any other body
+                tools.append(chat_tool_use(body, backend.tool_format()))
+                engine_request = with_tools(engine_request, tools[0])
             return engine_request, stream
 
         begun = await started(request, parse)
@@ -143,10 +150,11 @@ def create_app(
         _, stream, job, event = begun
         response_id, model = new_id(chat), model_id()
         reasoning = backend.reasoning_format() if chat else None
+        use = tools[0] if tools else NO_TOOLS
         if stream:
-            sections = SectionStream(reasoning)
-            return _sse_response(_stream(job, request, event, chat, response_id, model, usage_asked[0], sections))
-        return JSONResponse(complete_response(chat, response_id, model, event.text, event.stats, reasoning))
+            answer = _Answer(SectionStream(reasoning), CallStream(use))
+            return _sse_response(_stream(job, request, event, chat, response_id, model, usage_asked[0], answer))
+        return JSONResponse(complete_response(chat, response_id, model, event.text, event.stats, reasoning, use))
 
     async def embeddings(request: Request) -> Response:
         if not authorized(request):
@@ -167,21 +175,35 @@ def create_app(
         return JSONResponse(embedding_response(result, model_id(), as_base64))
 
     async def anthropic_messages(request: Request) -> Response:
-        begun = await started(request, lambda body: parse_messages_request(body, default_spec), ANTHROPIC)
+        tools: list[ToolUse] = []
+
+        def parse(body: object) -> tuple[GenerateRequest, bool]:
+            engine_request, stream, use = parse_messages_request(body, default_spec, backend.tool_format())
+            tools.append(use)
+            return engine_request, stream
+
+        begun = await started(request, parse, ANTHROPIC)
         if isinstance(begun, Response):
             return begun
         _, stream, job, event = begun
         message_id, model = new_message_id(), model_id()
         if stream:
-            return _sse_response(message_events(job, request, event, message_id, model))
-        return JSONResponse(message_object(message_id, model, event.text, event.stats))
+            return _sse_response(message_events(job, request, event, message_id, model, tools[0]))
+        return JSONResponse(message_object(message_id, model, event.text, event.stats, tools[0]))
 
     async def responses(request: Request) -> Response:
-        begun = await started(request, lambda body: parse_responses_request(body, default_spec))
+        tools: list[ToolUse] = []
+
+        def parse(body: object) -> tuple[GenerateRequest, bool]:
+            engine_request, stream, use = parse_responses_request(body, default_spec, backend.tool_format())
+            tools.append(use)
+            return engine_request, stream
+
+        begun = await started(request, parse)
         if isinstance(begun, Response):
             return begun
         engine_request, stream, job, event = begun
-        build, reasoning = ResponseBuilder(model_id(), engine_request), backend.reasoning_format()
+        build, reasoning = ResponseBuilder(model_id(), engine_request, tools[0]), backend.reasoning_format()
         if stream:
             return _sse_response(response_events(job, request, event, build, reasoning))
         return JSONResponse(build.whole(event.text, event.stats, reasoning))
@@ -278,7 +300,7 @@ async def _stream(
     response_id: str,
     model: str,
     include_usage: bool,
-    sections: SectionStream,
+    answer: _Answer,
 ) -> AsyncIterator[str]:
     started = False
     async for item in batched(job, request, first):
@@ -286,16 +308,25 @@ async def _stream(
             yield _sse({"error": {"message": str(item), "type": "server_error"}})
             return
         final = isinstance(item, Finished)
-        reasoning, text = sections.push("" if final else str(item), final=final)  # a held-back marker at the end
-        if reasoning or text or not started:
-            yield _sse(chunk(chat, response_id, model, text, first=not started, reasoning=reasoning))
+        reasoning, text = answer.sections.push("" if final else str(item), final=final)  # a held-back marker at the end
+        text, calls = answer.calls.push(text, final=final)
+        if reasoning or text or calls or not started:
+            yield _sse(chunk(chat, response_id, model, text, first=not started, reasoning=reasoning, calls=calls))
             started = True
         if isinstance(item, Finished):
-            last = chunk(chat, response_id, model, None, item.stats)
+            last = chunk(chat, response_id, model, None, item.stats, called=bool(answer.calls.calls))
             if include_usage:
                 last["usage"] = usage(item.stats)
             yield _sse(last)
             yield "data: [DONE]\n\n"
+
+
+@dataclass(frozen=True)
+class _Answer:
+    """A streamed chat answer split as it grows: reasoning from the rest, then calls from text."""
+
+    sections: SectionStream
+    calls: CallStream
 
 
 def _sse(payload: dict[str, Any]) -> str:

@@ -20,6 +20,7 @@ from desktop_app.engine.api import Embeddings, GenerateRequest
 from desktop_app.engine.errors import EngineError
 from desktop_app.engine.events import Event
 from desktop_app.engine.reasoning import ReasoningFormat
+from desktop_app.engine.tool_calls import ToolFormat
 
 if TYPE_CHECKING:
     from desktop_app.engine import Engine
@@ -114,6 +115,7 @@ class GenerationBackend(Protocol):
     def served_models(self) -> list[ServedModel]: ...
     def embed(self, texts: list[str]) -> Embeddings: ...
     def reasoning_format(self) -> ReasoningFormat | None: ...
+    def tool_format(self) -> ToolFormat | None: ...
     def submit(self, request: GenerateRequest) -> Job: ...
     def waiting(self) -> int: ...
 
@@ -145,6 +147,10 @@ class EngineBackend:
     def reasoning_format(self) -> ReasoningFormat | None:
         """The markers of the loaded target's reasoning (None: its answers have none)."""
         return self.engine.prompts.reasoning.format
+
+    def tool_format(self) -> ToolFormat | None:
+        """The loaded target's tool-call syntax (None: its template offers no tools we parse)."""
+        return self.engine.prompts.tools.format
 
     def embed(self, texts: list[str]) -> Embeddings:
         """Vectors for ``texts`` (called from a server thread: the engine's lock puts it between

@@ -20,6 +20,15 @@ log = logging.getLogger("specchat.server")
 CLIENT_GONE = 499  # nginx's "client closed request": nobody reads it, the access log shows it
 
 
+class BadRequest(Exception):
+    """Becomes HTTP 400 with ``{"error": {"message", "type": "invalid_request_error", "param"}}``."""
+
+    def __init__(self, message: str, param: str | None = None, code: str | None = None) -> None:
+        self.param = param
+        self.code = code
+        super().__init__(message)
+
+
 def error(
     status: int,
     message: str,

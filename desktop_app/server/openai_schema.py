@@ -36,7 +36,10 @@ from desktop_app.engine.api import (
 )
 from desktop_app.engine.reasoning import ReasoningFormat, split_reasoning
 from desktop_app.engine.stats import GenerationStats
+from desktop_app.server.errors import BadRequest
+from desktop_app.server.openai_tools import delta_tool_calls, message_tool_calls
 from desktop_app.server.request_body import BadNumber
+from desktop_app.server.tool_use import NO_TOOLS, Call, ToolUse
 
 
 class Field(Word):
@@ -72,26 +75,28 @@ class Field(Word):
     METADATA = auto()  # accepted and ignored (a client's labels for the request)
     REASONING_EFFORT = auto()  # chat only: "none"/"minimal" turn a thinking model's Think switch off
     CHAT_TEMPLATE_KWARGS = auto()  # chat only, llama-server's: {"enable_thinking": bool}
+    TOOLS = auto()  # chat only: functions the model may call (openai_tools.py)
+    TOOL_CHOICE = auto()  # chat only: auto, none, required or {"type": "function", "function": {"name"}}
+    PARALLEL_TOOL_CALLS = auto()  # chat only: false: one call at most
 
 
 CHAT_FIELDS = frozenset(Field) - {Field.PROMPT, Field.ECHO, Field.INCLUDE_USAGE, Field.SUFFIX}
-CHAT_ONLY = {Field.MESSAGES, Field.MAX_COMPLETION_TOKENS, Field.REASONING_EFFORT, Field.CHAT_TEMPLATE_KWARGS}
+CHAT_ONLY = {
+    Field.MESSAGES,
+    Field.MAX_COMPLETION_TOKENS,
+    Field.REASONING_EFFORT,
+    Field.CHAT_TEMPLATE_KWARGS,
+    Field.TOOLS,
+    Field.TOOL_CHOICE,
+    Field.PARALLEL_TOOL_CALLS,
+}
 COMPLETION_FIELDS = (CHAT_FIELDS - CHAT_ONLY) | {Field.PROMPT, Field.ECHO, Field.SUFFIX}
 EFFORTS = {"none": False, "minimal": False, "low": True, "medium": True, "high": True}
 MAX_STOP_STRINGS = 4
 # Fields accepted only at the value that changes nothing; any other value is refused by name.
 NEUTRAL: dict[Field, object] = {Field.LOGPROBS: False, Field.TOP_LOGPROBS: 0, Field.LOGIT_BIAS: {}}
 # Message roles as the chat template knows them; OpenAI's newer "developer" is the system's.
-ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant"}
-
-
-class BadRequest(Exception):
-    """Becomes HTTP 400 with ``{"error": {"message", "type": "invalid_request_error", "param"}}``."""
-
-    def __init__(self, message: str, param: str | None = None, code: str | None = None) -> None:
-        self.param = param
-        self.code = code
-        super().__init__(message)
+ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant", "tool": "tool"}
 
 
 def _field(body: dict[str, Any], name: str, kinds: tuple[type, ...], default: Any = None) -> Any:
@@ -204,11 +209,9 @@ def _messages(value: object) -> list[Message]:
                 f"message {i}: the role must be one of {', '.join(ROLES)}, not {json.dumps(message['role'])}",
                 Field.MESSAGES,
             )
-        if message.get("tool_calls") or message.get("function_call"):
-            raise BadRequest(f"message {i}: tool calls are not supported yet", Field.MESSAGES)
         content = message.get("content")
         if content is None and role == "assistant":
-            content = ""  # an assistant turn that carried only a refusal or audio
+            content = ""  # an assistant turn that carried only tool calls, a refusal or audio
         if isinstance(content, list):  # [{"type": "text", "text": ...}, ...]
             if not all(
                 isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str) for p in content
@@ -217,7 +220,40 @@ def _messages(value: object) -> list[Message]:
             content = "".join(p["text"] for p in content)
         if not isinstance(content, str):
             raise BadRequest(f"message {i}: 'content' must be a string or a list of text parts", Field.MESSAGES)
-        out.append(Message(role=role, content=content))
+        out.append(_tool_fields(Message(role=role, content=content), message, i))
+    return out
+
+
+def _tool_fields(out: Message, message: dict[str, Any], i: int) -> Message:
+    """``out`` with an assistant's ``tool_calls`` or a tool result's ``tool_call_id``."""
+    calls = message.get("tool_calls")
+    if calls and out["role"] == "assistant":
+        if not isinstance(calls, list) or not all(
+            isinstance(c, dict)
+            and isinstance(c.get("function"), dict)
+            and isinstance(c["function"].get("name"), str)
+            and isinstance(c["function"].get("arguments", ""), str)
+            for c in calls
+        ):
+            raise BadRequest(
+                f"message {i}: 'tool_calls' must be a list of {{id, type, function: {{name, arguments}}}}",
+                Field.MESSAGES,
+            )
+        out["tool_calls"] = [
+            {
+                "id": str(c.get("id") or f"call_{i}_{n}"),
+                "type": "function",
+                "function": {"name": c["function"]["name"], "arguments": c["function"].get("arguments") or "{}"},
+            }
+            for n, c in enumerate(calls)
+        ]
+    if out["role"] == "tool":
+        call_id = message.get("tool_call_id")
+        if not isinstance(call_id, str) or not call_id:
+            raise BadRequest(f"message {i}: a tool message needs the 'tool_call_id' it answers", Field.MESSAGES)
+        out["tool_call_id"] = call_id
+        if isinstance(message.get("name"), str):
+            out["name"] = message["name"]
     return out
 
 
@@ -225,9 +261,12 @@ def new_id(chat: bool) -> str:
     return ("chatcmpl-" if chat else "cmpl-") + uuid.uuid4().hex[:24]
 
 
-def finish_reason(stats: GenerationStats) -> str:
+def finish_reason(stats: GenerationStats, called: bool = False) -> str:
     """OpenAI's word for why the answer ended: its ``stop`` and ``length`` are the engine's own words; a
-    full context is a length limit too, and anything else (a cancel) reads as a stop."""
+    full context is a length limit too, and anything else (a cancel) reads as a stop. An answer
+    that ``called`` tools ended for that."""
+    if called:
+        return FinishReason.TOOL_CALLS.value
     if stats.finish_reason in (FinishReason.LENGTH, FinishReason.CONTEXT_FULL):
         return FinishReason.LENGTH.value
     return FinishReason.STOP.value
@@ -270,13 +309,19 @@ def complete_response(
     text: str,
     stats: GenerationStats,
     reasoning: ReasoningFormat | None = None,
+    tools: ToolUse = NO_TOOLS,
 ) -> dict[str, Any]:
     """The whole answer; with the model's ``reasoning`` format, a chat answer's reasoning is
-    ``reasoning_content`` and ``content`` holds the answer alone (as llama-server gives them)."""
+    ``reasoning_content`` and ``content`` holds the answer alone (as llama-server gives them); the
+    calls of ``tools`` it makes are its ``tool_calls`` (``content`` null when it says nothing else)."""
     choice: dict[str, Any] = {"index": 0, "finish_reason": finish_reason(stats), "logprobs": None}
     if chat:
         sections = split_reasoning(text, reasoning)
-        choice["message"] = {"role": "assistant", "content": sections.answer}
+        content, calls = tools.answer(sections.answer)
+        choice["message"] = {"role": "assistant", "content": content or (None if calls else "")}
+        if calls:
+            choice["message"]["tool_calls"] = message_tool_calls(calls)
+            choice["finish_reason"] = finish_reason(stats, called=True)
         if sections.reasoning:
             choice["message"]["reasoning_content"] = sections.reasoning
     else:
@@ -300,16 +345,25 @@ def chunk(
     stats: GenerationStats | None = None,
     first: bool = False,
     reasoning: str = "",
+    calls: list[tuple[int, Call, str]] | None = None,
+    called: bool = False,
 ) -> dict[str, Any]:
-    """One streamed piece (``reasoning``: new reasoning text of a chat answer); with ``stats``
-    the last one (finish reason, timings)."""
-    choice: dict[str, Any] = {"index": 0, "finish_reason": finish_reason(stats) if stats else None, "logprobs": None}
+    """One streamed piece (``reasoning``: new reasoning text of a chat answer; ``calls``: pieces
+    of its tool calls); with ``stats`` the last one (finish reason, timings; ``called``: the
+    answer made calls)."""
+    choice: dict[str, Any] = {
+        "index": 0,
+        "finish_reason": finish_reason(stats, called) if stats else None,
+        "logprobs": None,
+    }
     if chat:
         delta: dict[str, Any] = {"role": "assistant"} if first else {}
         if reasoning:
             delta["reasoning_content"] = reasoning
         if text:
             delta["content"] = text
+        if calls:
+            delta["tool_calls"] = delta_tool_calls(calls)
         choice["delta"] = delta
     else:
         choice["text"] = text or ""

@@ -29,9 +29,12 @@ from desktop_app.engine.api import (
 from desktop_app.engine.events import Finished
 from desktop_app.engine.reasoning import ReasoningFormat, SectionStream, split_reasoning
 from desktop_app.engine.stats import GenerationStats
+from desktop_app.engine.tool_calls import ToolFormat
 from desktop_app.server.backend import Failed, Job
 from desktop_app.server.jobs import batched
 from desktop_app.server.openai_schema import EFFORTS, ROLES, BadRequest
+from desktop_app.server.responses_tools import TOOL_ITEMS, add_tool_item, function_call_item, responses_tool_use
+from desktop_app.server.tool_use import AUTO, NO_TOOLS, NONE, REQUIRED, Call, CallStream, ToolUse, with_tools
 
 FIELDS = frozenset(
     {
@@ -43,14 +46,15 @@ FIELDS = frozenset(
         "top_p",
         "stream",
         "reasoning",
+        "tools",  # function tools (responses_tools.py)
+        "tool_choice",
+        "parallel_tool_calls",
         "speculation",  # ours: off, on or auto
     }
 )
 # Sent by clients, meaningless here (we keep nothing, one model): accepted and ignored.
-IGNORED = frozenset(
-    {"store", "metadata", "user", "service_tier", "truncation", "include", "parallel_tool_calls", "safety_identifier"}
-)
-LATER = frozenset({"tools", "tool_choice", "previous_response_id", "conversation", "prompt"})
+IGNORED = frozenset({"store", "metadata", "user", "service_tier", "truncation", "include", "safety_identifier"})
+LATER = frozenset({"previous_response_id", "conversation", "prompt"})
 PART_TYPES = frozenset({"input_text", "output_text", "text"})
 
 
@@ -74,8 +78,11 @@ def _text_format(body: dict[str, Any]) -> None:
         raise BadRequest("'text.format' other than text is not supported yet", "text")
 
 
-def parse_responses_request(body: object, default_spec: SpecMode = DEFAULT_SPEC_MODE) -> tuple[GenerateRequest, bool]:
-    """(the engine request, stream?) or BadRequest naming the field."""
+def parse_responses_request(
+    body: object, default_spec: SpecMode = DEFAULT_SPEC_MODE, tool_format: ToolFormat | None = None
+) -> tuple[GenerateRequest, bool, ToolUse]:
+    """(the engine request, stream?, its tools) or BadRequest naming the field (``tool_format``:
+    the loaded model's call syntax)."""
     if not isinstance(body, dict):
         raise BadRequest("the request body must be a JSON object")
     body = {k: v for k, v in body.items() if v is not None and k not in IGNORED}
@@ -98,6 +105,9 @@ def parse_responses_request(body: object, default_spec: SpecMode = DEFAULT_SPEC_
     if not isinstance(items, list) or not items:
         raise BadRequest("'input' must be a non-empty string or list of message items", "input")
     for i, item in enumerate(items):
+        if isinstance(item, dict) and item.get("type") in TOOL_ITEMS:
+            add_tool_item(messages, item, i)
+            continue
         if not isinstance(item, dict) or item.get("type", "message") != "message":
             kind = item.get("type") if isinstance(item, dict) else type(item).__name__
             raise BadRequest(f"input {i}: only message items are supported, not {kind}", "input")
@@ -127,7 +137,8 @@ def parse_responses_request(body: object, default_spec: SpecMode = DEFAULT_SPEC_
     except ValueError as exc:
         param = str(exc).split(" ", 1)[0].strip("'")
         raise BadRequest(str(exc), param if param in FIELDS else None) from None
-    return request, bool(body.get("stream", False))
+    use = responses_tool_use(body, tool_format)
+    return with_tools(request, use), bool(body.get("stream", False)), use
 
 
 def _new_id(prefix: str) -> str:
@@ -137,8 +148,9 @@ def _new_id(prefix: str) -> str:
 class ResponseBuilder:
     """One response's ids and shape, whole or as events."""
 
-    def __init__(self, model: str, request: GenerateRequest) -> None:
+    def __init__(self, model: str, request: GenerateRequest, tools: ToolUse = NO_TOOLS) -> None:
         self.id = _new_id("resp")
+        self.tools = tools
         self.model = model
         self.created = int(time.time())
         self.request = request
@@ -157,9 +169,11 @@ class ResponseBuilder:
             "error": None,
             "model": self.model,
             "output": output,
-            "parallel_tool_calls": False,
-            "tool_choice": "auto",
-            "tools": [],
+            "parallel_tool_calls": self.tools.parallel,
+            "tool_choice": self.tools.choice
+            if self.tools.choice in (AUTO, NONE, REQUIRED)
+            else {"type": "function", "name": self.tools.choice},
+            "tools": [{"type": "function", **t["function"]} for t in self.tools.tools],
             "temperature": self.request.sampling.temperature,
             "top_p": self.request.sampling.top_p,
             "text": {"format": {"type": "text"}},
@@ -181,7 +195,9 @@ class ResponseBuilder:
     def whole(self, text: str, stats: GenerationStats, fmt: ReasoningFormat | None) -> dict[str, Any]:
         sections = split_reasoning(text, fmt)
         output = [self.reasoning_item(sections.reasoning)] if sections.reasoning else []
-        return self.response("completed", [*output, self.message_item(sections.answer)], stats)
+        content, calls = self.tools.answer(sections.answer)
+        message = [self.message_item(content)] if content or not calls else []
+        return self.response("completed", [*output, *message, *map(function_call_item, calls)], stats)
 
     def event(self, kind: str, **payload: Any) -> str:
         self.sequence += 1
@@ -238,6 +254,21 @@ class _Items:
         item_id = b.message_id if kind == "message" else b.reasoning_id
         yield b.event(name, item_id=item_id, output_index=len(self.done), content_index=0, delta=delta)
 
+    def function_call(self, call: Call) -> Iterator[str]:
+        """A whole call's events: the item added, its arguments (one delta), done."""
+        b, index = self.build, len(self.done)
+        item = function_call_item(call, status="in_progress")
+        yield b.event("response.output_item.added", output_index=index, item=item)
+        yield b.event(
+            "response.function_call_arguments.delta", item_id=item["id"], output_index=index, delta=call.arguments
+        )
+        yield b.event(
+            "response.function_call_arguments.done", item_id=item["id"], output_index=index, arguments=call.arguments
+        )
+        done = function_call_item(call, item["id"])
+        yield b.event("response.output_item.done", output_index=index, item=done)
+        self.done.append(done)
+
     def close(self) -> Iterator[str]:
         if self.open is None:
             return
@@ -263,7 +294,7 @@ async def response_events(
     """response.created, the items' events, then response.completed (or response.failed)."""
     yield build.event("response.created", response=build.response("in_progress", [], None))
     yield build.event("response.in_progress", response=build.response("in_progress", [], None))
-    items, sections = _Items(build), SectionStream(fmt)
+    items, sections, calls = _Items(build), SectionStream(fmt), CallStream(build.tools)
     async for item in batched(job, request, first):
         if isinstance(item, Failed):
             failed = {
@@ -273,12 +304,17 @@ async def response_events(
             yield build.event("response.failed", response=failed)
             return
         final = isinstance(item, Finished)
-        for kind, delta in zip(("reasoning", "message"), sections.push("" if final else str(item), final), strict=True):
+        reasoning, answer = sections.push("" if final else str(item), final)
+        text, _ = calls.push(answer, final)
+        for kind, delta in (("reasoning", reasoning), ("message", text)):
             for line in items.add(kind, delta) if delta else ():
                 yield line
         if isinstance(item, Finished):
-            for line in items.add("message", "") if "message" not in items.texts else ():
+            for line in items.add("message", "") if "message" not in items.texts and not calls.calls else ():
                 yield line
             for line in items.close():
                 yield line
+            for call in calls.calls:
+                for line in items.function_call(call):
+                    yield line
             yield build.event("response.completed", response=build.response("completed", items.done, item.stats))

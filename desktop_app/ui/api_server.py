@@ -19,6 +19,7 @@ from desktop_app.engine.api import API_HOST, Embeddings, FinishReason, GenerateR
 from desktop_app.engine.events import Finished, StatsUpdate, TextChunk
 from desktop_app.engine.reasoning import ReasoningFormat
 from desktop_app.engine.stats import GenerationStats
+from desktop_app.engine.tool_calls import ToolFormat
 from desktop_app.engine_process.protocol import Done
 from desktop_app.server import backend as server_backend
 from desktop_app.server.backend import Busy, Counter, Failed, Job
@@ -59,6 +60,10 @@ class WindowBackend(QObject):
     def reasoning_format(self) -> ReasoningFormat | None:
         models = self.client.models
         return models.target.reasoning_format if models is not None else None
+
+    def tool_format(self) -> ToolFormat | None:
+        models = self.client.models
+        return models.target.tool_format if models is not None else None
 
     def embed(self, texts: list[str]) -> Embeddings:
         # The window's engine runs in another process, which has no embedding command yet.

@@ -9,6 +9,7 @@ from desktop_app.engine import Engine
 from desktop_app.engine.api import REPEAT_LAST_N, REPEAT_PENALTY, SamplingParams
 from desktop_app.engine.drafters import Draft
 from desktop_app.engine.loop.generator import verify
+from desktop_app.engine.loop.target_rows import PlainRows
 from desktop_app.engine.sampling import penalize, probabilities
 from tests.helpers import assert_same_distribution, assert_verified_three_positions, run, sample_sequences, user
 
@@ -64,10 +65,11 @@ def test_verify_penalises_each_row_for_the_drafts_before_it() -> None:
     rows = _Rows([[0.0, 3.0, 2.0], [0.0, 3.0, 2.0], [5.0, 0.0, 0.0]])
     params = SamplingParams(repeat_penalty=2.0)
     rng = np.random.default_rng(0)
-    tokens, kept = verify(rows, Draft(tokens=[1, 1], q=[None, None]), params, rng, [0])  # type: ignore[arg-type]
+    draft = Draft(tokens=[1, 1], q=[None, None])
+    tokens, kept = verify(draft, PlainRows(rows, params, [0], draft.tokens), params, rng)  # type: ignore[arg-type]
     assert (tokens, kept) == ([1, 2], 1)
     # with the committed context holding token 1, row 0 rejects the draft at once
-    tokens, kept = verify(rows, Draft(tokens=[1, 1], q=[None, None]), params, rng, [1])  # type: ignore[arg-type]
+    tokens, kept = verify(draft, PlainRows(rows, params, [1], draft.tokens), params, rng)  # type: ignore[arg-type]
     assert (tokens, kept) == ([2], 0)
 
 

@@ -8,6 +8,7 @@ Models without a template get ChatML.
 from __future__ import annotations
 
 import datetime
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -31,7 +32,7 @@ CHATML = (
     "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
 )
 
-ROLES = ("system", "user", "assistant")
+ROLES = ("system", "user", "assistant", "tool")
 
 
 def validate_messages(messages: Sequence[object]) -> list[Message]:
@@ -56,7 +57,27 @@ def validate_messages(messages: Sequence[object]) -> list[Message]:
                 f"{exc.start + 1} of {len(content)}, after {content[max(0, exc.start - 20) : exc.start]!r}: "
                 "remove it and send again"
             ) from None
-        out.append(Message(role=role, content=content))
+        out.append(_with_tool_fields(Message(role=role, content=content), message, i))
+    return out
+
+
+def _with_tool_fields(out: Message, message: Mapping[str, object], i: int) -> Message:
+    """``out`` with the message's tool calls (an assistant's) or the call it answers (a tool's)."""
+    calls = message.get("tool_calls")
+    if calls:
+        if out["role"] != "assistant" or not isinstance(calls, list):
+            raise ValueError(f"message {i}: only an assistant message carries a list of tool calls")
+        for call in calls:
+            function = call.get("function") if isinstance(call, dict) else None
+            if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+                raise ValueError(f"message {i}: a tool call needs a function with a name")
+            if not isinstance(function.get("arguments"), str):
+                raise ValueError(f"message {i}: a tool call's arguments are a JSON text")
+        out["tool_calls"] = calls
+    for key in ("tool_call_id", "name"):
+        value = message.get(key)
+        if isinstance(value, str) and value:
+            out[key] = value
     return out
 
 
@@ -64,10 +85,17 @@ def _raise(message: str) -> None:
     raise TemplateError(f"the chat template refused the conversation: {message}")
 
 
+def _tojson(value: object, indent: int | None = None, separators: tuple[str, str] | None = None, **_: object) -> str:
+    """JSON as models were trained on it (transformers' and llama.cpp's ``tojson``): Jinja's own
+    escapes ``<``, ``>``, ``&`` and ``'`` for HTML, which would change tool schemas' text."""
+    return json.dumps(value, ensure_ascii=False, indent=indent, separators=separators)
+
+
 def _environment(strict: bool) -> ImmutableSandboxedEnvironment:
     env = LimitedEnvironment(
         trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined if strict else jinja2.Undefined
     )
+    env.filters["tojson"] = _tojson
     env.globals["raise_exception"] = _raise
     env.globals["strftime_now"] = lambda fmt: datetime.datetime.now().strftime(fmt)
     return env

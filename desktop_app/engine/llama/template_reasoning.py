@@ -60,9 +60,7 @@ class TemplateReasoning:
             if message["role"] == "assistant" and self.format is not None:
                 sections = split_reasoning(message["content"], self.format)
                 if sections.has_reasoning:
-                    out.append(
-                        {"role": "assistant", "content": sections.answer, "reasoning_content": sections.reasoning}
-                    )
+                    out.append({**message, "content": sections.answer, "reasoning_content": sections.reasoning})
                     continue
             out.append(message)
         return out

@@ -33,6 +33,7 @@ from desktop_app.engine.events import Event, Finished
 from desktop_app.engine.llama.backend import BackendInfo, backend_info
 from desktop_app.engine.llama.chat_template import ChatTemplate, Message
 from desktop_app.engine.llama.compat import DraftCompatibility
+from desktop_app.engine.llama.grammar import GrammarState
 from desktop_app.engine.llama.model import LlamaModel, ProgressFn
 from desktop_app.engine.llama.nextn import AssistantWeights
 from desktop_app.engine.llama.threads import ThreadTuner
@@ -41,6 +42,7 @@ from desktop_app.engine.loop.generator import LoopConfig, SpeculativeLoop
 from desktop_app.engine.loop.model_set import ModelSet, describe_model
 from desktop_app.engine.loop.prompt_fit import FitCancelled
 from desktop_app.engine.loop.prompts import PromptBuilder
+from desktop_app.engine.loop.target_rows import GrammarGuide
 from desktop_app.engine.stats import GenerationStats
 
 
@@ -265,6 +267,7 @@ class Engine:
         """Yield PromptProgress, TextChunk and StatsUpdate events, then one Finished event."""
         target = self._require_target()
         with self._lock:
+            grammar = _grammar(target, request.grammar)  # parsed first: a bad grammar fails before any work
             try:
                 prompt, dropped = self.build_prompt(request, cancel)
             except FitCancelled:
@@ -286,10 +289,14 @@ class Engine:
                 opened=self.prompts.opened,
             )
             prompt_text = self.prompts.last_text if request.messages is not None else ""
-            loop = SpeculativeLoop(target, config, choice, stats, cancel, self.threads, self.clock)
+            loop = SpeculativeLoop(target, config, choice, stats, cancel, self.threads, self.clock, grammar)
             for event in loop.run(prompt, dropped):
                 if isinstance(event, Finished):
                     self.prompts.remember(target, prompt_text, prompt, event)
                     # the n-gram cache learns this turn: the new part of the prompt and the answer
                     self.ngrams.learn(prompt[len(prompt) - event.stats.prompt_tokens_new :] + event.token_ids)
                 yield event
+
+
+def _grammar(target: LlamaModel, text: str | None) -> GrammarGuide | None:
+    return GrammarGuide(GrammarState.compile(target.vocab, target.n_vocab, text)) if text is not None else None

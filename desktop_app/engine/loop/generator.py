@@ -24,9 +24,9 @@ from desktop_app.engine.events import Event, Finished, PromptProgress, StatsUpda
 from desktop_app.engine.llama.model import LlamaModel
 from desktop_app.engine.llama.threads import ThreadTuner
 from desktop_app.engine.loop.reasoning_count import ReasoningCount
+from desktop_app.engine.loop.target_rows import GrammarGuide, PlainRows, Rows
 from desktop_app.engine.loop.text_stream import TextStream
 from desktop_app.engine.reasoning import ReasoningFormat
-from desktop_app.engine.sampling import accept_draft, next_token, penalize, probabilities
 from desktop_app.engine.stats import GenerationStats, SpeedWindow
 
 STATS_INTERVAL_S = 0.1
@@ -52,30 +52,24 @@ class Verified:
     seconds: float
 
 
-def verify(
-    target: LlamaModel, draft: Draft, params: SamplingParams, rng: np.random.Generator, context: Sequence[int] = ()
-) -> tuple[list[int], int]:
+def verify(draft: Draft, rows: Rows, params: SamplingParams, rng: np.random.Generator) -> tuple[list[int], int]:
     """Check the drafts against the target's rows; return (new tokens, how many drafts kept).
-    Row i is penalised for ``context`` (the committed tokens) plus the drafts before it."""
+    ``rows`` gives each row's distribution (penalised for what came before it, under the grammar)."""
     out: list[int] = []
-    recent = list(context[-params.repeat_last_n :]) if params.penalized else []
     for i, token in enumerate(draft.tokens):
-        logits = target.logits(i)
         if params.greedy:
-            choice = int(np.argmax(penalize(logits, params, recent)))
+            choice = rows.greedy(i)
             if choice != token:
                 out.append(choice)
                 return out, i
         else:
-            ok, replacement = accept_draft(probabilities(logits, params, recent), draft.q[i], token, rng)
+            ok, replacement = rows.judge(i, token, draft.q[i], rng)
             if not ok:
                 assert replacement is not None
                 out.append(replacement)
                 return out, i
         out.append(token)
-        if params.penalized:
-            recent.append(token)
-    out.append(next_token(target.logits(len(draft.tokens)), params, rng, recent))
+    out.append(rows.draw(len(draft.tokens), rng))
     return out, len(draft.tokens)
 
 
@@ -91,8 +85,10 @@ class SpeculativeLoop:
         cancel: threading.Event | None = None,
         threads: ThreadTuner | None = None,
         clock: Callable[[], float] = time.perf_counter,
+        grammar: GrammarGuide | None = None,
     ) -> None:
         self.target = target
+        self.grammar = grammar  # the request's grammar: drafts are checked against it, rows constrained
         self.config = config
         self.choice = choice
         self.drafters = choice.drafters  # the candidates that may draft this answer
@@ -161,13 +157,22 @@ class SpeculativeLoop:
         """One target decode of [last, drafts...]; the rejected rows leave the cache."""
         start = self.clock()
         kept = len(self.target.kv_tokens)
-        batch = [self.context[-1], *draft.tokens]
+        # under a grammar a draft ends at its first refused token, which needs no row of its own
+        allowed = len(draft.tokens) if self.grammar is None else self.grammar.check(draft)
+        batch = [self.context[-1], *draft.tokens[:allowed]]
         if len(batch) == 1:
             self.target.decode_one(batch[0])
         else:
             self.target.decode_all_rows(batch)
         rows = self.target.hidden_rows(len(batch)) if self.hidden else None
-        tokens, n_accepted = verify(self.target, draft, self.config.sampling, self.rng, self.context)
+        params, seen = self.config.sampling, (self.context, draft.tokens)
+        if self.grammar is None:
+            target_rows: Rows = PlainRows(self.target, params, *seen)
+        else:
+            target_rows = self.grammar.rows(self.target, params, *seen)
+        tokens, n_accepted = verify(draft, target_rows, params, self.rng)
+        if self.grammar is not None:
+            self.grammar.commit(tokens, n_accepted)
         self.target.truncate(kept + 1 + n_accepted)
         for drafter in self.drafters:
             drafter.accepted(tokens, rows)
@@ -260,6 +265,8 @@ class SpeculativeLoop:
                 yield self.live_stats(now, decode_start)
         for drafter in self.drafters if self.context else ():  # not when stopped while reading the prompt
             drafter.settle(self.target.kv_tokens)
+        if self.grammar is not None:
+            self.grammar.close()
         tail = self.stream.flush()
         if tail:
             yield TextChunk(tail, from_draft=False)

@@ -24,10 +24,14 @@ from desktop_app.engine.llama.model import LlamaModel, ProgressFn
 from desktop_app.engine.llama.nextn import AssistantWeights, NextnContext, require_assistant_fits
 from desktop_app.engine.llama.template_reasoning import NO_REASONING, TemplateReasoning
 from desktop_app.engine.llama.threads import ThreadTuner
+from desktop_app.engine.tool_calls import ToolFormat
 
 
-def describe_model(model: LlamaModel | AssistantWeights, reasoning: TemplateReasoning = NO_REASONING) -> ModelInfo:
-    """What the window and the CLI show of a loaded model (``reasoning``: its template's, for a target)."""
+def describe_model(
+    model: LlamaModel | AssistantWeights, reasoning: TemplateReasoning = NO_REASONING, tools: ToolFormat | None = None
+) -> ModelInfo:
+    """What the window and the CLI show of a loaded model (``reasoning``, ``tools``: its
+    template's, for a target)."""
     return ModelInfo(
         path=str(model.path),
         name=model.name,
@@ -45,6 +49,7 @@ def describe_model(model: LlamaModel | AssistantWeights, reasoning: TemplateReas
         kv_bytes_per_token=kv_bytes_per_token(model.info.metadata, model.info.architecture)
         if isinstance(model, LlamaModel)
         else 0,
+        tool_format=tools,
     )
 
 

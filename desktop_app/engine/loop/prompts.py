@@ -6,7 +6,9 @@ text and tokens, and reused when the next prompt starts with that text.
 
 The target's reasoning (:class:`TemplateReasoning`) is read from its template when it loads:
 earlier answers reach the template with their reasoning apart (it keeps or drops it as it is
-written to), and a request's Think switch becomes the template's variable.
+written to), and a request's Think switch becomes the template's variable. So are its tools
+(:class:`TemplateTools`): a request's tools reach the template as its ``tools`` variable, and a
+request with tools on a template that does not render them is refused.
 """
 
 from __future__ import annotations
@@ -14,13 +16,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 
-from desktop_app.engine.api import GenerateRequest, ModelInfo, OverflowPolicy
+from desktop_app.engine.api import GenerateRequest, ModelInfo, OverflowPolicy, Tool
 from desktop_app.engine.context_size import PromptSize
 from desktop_app.engine.errors import ContextOverflowError, EmptyPromptError, EngineError
 from desktop_app.engine.events import Finished
 from desktop_app.engine.llama.chat_template import ChatTemplate, Message, validate_messages
 from desktop_app.engine.llama.model import LlamaModel
 from desktop_app.engine.llama.template_reasoning import NO_REASONING, TemplateReasoning, detect_reasoning
+from desktop_app.engine.llama.template_tools import NO_TOOLS, TemplateTools, detect_tools, template_message
 from desktop_app.engine.loop.model_set import ModelSet, describe_model
 from desktop_app.engine.loop.prompt_fit import PromptFitter, TokenCounts
 
@@ -38,6 +41,7 @@ class PromptBuilder:
         self._history: tuple[str, list[int]] = ("", [])  # last chat prompt + answer, as text and tokens
         self.last_text = ""  # the text of the last chat prompt built
         self.reasoning: TemplateReasoning = NO_REASONING  # the target's (read from its template)
+        self.tools: TemplateTools = NO_TOOLS  # the target's (read from its template)
         self.opened = ""  # the reasoning marker the last prompt left open ("": none)
         self._token_counts = TokenCounts(self.tokenize_text)  # per message text, for fitting prompts
 
@@ -54,10 +58,13 @@ class PromptBuilder:
         self.reasoning = detect_reasoning(self.template, lambda text: len(self.tokenize_text(text)) == 1)
         if self.reasoning.format is not None:
             model.show_special(self.reasoning.format.markers)
+        self.tools = detect_tools(self.template)
+        if self.tools.format is not None:
+            model.show_special(self.tools.format.markers)
 
     def describe(self, target: LlamaModel) -> ModelInfo:
         """What the window shows of the target, with its template's reasoning."""
-        return describe_model(target, self.reasoning)
+        return describe_model(target, self.reasoning, self.tools.format)
 
     def forget_last_answer(self) -> None:
         self._history = ("", [])
@@ -84,6 +91,8 @@ class PromptBuilder:
             self.opened = self.reasoning.opened(request.prompt)
             return tokens, 0
         messages = validate_messages(list(request.messages or []))
+        if request.tools and (refusal := self.tools.refusal(target.name)):
+            raise EngineError(refusal)
         size, text, tokens = self._fit(messages, request, cancel, clock)
         if size.dropped and request.overflow is OverflowPolicy.REFUSE:
             self._refuse(messages, size)
@@ -117,7 +126,9 @@ class PromptBuilder:
         clock: Callable[[], float],
     ) -> tuple[PromptSize, str, list[int]]:
         limit = self._limit(request)
-        fitter = PromptFitter(lambda ms: self.render(ms, request.think), self._token_counts, limit, cancel, clock=clock)
+        fitter = PromptFitter(
+            lambda ms: self.render(ms, request.think, request.tools), self._token_counts, limit, cancel, clock=clock
+        )
         kept_from, text, tokens = fitter.fit(messages)
         dropped = kept_from - (1 if messages[0]["role"] == "system" else 0)
         return PromptSize(len(tokens), self._models.require_target().n_ctx, limit, dropped), text, tokens
@@ -131,12 +142,18 @@ class PromptBuilder:
             "conversation, or let the oldest messages be left out (the context meter's menu)"
         )
 
-    def render(self, messages: Sequence[Message], think: bool | None = None) -> tuple[str, list[int]]:
-        """The prompt text for these messages and its tokens (``think``: the Think switch)."""
+    def render(
+        self, messages: Sequence[Message], think: bool | None = None, tools: Sequence[Tool] = ()
+    ) -> tuple[str, list[int]]:
+        """The prompt text for these messages and its tokens (``think``: the Think switch;
+        ``tools``: the functions offered)."""
         target = self._models.require_target()
         assert self.template is not None
         r = self.reasoning
-        text = self.template.render(r.messages(messages), add_generation_prompt=True, **r.variables(think))
+        shown = [template_message(m) for m in r.messages(messages)]
+        text = self.template.render(
+            shown, add_generation_prompt=True, **r.variables(think), **self.tools.variables(tools)
+        )
         # Reuse the tokens generated last time when the text matches (see the module's docstring).
         hist_text, hist_tokens = self._history
         if hist_tokens and len(text) > len(hist_text) and text.startswith(hist_text):

@@ -1,0 +1,96 @@
+"""What a model's chat template does with tools: whether it renders the ``tools`` it is given (a
+probe, as llama.cpp's template capabilities are probed: render a tool and look for its name), and
+which family's call syntax it teaches (:mod:`~desktop_app.engine.tool_calls`). Read once when a
+target loads.
+
+Conversations reach the template as llama.cpp's server hands them over: an assistant message's
+``tool_calls`` in OpenAI's shape with the arguments as an object (templates write them with
+``tojson``), a tool result as a ``tool`` message with its ``tool_call_id``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from desktop_app.engine.api import Message, Tool
+from desktop_app.engine.errors import TemplateError
+from desktop_app.engine.llama.chat_template import ChatTemplate
+from desktop_app.engine.tool_calls import LLAMA3, ToolFormat, tool_format_named
+
+_PROBE_NAME = "specchat_probe_tool"
+_PROBE_TOOL: Tool = {
+    "type": "function",
+    "function": {
+        "name": _PROBE_NAME,
+        "description": "A probe",
+        "parameters": {"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]},
+    },
+}
+
+
+@dataclass(frozen=True)
+class TemplateTools:
+    """A loaded target's tools: ``renders`` (its template writes the tools it is given) and the
+    call syntax its answers use (None: none we parse)."""
+
+    renders: bool = False
+    format: ToolFormat | None = None
+
+    def refusal(self, origin: str) -> str | None:
+        """Why a request with tools cannot be served by this template (None: it can)."""
+        if not self.renders:
+            return (
+                f"the chat template of {origin} does not render tools: load a model whose template "
+                "supports tool calling (Qwen, Hermes, Llama 3.1+, Mistral, Gemma 4, gpt-oss...)"
+            )
+        if self.format is None:
+            return f"the chat template of {origin} renders tools, but in a call syntax this server does not parse"
+        return None
+
+    def variables(self, tools: Sequence[Tool]) -> dict[str, Any]:
+        """The template variables for a request's tools (none: the template's own default)."""
+        if not tools:
+            return {}
+        values: dict[str, Any] = {"tools": [dict(t) for t in tools]}
+        if self.format == LLAMA3:  # llama.cpp's: tools in the system message, today's date
+            today = datetime.date.today().strftime("%d %b %Y")
+            values.update(date_string=today, tools_in_user_message=False, builtin_tools=None)
+        return values
+
+
+NO_TOOLS = TemplateTools()
+
+
+def detect_tools(template: ChatTemplate) -> TemplateTools:
+    if template.is_default or "tools" not in template.source:
+        return NO_TOOLS
+    probe = [Message(role="user", content="Hi")]
+    try:
+        rendered = template.render(probe, add_generation_prompt=True, tools=[_PROBE_TOOL])
+    except TemplateError:
+        return NO_TOOLS
+    if _PROBE_NAME not in rendered:
+        return NO_TOOLS
+    return TemplateTools(True, tool_format_named(template.source))
+
+
+def template_message(message: Mapping[str, object]) -> Mapping[str, object]:
+    """A message as templates read it: tool calls' arguments as objects (a text that is not a
+    JSON object stays text), and ``function`` kept for templates that read ``tool_call.function``."""
+    calls = message.get("tool_calls")
+    if not isinstance(calls, list):
+        return message
+    out = []
+    for call in calls:
+        function = dict(call["function"])
+        try:
+            arguments = json.loads(function["arguments"])
+        except (TypeError, ValueError):
+            arguments = function["arguments"]
+        function["arguments"] = arguments if isinstance(arguments, dict) else function["arguments"]
+        out.append({**call, "function": function, "name": function["name"], "arguments": function["arguments"]})
+    return {**message, "tool_calls": out}

@@ -1,0 +1,93 @@
+"""Anthropic's tools on /v1/messages: ``tools`` (``name``, ``description``, ``input_schema``) and
+``tool_choice`` (auto, any, tool, none; ``disable_parallel_tool_use``) in; ``tool_use`` blocks in
+an assistant's content and ``tool_result`` blocks in a user's become the conversation's calls
+and results; calls come back as ``tool_use`` blocks, streamed as ``input_json_delta``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from desktop_app.engine.api import Message, MessageToolCall
+from desktop_app.engine.tool_calls import ToolFormat
+from desktop_app.server.errors import BadRequest
+from desktop_app.server.tool_use import AUTO, NO_TOOLS, NONE, REQUIRED, Call, ToolUse, function_tool
+
+CHOICES = {"auto": AUTO, "any": REQUIRED, "none": NONE}
+
+
+def anthropic_tool_use(body: dict[str, Any], fmt: ToolFormat | None) -> ToolUse:
+    tools = body.get("tools") or []
+    choice = body.get("tool_choice") or {"type": "auto"}
+    if not isinstance(tools, list) or not isinstance(choice, dict):
+        raise BadRequest("tools: must be a list; tool_choice: an object")
+    offered = [
+        function_tool(t.get("name"), t.get("description"), t.get("input_schema"), f"tools.{i}", "tools")
+        if isinstance(t, dict)
+        else function_tool(None, None, None, f"tools.{i}", "tools")
+        for i, t in enumerate(tools)
+    ]
+    kind = choice.get("type")
+    if kind == "tool":
+        named = choice.get("name")
+        if not isinstance(named, str):
+            raise BadRequest("tool_choice.name: Field required")
+    elif kind in CHOICES:
+        named = CHOICES[kind]
+    else:
+        raise BadRequest("tool_choice.type: must be auto, any, tool or none")
+    if not offered:
+        return NO_TOOLS
+    return ToolUse(fmt, tuple(offered), named, not choice.get("disable_parallel_tool_use", False))
+
+
+def add_turn(messages: list[Message], role: str, content: object, i: int, text: str) -> None:
+    """One turn: text, plus an assistant's ``tool_use`` blocks as its calls or a user's
+    ``tool_result`` blocks as tool messages (before the user's own text)."""
+    blocks = content if isinstance(content, list) else []
+    calls: list[MessageToolCall] = []
+    for block in blocks:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "tool_use" and role == "assistant":
+            if not isinstance(block.get("id"), str) or not isinstance(block.get("name"), str):
+                raise BadRequest(f"messages.{i}.content: a tool_use block needs 'id' and 'name'")
+            arguments = json.dumps(block.get("input") or {}, ensure_ascii=False)
+            calls.append(
+                {"id": block["id"], "type": "function", "function": {"name": block["name"], "arguments": arguments}}
+            )
+        elif block.get("type") == "tool_result" and role == "user":
+            if not isinstance(block.get("tool_use_id"), str):
+                raise BadRequest(f"messages.{i}.content: a tool_result block needs 'tool_use_id'")
+            result = block.get("content", "")
+            if isinstance(result, list):
+                result = "".join(str(b.get("text", "")) for b in result if isinstance(b, dict))
+            messages.append(Message(role="tool", content=str(result), tool_call_id=block["tool_use_id"]))
+    if calls:
+        messages.append(Message(role="assistant", content=text, tool_calls=calls))
+    elif text or not blocks or role == "assistant":
+        messages.append(Message(role=role, content=text))
+
+
+def plain_blocks(content: object) -> object:
+    """The content without its tool blocks (the text reader's part)."""
+    if not isinstance(content, list):
+        return content
+    return [b for b in content if not (isinstance(b, dict) and b.get("type") in ("tool_use", "tool_result"))]
+
+
+def tool_use_block(call: Call) -> dict[str, Any]:
+    return {"type": "tool_use", "id": "toolu_" + call.id.removeprefix("call_"), "name": call.name,
+            "input": json.loads(call.arguments or "{}")}  # fmt: skip
+
+
+def tool_use_events(call: Call, index: int, event: Any) -> Iterator[str]:
+    """A call's streamed block: its start (input {}), its input as JSON pieces, its stop."""
+    block = tool_use_block(call)
+    yield event("content_block_start", {"index": index, "content_block": {**block, "input": {}}})
+    arguments = call.arguments or "{}"
+    for start in range(0, len(arguments), 64):
+        delta = {"type": "input_json_delta", "partial_json": arguments[start : start + 64]}
+        yield event("content_block_delta", {"index": index, "delta": delta})
+    yield event("content_block_stop", {"index": index})

@@ -1,0 +1,82 @@
+"""The GBNF grammar that forces a tool call (``tool_choice`` "required" or a named function):
+the family's call syntax around each function's arguments, the arguments built from the
+function's JSON schema by llama-cpp-python's converter (the one llama.cpp's
+``json-schema-to-grammar`` is ported from), as llama.cpp's ``common/chat.cpp`` builds its own.
+
+The grammar's ``root`` is one call, or with ``parallel`` one or more. Gemma 4 writes arguments in
+its own notation (:mod:`~desktop_app.engine.tool_values`): the grammar fixes its syntax and
+the argument names; the values' types are the model's.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from desktop_app.engine.api import Tool
+from desktop_app.engine.tool_calls import GEMMA4, GPT_OSS, HERMES, LLAMA3, MISTRAL, ToolFormat
+
+# Gemma 4's values: strings between <|"|> quotes, bare numbers and literals, objects, lists.
+_GEMMA_RULES = r"""
+gemma-value ::= gemma-string | gemma-number | "true" | "false" | "null" | gemma-object | gemma-list
+gemma-string ::= "<|\"|>" [^<]* "<|\"|>"
+gemma-number ::= "-"? [0-9]+ ("." [0-9]+)?
+gemma-object ::= "{" (gemma-key ":" gemma-value ("," gemma-key ":" gemma-value)*)? "}"
+gemma-key ::= [a-zA-Z_] [a-zA-Z0-9_]*
+gemma-list ::= "[" (gemma-value ("," gemma-value)*)? "]"
+"""
+
+
+def _literal(text: str) -> str:
+    return json.dumps(text)  # GBNF's literals escape as JSON's strings do
+
+
+def _parameters(tool: Tool) -> dict[str, Any]:
+    schema = tool["function"].get("parameters")
+    return schema if isinstance(schema, dict) and schema else {"type": "object"}
+
+
+def tool_call_grammar(fmt: ToolFormat, tools: Sequence[Tool], parallel: bool) -> str:
+    """GBNF (root rule ``root``) for a call of one of ``tools`` in ``fmt``'s syntax; ValueError
+    when a function's schema cannot become a grammar."""
+    from llama_cpp.llama_grammar import SchemaConverter  # loads llama.cpp: only when a call is forced
+
+    converter = SchemaConverter(
+        prop_order={"name": 0, "arguments": 1, "parameters": 1}, allow_fetch=False, dotall=False, raw_pattern=False
+    )
+    calls: list[str] = []
+    for i, tool in enumerate(tools):
+        name = tool["function"]["name"]
+        try:
+            calls.append(_call_rule(fmt, converter, f"call{i}", name, _parameters(tool)))
+        except (KeyError, TypeError, ValueError, RecursionError) as exc:
+            raise ValueError(f"the parameters of the function '{name}' cannot be enforced: {exc}") from None
+    call = " | ".join(calls)
+    if fmt == MISTRAL:
+        items = f"({call})" + (f' ("," space ({call}))*' if parallel else "")
+        root = f'"[TOOL_CALLS]" "[" {items} "]"'
+    else:
+        separator = '"\\n"' if fmt == HERMES else '";" space' if fmt == LLAMA3 else '""'
+        root = f"({call})" + (f" ({separator} ({call}))*" if parallel else "")
+    return f"root ::= {root}\n{converter.format_grammar()}\n{_GEMMA_RULES if fmt == GEMMA4 else ''}"
+
+
+def _call_rule(fmt: ToolFormat, converter: Any, rule: str, name: str, parameters: dict[str, Any]) -> str:
+    def schema_rule(schema: dict[str, Any], rule_name: str) -> str:
+        return str(converter.visit(converter.resolve_refs(schema, rule_name), rule_name))
+
+    if fmt in (HERMES, LLAMA3, MISTRAL):
+        key = "parameters" if fmt == LLAMA3 else "arguments"
+        body = {"type": "object", "properties": {"name": {"const": name}, key: parameters}, "required": ["name", key]}
+        call = schema_rule(body, rule)
+        return f'"<tool_call>\\n" {call} "\\n</tool_call>"' if fmt == HERMES else call
+    if fmt == GPT_OSS:
+        head = _literal(f"<|channel|>commentary to=functions.{name} <|constrain|>json<|message|>")
+        return f"{head} {schema_rule(parameters, rule)}"
+    if fmt == GEMMA4:
+        keys = [k for k in parameters.get("properties", {}) if isinstance(k, str)]
+        key = " | ".join(_literal(k) for k in keys) if keys else "gemma-key"
+        pair = f'({key}) ":" gemma-value'
+        return f'{_literal(f"<|tool_call>call:{name}")} "{{" ({pair} ("," {pair})*)? "}}" "<tool_call|>"'
+    raise ValueError(f"no grammar for the {fmt.name} call syntax")

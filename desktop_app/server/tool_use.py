@@ -1,0 +1,149 @@
+"""A request's tools, whatever the endpoint: which functions are offered, how the model must use
+them (``tool_choice``), and its answer as text and calls, whole or streamed.
+
+Each endpoint reads its own wire shape into a :class:`ToolUse` (OpenAI's chat ``tools``,
+the Responses API's flat function tools, Anthropic's ``input_schema`` tools) and writes the calls
+back in its own; the rules are the same for all:
+
+- ``auto``: the tools are rendered by the model's template, its answer is parsed for calls in
+  its family's syntax (:mod:`~desktop_app.engine.tool_calls`);
+- ``none``: no tools are rendered and nothing is parsed (a plain answer);
+- ``required`` or one named function: the answer is forced into a call by a grammar
+  (:mod:`~desktop_app.server.tool_grammar`), of the named function only when one is named;
+- ``parallel`` false: one call at most (the grammar's and the answer's).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+from desktop_app.engine.api import GenerateRequest, Tool
+from desktop_app.engine.tool_calls import ParsedAnswer, ToolFormat, parse_tool_calls
+from desktop_app.server.errors import BadRequest
+from desktop_app.server.tool_grammar import tool_call_grammar
+
+AUTO, NONE, REQUIRED = "auto", "none", "required"
+
+
+@dataclass(frozen=True)
+class Call:
+    """One call as the API answers it: its id, function and arguments (JSON text)."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class ToolUse:
+    """The tools of one request and how they are used; ``choice`` is auto, none, required or the
+    name of the one function to call. ``param``: the request's field to name in errors."""
+
+    format: ToolFormat | None
+    tools: tuple[Tool, ...]
+    choice: str = AUTO
+    parallel: bool = True
+    param: str = "tools"
+
+    def __post_init__(self) -> None:
+        names = [t["function"]["name"] for t in self.tools]
+        if self.choice not in (AUTO, NONE, REQUIRED) and self.choice not in names:
+            raise BadRequest(f"tool_choice names the function '{self.choice}', which is not in tools", "tool_choice")
+        if self.choice == REQUIRED and not self.tools:
+            raise BadRequest("tool_choice 'required' needs tools", "tool_choice")
+
+    @property
+    def offered(self) -> tuple[Tool, ...]:
+        """The tools the template renders (none for ``none``)."""
+        return self.tools if self.choice != NONE else ()
+
+    @property
+    def parses(self) -> bool:
+        return bool(self.offered) and self.format is not None
+
+    def grammar(self) -> str | None:
+        """The grammar that forces a call (None: the model chooses)."""
+        if self.choice in (AUTO, NONE) or not self.tools or self.format is None:
+            return None
+        forced = [t for t in self.tools if self.choice == REQUIRED or t["function"]["name"] == self.choice]
+        try:
+            return tool_call_grammar(self.format, forced, self.parallel and self.choice == REQUIRED)
+        except ValueError as exc:
+            raise BadRequest(str(exc), self.param) from None
+
+    def answer(self, text: str) -> tuple[str, list[Call]]:
+        """A whole answer's text and calls."""
+        if not self.parses:
+            return text, []
+        assert self.format is not None
+        parsed = parse_tool_calls(text, self.format)
+        return parsed.content, self._calls(parsed)
+
+    def _calls(self, parsed: ParsedAnswer) -> list[Call]:
+        assert self.format is not None
+        calls = [Call(c.id or self.format.new_call_id(), c.name, c.arguments or "{}") for c in parsed.calls]
+        return calls if self.parallel else calls[:1]
+
+
+NO_TOOLS = ToolUse(None, ())
+
+
+def with_tools(request: GenerateRequest, use: ToolUse) -> GenerateRequest:
+    """The engine request with the tools rendered and the grammar that forces a call, if any."""
+    grammar = use.grammar()
+    if grammar is not None and request.grammar is not None:
+        raise BadRequest("a forced tool call cannot also follow another grammar (response_format)", "tool_choice")
+    return dataclasses.replace(request, tools=use.offered, grammar=grammar or request.grammar)
+
+
+def function_tool(name: object, description: object, parameters: object, where: str, param: str) -> Tool:
+    """One function as the engine takes it, from any endpoint's fields; BadRequest naming ``where``."""
+    if not isinstance(name, str) or not name:
+        raise BadRequest(f"{where}: a function needs a 'name'", param)
+    if description is not None and not isinstance(description, str):
+        raise BadRequest(f"{where}: 'description' must be a string", param)
+    if parameters is not None and not isinstance(parameters, dict):
+        raise BadRequest(f"{where}: 'parameters' must be a JSON schema object", param)
+    function: dict[str, object] = {"name": name, "parameters": parameters or {"type": "object", "properties": {}}}
+    if description:
+        function["description"] = description
+    return {"type": "function", "function": function}
+
+
+@dataclass
+class CallStream:
+    """A streamed answer as text deltas and call events: :meth:`push` takes the answer's new text
+    and gives (new text, [(index, call, new arguments)...]); a call appears first with its id and
+    name (arguments "") as soon as its name is written, then its arguments when they are complete,
+    in pieces of at most ``piece`` characters."""
+
+    use: ToolUse
+    piece: int = 64
+    text: str = ""
+    sent_text: int = 0
+    calls: list[Call] = field(default_factory=list)
+    sent_arguments: list[int] = field(default_factory=list)
+
+    def push(self, delta: str, final: bool = False) -> tuple[str, list[tuple[int, Call, str]]]:
+        self.text += delta
+        if not self.use.parses:
+            return delta, []
+        assert self.use.format is not None
+        parsed = parse_tool_calls(self.text, self.use.format, partial=not final)
+        content = parsed.content if parsed.calls or final else parsed.content.rstrip()
+        new_text = content[self.sent_text :] if len(content) > self.sent_text else ""
+        self.sent_text = max(self.sent_text, len(content))
+        events: list[tuple[int, Call, str]] = []
+        for i, call in enumerate(parsed.calls if self.use.parallel else parsed.calls[:1]):
+            if i == len(self.calls):
+                self.calls.append(Call(call.id or self.use.format.new_call_id(), call.name, ""))
+                self.sent_arguments.append(0)
+                events.append((i, self.calls[i], ""))
+            arguments = call.arguments if call.arguments is not None else ("{}" if final else None)
+            if arguments is not None and self.sent_arguments[i] < len(arguments):
+                self.calls[i] = Call(self.calls[i].id, call.name, arguments)
+                for start in range(self.sent_arguments[i], len(arguments), self.piece):
+                    events.append((i, self.calls[i], arguments[start : start + self.piece]))
+                self.sent_arguments[i] = len(arguments)
+        return new_text, events

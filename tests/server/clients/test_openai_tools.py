@@ -1,0 +1,123 @@
+"""Tool calling through /v1/chat/completions with the real openai client, on the factory model
+whose template is Qwen 2.5's (Hermes-style ``<tool_call>``): the tools reach the template, a
+forced call (``required`` or a named function: a grammar) comes back as ``tool_calls`` whole and
+streamed, its result is fed back, and the model answers. A template without tools says so."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import openai
+import pytest
+
+from tests.server.conftest import serving
+from tests.server.live_server import Server
+
+CITIES = ["Paris", "Tokyo", "Lima"]
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "The weather in a city",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string", "enum": CITIES}},
+            "required": ["city"],
+        },
+    },
+}
+CLOCK = {
+    "type": "function",
+    "function": {
+        "name": "get_time",
+        "description": "The time in a time zone",
+        "parameters": {
+            "type": "object",
+            "properties": {"zone": {"type": "string", "enum": ["UTC", "CET"]}},
+            "required": ["zone"],
+        },
+    },
+}
+ASK = [{"role": "user", "content": "What is the weather in Paris?"}]
+
+
+@pytest.fixture(scope="module")
+def server(models: Any) -> Iterator[Server]:
+    with serving(models.tools) as served:
+        yield served
+
+
+@pytest.fixture()
+def client(server: Server) -> openai.OpenAI:
+    return openai.OpenAI(base_url=server.url, api_key="none", max_retries=0, timeout=120)
+
+
+def _ask(client: openai.OpenAI, **kwargs: Any) -> Any:
+    options: dict[str, Any] = {"model": "x", "messages": ASK, "max_tokens": 60, "temperature": 0, **kwargs}
+    return client.chat.completions.create(**options)
+
+
+def test_the_tools_reach_the_model_s_template(client: openai.OpenAI) -> None:
+    plain = _ask(client, max_tokens=1)
+    offered = _ask(client, max_tokens=1, tools=[WEATHER], tool_choice="auto")
+    declined = _ask(client, max_tokens=1, tools=[WEATHER], tool_choice="none")
+    # Qwen's template writes the tools' JSON and its instructions into the system message.
+    assert offered.usage.prompt_tokens > plain.usage.prompt_tokens + 60
+    assert declined.usage.prompt_tokens == plain.usage.prompt_tokens  # "none": not offered at all
+
+
+@pytest.mark.parametrize("choice", ["required", {"type": "function", "function": {"name": "get_weather"}}])
+def test_a_forced_call_comes_back_and_its_result_gets_an_answer(client: openai.OpenAI, choice: Any) -> None:
+    reply = _ask(client, tools=[WEATHER, CLOCK], tool_choice=choice, parallel_tool_calls=False)
+    choice0 = reply.choices[0]
+    assert choice0.finish_reason == "tool_calls"
+    (call,) = choice0.message.tool_calls
+    assert call.id and call.type == "function"
+    named = choice != "required"
+    assert call.function.name == "get_weather" if named else call.function.name in ("get_weather", "get_time")
+    arguments = json.loads(call.function.arguments)
+    assert arguments in ([{"city": c} for c in CITIES] + [{"zone": "UTC"}, {"zone": "CET"}])
+    # The SDK's own message object goes back as history (model_dump: refusal, annotations... as null).
+    history = [*ASK, choice0.message.model_dump(), {"role": "tool", "tool_call_id": call.id, "content": "Sunny, 21 C"}]
+    final = _ask(client, messages=history, max_tokens=12, tools=[WEATHER, CLOCK])
+    assert final.choices[0].finish_reason in ("stop", "length")
+    assert final.choices[0].message.content and not final.choices[0].message.tool_calls
+    assert final.usage.prompt_tokens > reply.usage.prompt_tokens  # the call and its result are in the prompt
+
+
+def test_a_streamed_call_names_its_function_first_then_its_arguments(client: openai.OpenAI) -> None:
+    whole = _ask(client, tools=[WEATHER], tool_choice="required", parallel_tool_calls=False)
+    stream = _ask(client, tools=[WEATHER], tool_choice="required", parallel_tool_calls=False, stream=True)
+    chunks = [c for c in stream if c.choices]
+    pieces = [tc for c in chunks for tc in (c.choices[0].delta.tool_calls or [])]
+    assert pieces[0].id and pieces[0].function.name == "get_weather" and pieces[0].function.arguments == ""
+    assert all(p.index == 0 and p.id is None for p in pieces[1:])
+    arguments = "".join(p.function.arguments or "" for p in pieces)
+    assert json.loads(arguments) == json.loads(whole.choices[0].message.tool_calls[0].function.arguments)
+    assert chunks[-1].choices[0].finish_reason == "tool_calls"
+    assert "".join(c.choices[0].delta.content or "" for c in chunks) == ""  # no call syntax leaks as text
+
+
+def test_bad_tool_requests_are_400_naming_the_field(client: openai.OpenAI) -> None:
+    cases: list[tuple[dict[str, Any], str]] = [
+        ({"tools": [{"type": "function", "function": {"description": "no name"}}]}, "tools"),
+        ({"tools": [WEATHER], "tool_choice": {"type": "function", "function": {"name": "nope"}}}, "tool_choice"),
+        ({"tools": [WEATHER], "tool_choice": "sometimes"}, "tool_choice"),
+        ({"tool_choice": "required"}, "tool_choice"),
+        ({"tools": [WEATHER], "parallel_tool_calls": "yes"}, "parallel_tool_calls"),
+    ]
+    for extra, param in cases:
+        with pytest.raises(openai.BadRequestError) as caught:
+            _ask(client, max_tokens=1, extra_body=extra)
+        assert caught.value.param == param, extra
+
+
+def test_a_template_without_tools_refuses_them(server: Server, models: Any) -> None:
+    with serving(models.target) as plain:
+        client = openai.OpenAI(base_url=plain.url, api_key="none", max_retries=0, timeout=120)
+        with pytest.raises(openai.BadRequestError) as caught:
+            _ask(client, tools=[WEATHER])
+        assert "does not render tools" in str(caught.value)
+        assert _ask(client, max_tokens=1, tools=[WEATHER], tool_choice="none").choices[0].message.content is not None
