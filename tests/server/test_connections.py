@@ -136,6 +136,9 @@ class _EndlessBackend:
     def reasoning_format(self) -> None:
         return None
 
+    def tool_format(self) -> None:
+        return None
+
     def submit(self, request: GenerateRequest) -> Job:
         self.jobs.append(Job(request))
         return self.jobs[-1]
