@@ -10,6 +10,8 @@ here on 2 cores, one busy background process made 2 threads up to 10x slower tha
   rounds on the live model, and the fastest is kept;
 - without a calibration (plain decoding, no Auto), the first passes of the first answer run
   a trial instead;
+- unless an earlier process measured this model on this machine at the load there is now: it
+  starts at that count, with no trial (``recall``; the figures are kept by ``thread_memory``);
 - while generating, every target pass is compared with what this count did recently for the
   same batch size; when the recent passes (their mean: under load a count's passes are mostly
   fine with a few long stalls, and the stalls are what the answer waits for) depart from it by ``DRIFT`` (load came or went), and
