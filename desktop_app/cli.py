@@ -164,9 +164,10 @@ def _model_options(args: argparse.Namespace, draft: bool = False) -> Any:
 
 def load_engine(args: argparse.Namespace) -> Any:
     """An Engine with the requested target (default model if none) and draft."""
-    from desktop_app.engine import Engine, default_model_path
+    from desktop_app import paths
+    from desktop_app.engine import Engine, ThreadMemory, default_model_path
 
-    engine = Engine()
+    engine = Engine(ThreadMemory(paths.thread_counts_file))
     if args.workers:
         from desktop_app.engine.llama import rpc
 

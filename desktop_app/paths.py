@@ -63,3 +63,9 @@ def data_dir() -> Path:
 
 def models_dir() -> Path:
     return ensure_folder(data_dir() / "models")
+
+
+def thread_counts_file() -> Path:
+    """The CPU thread counts measured per machine, model and load, for the next process
+    (desktop_app/engine/llama/thread_memory.py)."""
+    return data_dir() / "thread-counts.json"

@@ -34,6 +34,7 @@ _EXPORTS = {
     "SpecMode": "api",
     "StatsUpdate": "events",
     "TextChunk": "events",
+    "ThreadMemory": "llama.thread_memory",
     "final_result": "events",
 }
 __all__ = sorted(_EXPORTS)
@@ -60,6 +61,7 @@ if TYPE_CHECKING:
     from desktop_app.engine.events import Event, Finished, StatsUpdate, TextChunk, final_result
     from desktop_app.engine.llama.compat import DraftCompatibility, check_draft
     from desktop_app.engine.llama.default_model import default_model_path, find_default_model
+    from desktop_app.engine.llama.thread_memory import ThreadMemory
     from desktop_app.engine.loop.engine import Engine
     from desktop_app.engine.stats import GenerationStats
 

@@ -89,13 +89,17 @@ class AutoSetup:
             return self.costs[key]
         filler = (target.tokenize(" the", add_special=False) or [max(target.bos_id, 1)])[0]
         tables = self._target_costs.get(k_max)
+        threads.recall()  # a count an earlier process measured at this load stands without a trial
         if tables is None and threads.quiet_count is None:  # the thread count first: costs depend on it
             tune_threads(target, threads, filler, depth, should_stop)
         if tables is None:  # measured once per k_max, whoever drafts, at each count the tuner may use
             chosen = threads.count
+            # at a remembered count, only at it: timing the others is the trial it spares (if the
+            # tuner moves later, Auto rescales the costs it has to the passes it sees)
+            counts = (chosen,) if threads.remembered else threads.candidates
             tables = {}
             try:
-                for count in sorted(threads.candidates, key=lambda c: c != chosen):
+                for count in sorted(counts, key=lambda c: c != chosen):
                     self._apply_threads(count)
                     tables[count] = _batch_costs(
                         target, k_max, filler, depth, reps if count == chosen else 3, should_stop

@@ -10,6 +10,8 @@ here on 2 cores, one busy background process made 2 threads up to 10x slower tha
   rounds on the live model, and the fastest is kept;
 - without a calibration (plain decoding, no Auto), the first passes of the first answer run
   a trial instead;
+- unless an earlier process measured this model on this machine at the load there is now: it
+  starts at that count, with no trial (``recall``; the figures are kept by ``thread_memory``);
 - while generating, every target pass is compared with what this count did recently for the
   same batch size; when the recent passes (their mean: under load a count's passes are mostly
   fine with a few long stalls, and the stalls are what the answer waits for) depart from it by ``DRIFT`` (load came or went), and
@@ -33,6 +35,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
+from typing import Protocol
 
 DRIFT = 1.4  # recent passes this much slower (or faster) than this count's usual: re-measure
 COLLAPSE = 2.5  # this much slower: re-measure at once, however recent the last trial
@@ -91,6 +94,23 @@ class ThreadsInUse:
         return f"{text}: {self.reason.value}" if shown else text
 
 
+@dataclass(frozen=True)
+class Remembered:
+    """A count kept in an earlier process, and why it was kept then."""
+
+    count: int
+    reason: ThreadReason
+
+
+class CountMemory(Protocol):
+    """Counts kept across processes for this model and machine, at the load there is now
+    (:class:`desktop_app.engine.llama.thread_memory.ModelThreads`)."""
+
+    def recall(self) -> Remembered | None: ...
+
+    def remember(self, count: int, reason: ThreadReason) -> None: ...
+
+
 class _Trial:
     """The passes of one trial: which count runs each, and the scores they got."""
 
@@ -141,13 +161,21 @@ class _Trial:
 class ThreadTuner:
     """Chooses and follows the thread count (see the module). ``apply(n, batch)`` sets it on
     every context: ``n`` for one-token decodes, ``batch`` for larger ones (they differ only during
-    a trial); ``fixed`` is the count the user set (None: measured)."""
+    a trial); ``fixed`` is the count the user set (None: measured); ``memory`` keeps the counts
+    measured across processes (:meth:`recall`)."""
 
     def __init__(
-        self, apply: Callable[[int, int], None], candidates: tuple[int, ...] | None = None, fixed: int | None = None
+        self,
+        apply: Callable[[int, int], None],
+        candidates: tuple[int, ...] | None = None,
+        fixed: int | None = None,
+        memory: CountMemory | None = None,
     ) -> None:
         self._apply = apply  # (one-token count, batch count)
         self.candidates = (fixed,) if fixed else (candidates or thread_candidates())
+        self._memory = memory if len(self.candidates) > 1 else None
+        self._recalled = False
+        self.remembered = False  # the count stands from an earlier process's measurement
         self.count = self.candidates[-1]  # what the next one-token pass runs at
         self.batch_count = self.count  # and a larger one: the count that stands, even in a trial
         self.reason = ThreadReason.SET if fixed else ThreadReason.START
@@ -177,6 +205,27 @@ class ThreadTuner:
             self.count, self.batch_count = count, batch_count
 
     # ------------------------------------------------------------------ at load
+    def recall(self) -> None:
+        """Before the first pass that needs a count: start at the one an earlier process measured
+        for this model at the load there is now, if any. It stands as if a trial had just kept
+        it (no trial for a short answer; probes at the longest back-off). Once per tuner."""
+        if self._memory is None or self._recalled or self.quiet_count is not None:
+            return
+        self._recalled = True
+        kept = self._memory.recall()
+        if kept is None or kept.count not in self.candidates:
+            return
+        self._set(kept.count)
+        self.quiet_count = kept.count
+        self.reason = kept.reason
+        self.remembered = True
+        self.probe_every_s = PROBE_EVERY_MAX_S
+
+    def _keep(self) -> None:
+        """Write the count that stands now for the next process (at the load there is now)."""
+        if self._memory is not None:
+            self._memory.remember(self.count, self.reason)
+
     def calibrate(self, time_pass: Callable[[], float], rounds: int = 3) -> None:
         """Time ``time_pass`` (one decode, seconds) at each candidate in interleaved rounds;
         keep the fastest. The first pass at each count is a warm-up."""
@@ -197,6 +246,7 @@ class ThreadTuner:
         self._recent.clear()
         self._since_trial = 0
         self._since_trial_s = 0.0
+        self._keep()
 
     # ------------------------------------------------------------------ while generating
     def observe(self, batch: int, seconds: float) -> None:
@@ -262,6 +312,7 @@ class ThreadTuner:
             confirming = False
             self._confirm = None
         self._trial = None
+        self.remembered = False  # measured in this process now
         self.trials += 1
         if self.quiet_count is None:  # no calibration ran: the first trial stands for it
             self.quiet_count = best
@@ -281,3 +332,4 @@ class ThreadTuner:
             self.reason = ThreadReason.BUSY
         else:
             self.reason = ThreadReason.FEWER_FASTER
+        self._keep()

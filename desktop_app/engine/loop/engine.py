@@ -36,6 +36,7 @@ from desktop_app.engine.llama.compat import DraftCompatibility
 from desktop_app.engine.llama.grammar import GrammarState
 from desktop_app.engine.llama.model import LlamaModel, ProgressFn
 from desktop_app.engine.llama.nextn import AssistantWeights
+from desktop_app.engine.llama.thread_memory import ThreadMemory
 from desktop_app.engine.llama.threads import ThreadTuner
 from desktop_app.engine.loop.drafter_factory import DrafterFactory
 from desktop_app.engine.loop.generator import LoopConfig, SpeculativeLoop
@@ -59,11 +60,13 @@ class Engine:
       context, and the last answer's tokens reused for the next prompt.
 
     :meth:`generate` composes them into one answer; loading tells each part of the new model.
-    Every public method takes the lock, so an answer, a load and a history sync never overlap."""
+    Every public method takes the lock, so an answer, a load and a history sync never overlap.
+    ``thread_memory`` keeps the thread counts measured here for the next process (None: each
+    process measures anew)."""
 
-    def __init__(self) -> None:
+    def __init__(self, thread_memory: ThreadMemory | None = None) -> None:
         self._lock = threading.Lock()
-        self.models = ModelSet(self._set_threads)
+        self.models = ModelSet(self._set_threads, thread_memory)
         self.drafting = DrafterFactory(self.models)
         self.auto = AutoSetup(self._set_threads)
         self.prompts = PromptBuilder(self.models)
@@ -273,6 +276,7 @@ class Engine:
             except FitCancelled:
                 yield Finished("", [], GenerationStats(mode=request.spec, finish_reason=FinishReason.CANCELLED))
                 return
+            self.threads.recall()  # before Auto measures its costs at the count in use
             choice = self._choice(request)
             stats = GenerationStats(
                 mode=request.spec,

@@ -23,6 +23,7 @@ from desktop_app.engine.llama.gguf_file import read_gguf
 from desktop_app.engine.llama.model import LlamaModel, ProgressFn
 from desktop_app.engine.llama.nextn import AssistantWeights, NextnContext, require_assistant_fits
 from desktop_app.engine.llama.template_reasoning import NO_REASONING, TemplateReasoning
+from desktop_app.engine.llama.thread_memory import ThreadMemory, model_fingerprint
 from desktop_app.engine.llama.threads import ThreadTuner
 from desktop_app.engine.tool_calls import ToolFormat
 
@@ -58,10 +59,13 @@ class ModelSet:
 
     ``apply_threads(count, batch_count)`` is the engine's: it sets every context's threads (see
     :meth:`set_threads`) and tells Auto which costs stand. Each target gets a new thread tuner
-    that calls it."""
+    that calls it, and remembers what it measures in ``thread_memory`` (None: nowhere)."""
 
-    def __init__(self, apply_threads: Callable[[int, int | None], None]) -> None:
+    def __init__(
+        self, apply_threads: Callable[[int, int | None], None], thread_memory: ThreadMemory | None = None
+    ) -> None:
         self._apply_threads = apply_threads
+        self._thread_memory = thread_memory
         self.target: LlamaModel | None = None
         self.draft: LlamaModel | AssistantWeights | None = None
         self.mtp: MtpDrafter | None = None  # the target's own MTP head, when it has one
@@ -110,7 +114,12 @@ class ModelSet:
         if self.target is not None:
             self.target.close()
         self.target = model
-        self.threads = ThreadTuner(self._apply_threads, fixed=model.options.n_threads)
+        memory = self._thread_memory
+        self.threads = ThreadTuner(
+            self._apply_threads,
+            fixed=model.options.n_threads,
+            memory=memory.for_model(model_fingerprint(model.info, model.options)) if memory is not None else None,
+        )
         on_target(model)
         self._open_mtp(model)
         if self.draft is not None:
