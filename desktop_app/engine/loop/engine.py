@@ -59,10 +59,9 @@ class Engine:
     - ``prompts`` (:class:`PromptBuilder`): the chat template, fitting a conversation to the
       context, and the last answer's tokens reused for the next prompt.
 
-    :meth:`generate` composes them into one answer; loading tells each part of the new model.
-    Every public method takes the lock, so an answer, a load and a history sync never overlap.
-    ``thread_memory`` keeps the thread counts measured here for the next process (None: each
-    process measures anew)."""
+    :meth:`generate` composes them; every public method takes the lock (an answer, a load and a
+    history sync never overlap). ``thread_memory`` keeps measured thread counts for the next
+    process (None: each process measures anew)."""
 
     def __init__(self, thread_memory: ThreadMemory | None = None) -> None:
         self._lock = threading.Lock()
@@ -109,8 +108,7 @@ class Engine:
     def load_target(
         self, path: str | Path, options: ModelOptions | None = None, progress: ProgressFn | None = None
     ) -> ModelInfo:
-        """Load (or replace) the target; ``progress`` gets 0..1 while loading. On failure the
-        previous target stays loaded."""
+        """Load (or replace) the target (``progress``: 0..1); on failure the previous one stays."""
         with self._lock:
             return self.prompts.describe(self.models.load_target(path, options, progress, self._new_target))
 
@@ -229,8 +227,7 @@ class Engine:
         depth: int = CALIBRATION_DEPTH,
         should_stop: Callable[[], bool] | None = None,
     ) -> CostModel:
-        """Measure this machine's target cost per batch size and the drafter's cost per token
-        (see AutoSetup.calibrate)."""
+        """Measure the target's cost per batch size and the drafter's per token (AutoSetup.calibrate)."""
         return self.auto.calibrate(self._require_target(), self.threads, drafter, k_max, reps, depth, should_stop)
 
     def use_costs(self, drafter: DrafterKind, k_max: int, costs: CostModel) -> None:
