@@ -11,6 +11,7 @@ the ones the server (or the window) loaded.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hmac
 import json
 import time
@@ -39,9 +40,18 @@ from desktop_app.server.errors import CLIENT_GONE, EXCEPTION_HANDLERS, error
 from desktop_app.server.infill_api import infill_events, infill_result, parse_infill_request
 from desktop_app.server.jobs import batched, next_event
 from desktop_app.server.limits import DEFAULT_LIMITS, ServerLimits
-from desktop_app.server.openai_schema import BadRequest, chunk, complete_response, new_id, parse_request, usage
+from desktop_app.server.openai_schema import (
+    BadRequest,
+    Field,
+    chunk,
+    complete_response,
+    new_id,
+    parse_request,
+    usage,
+)
 from desktop_app.server.request_body import ClientGone, read_json
-from desktop_app.server.responses_api import ResponseBuilder, parse_responses_request, response_events
+from desktop_app.server.responses_api import ResponseBuilder, parse_responses_request, response_events, text_format
+from desktop_app.server.structured_output import TEXT, OutputFormat, parse_response_format, truncated, unmet_format
 
 
 def create_app(
@@ -131,10 +141,14 @@ def create_app(
 
     async def generate(request: Request, chat: bool) -> Response:
         usage_asked: list[bool] = []
+        output: list[OutputFormat] = [TEXT]
 
         def parse(body: object) -> tuple[GenerateRequest, bool]:
             engine_request, stream, include_usage = parse_request(body, chat, default_spec)
             usage_asked.append(include_usage)
+            if chat and isinstance(body, dict) and body.get(Field.RESPONSE_FORMAT) is not None:
+                output[0] = parse_response_format(body[Field.RESPONSE_FORMAT])
+                engine_request = dataclasses.replace(engine_request, grammar=output[0].grammar)
             return engine_request, stream
 
         begun = await started(request, parse)
@@ -145,7 +159,11 @@ def create_app(
         reasoning = backend.reasoning_format() if chat else None
         if stream:
             sections = SectionStream(reasoning)
-            return _sse_response(_stream(job, request, event, chat, response_id, model, usage_asked[0], sections))
+            streamed = _stream(job, request, event, chat, response_id, model, usage_asked[0], sections, output[0])
+            return _sse_response(streamed)
+        unmet = unmet_format(output[0], event)
+        if unmet is not None:
+            return unmet
         return JSONResponse(complete_response(chat, response_id, model, event.text, event.stats, reasoning))
 
     async def embeddings(request: Request) -> Response:
@@ -177,14 +195,20 @@ def create_app(
         return JSONResponse(message_object(message_id, model, event.text, event.stats))
 
     async def responses(request: Request) -> Response:
-        begun = await started(request, lambda body: parse_responses_request(body, default_spec))
+        output: list[OutputFormat] = [TEXT]
+
+        def parse(body: object) -> tuple[GenerateRequest, bool]:
+            output[0] = text_format(body)
+            return parse_responses_request(body, default_spec)
+
+        begun = await started(request, parse)
         if isinstance(begun, Response):
             return begun
         engine_request, stream, job, event = begun
         build, reasoning = ResponseBuilder(model_id(), engine_request), backend.reasoning_format()
         if stream:
-            return _sse_response(response_events(job, request, event, build, reasoning))
-        return JSONResponse(build.whole(event.text, event.stats, reasoning))
+            return _sse_response(response_events(job, request, event, build, reasoning, output[0]))
+        return unmet_format(output[0], event) or JSONResponse(build.whole(event.text, event.stats, reasoning))
 
     async def infill(request: Request) -> Response:
         begun = await started(request, lambda body: parse_infill_request(body, default_spec))
@@ -279,6 +303,7 @@ async def _stream(
     model: str,
     include_usage: bool,
     sections: SectionStream,
+    output: OutputFormat = TEXT,
 ) -> AsyncIterator[str]:
     started = False
     async for item in batched(job, request, first):
@@ -286,6 +311,9 @@ async def _stream(
             yield _sse({"error": {"message": str(item), "type": "server_error"}})
             return
         final = isinstance(item, Finished)
+        if isinstance(item, Finished) and (problem := output.check(item.text, truncated(item.stats))):
+            yield _sse({"error": {"message": problem, "type": "server_error", "code": "response_format_unmet"}})
+            return
         reasoning, text = sections.push("" if final else str(item), final=final)  # a held-back marker at the end
         if reasoning or text or not started:
             yield _sse(chunk(chat, response_id, model, text, first=not started, reasoning=reasoning))

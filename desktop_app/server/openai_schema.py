@@ -72,10 +72,17 @@ class Field(Word):
     METADATA = auto()  # accepted and ignored (a client's labels for the request)
     REASONING_EFFORT = auto()  # chat only: "none"/"minimal" turn a thinking model's Think switch off
     CHAT_TEMPLATE_KWARGS = auto()  # chat only, llama-server's: {"enable_thinking": bool}
+    RESPONSE_FORMAT = auto()  # chat only: text, json_object or json_schema (structured_output.py)
 
 
 CHAT_FIELDS = frozenset(Field) - {Field.PROMPT, Field.ECHO, Field.INCLUDE_USAGE, Field.SUFFIX}
-CHAT_ONLY = {Field.MESSAGES, Field.MAX_COMPLETION_TOKENS, Field.REASONING_EFFORT, Field.CHAT_TEMPLATE_KWARGS}
+CHAT_ONLY = {
+    Field.MESSAGES,
+    Field.MAX_COMPLETION_TOKENS,
+    Field.REASONING_EFFORT,
+    Field.CHAT_TEMPLATE_KWARGS,
+    Field.RESPONSE_FORMAT,
+}
 COMPLETION_FIELDS = (CHAT_FIELDS - CHAT_ONLY) | {Field.PROMPT, Field.ECHO, Field.SUFFIX}
 EFFORTS = {"none": False, "minimal": False, "low": True, "medium": True, "high": True}
 MAX_STOP_STRINGS = 4
