@@ -11,6 +11,7 @@ the ones the server (or the window) loaded.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hmac
 import json
 import time
@@ -39,10 +40,11 @@ from desktop_app.server.errors import CLIENT_GONE, EXCEPTION_HANDLERS, error
 from desktop_app.server.infill_api import infill_events, infill_result, parse_infill_request
 from desktop_app.server.jobs import batched, next_event
 from desktop_app.server.limits import DEFAULT_LIMITS, ServerLimits
-from desktop_app.server.openai_schema import BadRequest, chunk, complete_response, new_id, parse_request, usage
+from desktop_app.server.openai_schema import BadRequest, Field, chunk, complete_response, new_id, parse_request, usage
 from desktop_app.server.openai_tools import chat_tool_use
 from desktop_app.server.request_body import ClientGone, read_json
-from desktop_app.server.responses_api import ResponseBuilder, parse_responses_request, response_events
+from desktop_app.server.responses_api import ResponseBuilder, parse_responses_request, response_events, text_format
+from desktop_app.server.structured_output import TEXT, OutputFormat, parse_response_format, truncated, unmet_format
 from desktop_app.server.tool_use import NO_TOOLS, CallStream, ToolUse, with_tools
 
 
@@ -134,14 +136,18 @@ def create_app(
     async def generate(request: Request, chat: bool) -> Response:
         usage_asked: list[bool] = []
         tools: list[ToolUse] = []
+        output: list[OutputFormat] = [TEXT]
 
         def parse(body: object) -> tuple[GenerateRequest, bool]:
             engine_request, stream, include_usage = parse_request(body, chat, default_spec)
             usage_asked.append(include_usage)
             if chat:
                 assert isinstance(body, dict)  # parse_request refuses any other body
+                if body.get(Field.RESPONSE_FORMAT) is not None:
+                    output[0] = parse_response_format(body[Field.RESPONSE_FORMAT])
+                    engine_request = dataclasses.replace(engine_request, grammar=output[0].grammar)
                 tools.append(chat_tool_use(body, backend.tool_format()))
-                engine_request = with_tools(engine_request, tools[0])
+                engine_request = with_tools(engine_request, tools[0])  # a forced call and a format: 400
             return engine_request, stream
 
         begun = await started(request, parse)
@@ -152,8 +158,11 @@ def create_app(
         reasoning = backend.reasoning_format() if chat else None
         use = tools[0] if tools else NO_TOOLS
         if stream:
-            answer = _Answer(SectionStream(reasoning), CallStream(use))
+            answer = _Answer(SectionStream(reasoning), CallStream(use), output[0])
             return _sse_response(_stream(job, request, event, chat, response_id, model, usage_asked[0], answer))
+        unmet = unmet_format(output[0], event)
+        if unmet is not None:
+            return unmet
         return JSONResponse(complete_response(chat, response_id, model, event.text, event.stats, reasoning, use))
 
     async def embeddings(request: Request) -> Response:
@@ -193,8 +202,10 @@ def create_app(
 
     async def responses(request: Request) -> Response:
         tools: list[ToolUse] = []
+        output: list[OutputFormat] = [TEXT]
 
         def parse(body: object) -> tuple[GenerateRequest, bool]:
+            output[0] = text_format(body)
             engine_request, stream, use = parse_responses_request(body, default_spec, backend.tool_format())
             tools.append(use)
             return engine_request, stream
@@ -205,8 +216,8 @@ def create_app(
         engine_request, stream, job, event = begun
         build, reasoning = ResponseBuilder(model_id(), engine_request, tools[0]), backend.reasoning_format()
         if stream:
-            return _sse_response(response_events(job, request, event, build, reasoning))
-        return JSONResponse(build.whole(event.text, event.stats, reasoning))
+            return _sse_response(response_events(job, request, event, build, reasoning, output[0]))
+        return unmet_format(output[0], event) or JSONResponse(build.whole(event.text, event.stats, reasoning))
 
     async def infill(request: Request) -> Response:
         begun = await started(request, lambda body: parse_infill_request(body, default_spec))
@@ -308,6 +319,9 @@ async def _stream(
             yield _sse({"error": {"message": str(item), "type": "server_error"}})
             return
         final = isinstance(item, Finished)
+        if isinstance(item, Finished) and (problem := answer.output.check(item.text, truncated(item.stats))):
+            yield _sse({"error": {"message": problem, "type": "server_error", "code": "response_format_unmet"}})
+            return
         reasoning, text = answer.sections.push("" if final else str(item), final=final)  # a held-back marker at the end
         text, calls = answer.calls.push(text, final=final)
         if reasoning or text or calls or not started:
@@ -327,6 +341,7 @@ class _Answer:
 
     sections: SectionStream
     calls: CallStream
+    output: OutputFormat = TEXT
 
 
 def _sse(payload: dict[str, Any]) -> str:

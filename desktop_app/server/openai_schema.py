@@ -78,6 +78,7 @@ class Field(Word):
     TOOLS = auto()  # chat only: functions the model may call (openai_tools.py)
     TOOL_CHOICE = auto()  # chat only: auto, none, required or {"type": "function", "function": {"name"}}
     PARALLEL_TOOL_CALLS = auto()  # chat only: false: one call at most
+    RESPONSE_FORMAT = auto()  # chat only: text, json_object or json_schema (structured_output.py)
 
 
 CHAT_FIELDS = frozenset(Field) - {Field.PROMPT, Field.ECHO, Field.INCLUDE_USAGE, Field.SUFFIX}
@@ -89,6 +90,7 @@ CHAT_ONLY = {
     Field.TOOLS,
     Field.TOOL_CHOICE,
     Field.PARALLEL_TOOL_CALLS,
+    Field.RESPONSE_FORMAT,
 }
 COMPLETION_FIELDS = (CHAT_FIELDS - CHAT_ONLY) | {Field.PROMPT, Field.ECHO, Field.SUFFIX}
 EFFORTS = {"none": False, "minimal": False, "low": True, "medium": True, "high": True}

@@ -34,6 +34,7 @@ from desktop_app.server.backend import Failed, Job
 from desktop_app.server.jobs import batched
 from desktop_app.server.openai_schema import EFFORTS, ROLES, BadRequest
 from desktop_app.server.responses_tools import TOOL_ITEMS, add_tool_item, function_call_item, responses_tool_use
+from desktop_app.server.structured_output import TEXT, OutputFormat, parse_response_format, truncated
 from desktop_app.server.tool_use import AUTO, NO_TOOLS, NONE, REQUIRED, Call, CallStream, ToolUse, with_tools
 
 FIELDS = frozenset(
@@ -71,11 +72,14 @@ def _content(value: object, where: str) -> str:
     raise BadRequest(f"{where} must be a string or a list of text parts", "input")
 
 
-def _text_format(body: dict[str, Any]) -> None:
-    fmt = body.get("text", {})
-    kind = fmt.get("format", {}).get("type", "text") if isinstance(fmt, dict) else None
-    if kind != "text":
-        raise BadRequest("'text.format' other than text is not supported yet", "text")
+def text_format(body: object) -> OutputFormat:
+    """The answer's format from ``text.format`` (text, json_object or json_schema)."""
+    fmt = body.get("text") if isinstance(body, dict) else None
+    if fmt is None:
+        return TEXT
+    if not isinstance(fmt, dict):
+        raise BadRequest("'text' must be an object", "text")
+    return TEXT if fmt.get("format") is None else parse_response_format(fmt["format"], "text.format")
 
 
 def parse_responses_request(
@@ -86,9 +90,8 @@ def parse_responses_request(
     if not isinstance(body, dict):
         raise BadRequest("the request body must be a JSON object")
     body = {k: v for k, v in body.items() if v is not None and k not in IGNORED}
-    if "text" in body:
-        _text_format(body)
-        del body["text"]
+    grammar = text_format(body).grammar
+    body.pop("text", None)
     for name in sorted(body):
         if name in LATER:
             raise BadRequest(f"'{name}' is not supported yet by this server (send the whole conversation)", name)
@@ -133,6 +136,7 @@ def parse_responses_request(
             sampling=SamplingParams(temperature=body.get("temperature", 1.0), top_p=body.get("top_p", 1.0)),
             spec=SpecMode(body.get("speculation", default_spec.value)),
             think=think,
+            grammar=grammar,
         )
     except ValueError as exc:
         param = str(exc).split(" ", 1)[0].strip("'")
@@ -289,17 +293,24 @@ class _Items:
 
 
 async def response_events(
-    job: Job, request: Request, first: Any, build: ResponseBuilder, fmt: ReasoningFormat | None
+    job: Job,
+    request: Request,
+    first: Any,
+    build: ResponseBuilder,
+    fmt: ReasoningFormat | None,
+    output: OutputFormat = TEXT,
 ) -> AsyncIterator[str]:
     """response.created, the items' events, then response.completed (or response.failed)."""
     yield build.event("response.created", response=build.response("in_progress", [], None))
     yield build.event("response.in_progress", response=build.response("in_progress", [], None))
     items, sections, calls = _Items(build), SectionStream(fmt), CallStream(build.tools)
     async for item in batched(job, request, first):
-        if isinstance(item, Failed):
+        problem = output.check(item.text, truncated(item.stats)) if isinstance(item, Finished) else None
+        if isinstance(item, Failed) or problem:
+            code = "response_format_unmet" if problem else "server_error"
             failed = {
                 **build.response("failed", items.done, None),
-                "error": {"code": "server_error", "message": str(item)},
+                "error": {"code": code, "message": problem or str(item)},
             }
             yield build.event("response.failed", response=failed)
             return
