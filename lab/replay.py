@@ -75,6 +75,14 @@ class ReplayTarget(LlamaModel):
         self._full = None
         return len(tokens)
 
+    def prefill_steps(
+        self, tokens: Sequence[int], need_logits: bool = True, hidden_from: int | None = None
+    ) -> Iterator[int]:
+        """The prompt read at once (the engine reads a real one batch by batch, reporting each)."""
+        yield 0
+        self.prefill(tokens, need_logits, hidden_from)
+        yield len(tokens)
+
     def _answer(self, prompt: list[int]) -> list[int]:
         key = tuple(prompt)
         if key not in self._answers:
