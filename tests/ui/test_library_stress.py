@@ -36,7 +36,7 @@ from tests.library.hub_server import CHUNK, FakeHub  # noqa: E402
 
 ROUNDS = 200
 FILE_BYTES = 128 * CHUNK  # 8 MiB
-CHUNK_DELAY_S = 0.002  # a whole download takes >= 0.25 s: every round cancels mid-way
+CHUNK_DELAY_S = 0.01  # a whole download takes >= 1.3 s: every round cancels mid-way, even on a loaded machine
 WAIT_MS = 10_000
 
 # How each round ends: the user presses Cancel, or closes the library while progress flows, or
