@@ -55,7 +55,7 @@ def test_the_race_alternates_off_and_auto_and_reports_the_median_and_spread(
     assert window.send_button.isEnabled()
     # the raced answer's footer gives the measured speed-up, named for what measured it (and keeps it)
     low, high = result.spread
-    raced = f"than without speculation in a race of 3 ({low:.1f}–{high:.1f}x per round)"
+    raced = f" without speculation in a race of 3 ({low:.1f}–{high:.1f}x per round)"  # "faster than", "as fast as"
     assert raced in last_answer(window).footer.text()
     assert window.history.messages(window.session.conversation_id)[-1].stats["race"]["rounds"] == 3
     # after the race, typing goes to the message box (not into a setting)
