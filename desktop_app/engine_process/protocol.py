@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from desktop_app.engine.api import (
     DRAFT_K,
     DrafterKind,
+    Embeddings,
     GenerateRequest,
     LayerSplit,
     LoadedModels,
@@ -81,11 +82,20 @@ class CountPrompt:
 
 
 @dataclass(frozen=True)
+class Embed:
+    """A unit vector per text from the loaded target (answered with Embedded), in turn with the
+    loads and answers before it."""
+
+    id: int
+    texts: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Shutdown:
     pass
 
 
-Command = Load | Generate | Cancel | HistoryChanged | CountPrompt | Shutdown
+Command = Load | Generate | Cancel | HistoryChanged | CountPrompt | Embed | Shutdown
 
 
 # ---------------------------------------------------------------------- events
@@ -156,6 +166,17 @@ class PromptCounted:
 
 
 @dataclass(frozen=True)
+class Embedded:
+    """The answer to Embed ``id``: the vectors, or None and why (``user_error``: the texts' fault,
+    e.g. one longer than an embedding takes; else the engine's)."""
+
+    id: int
+    result: Embeddings | None
+    error: str = ""
+    user_error: bool = True
+
+
+@dataclass(frozen=True)
 class LiveStats:
     id: int
     stats: GenerationStats
@@ -194,4 +215,5 @@ EngineEvent = (
     | Failed
     | Fatal
     | PromptCounted
+    | Embedded
 )

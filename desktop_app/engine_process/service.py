@@ -26,6 +26,8 @@ from desktop_app.engine_process.protocol import (
     Cancel,
     CountPrompt,
     Done,
+    Embed,
+    Embedded,
     EngineEvent,
     Failed,
     Fatal,
@@ -101,7 +103,7 @@ class _Worker:
         self.engine = Engine(ThreadMemory(paths.thread_counts_file))  # thread counts kept across runs
         self.history_ngrams = HistoryNgrams(self.engine)  # the n-gram cache learned from the chat history
         self.history: Path | None = None  # its file (from the last Load)
-        self.jobs: queue.Queue[Load | Generate | None] = queue.Queue()
+        self.jobs: queue.Queue[Load | Generate | Embed | None] = queue.Queue()
         self.cancel = threading.Event()  # the running generation's
         self.running: int | None = None  # its request id
         self.cancelled: set[int] = set()  # queued requests cancelled before they started
@@ -125,6 +127,8 @@ class _Worker:
             try:
                 if isinstance(job, Load):
                     self.load(job)
+                elif isinstance(job, Embed):
+                    self.send(Embedded(job.id, self.engine.embed(job.texts)))
                 else:
                     with self._state:
                         skipped = job.id in self.cancelled
@@ -139,7 +143,7 @@ class _Worker:
                 message = str(exc) if _is_user_error(exc) else f"{type(exc).__name__}: {exc}"
                 if not _is_user_error(exc):
                     traceback.print_exc()
-                self.send(self.load_failed(job, exc, message) if isinstance(job, Load) else Failed(job.id, message))
+                self.send(self.failed(job, exc, message))
             finally:
                 with self._state:
                     self.running = None
@@ -179,6 +183,14 @@ class _Worker:
         # its Python work would skew the timings).
         self.history = Path(job.history) if job.history else None
         self.history_changed(HistoryChanged())
+
+    def failed(self, job: Load | Generate | Embed, exc: BaseException, message: str) -> EngineEvent:
+        """The event that tells the window this job failed."""
+        if isinstance(job, Load):
+            return self.load_failed(job, exc, message)
+        if isinstance(job, Embed):
+            return Embedded(job.id, None, message, _is_user_error(exc))
+        return Failed(job.id, message)
 
     def load_failed(self, job: Load, exc: BaseException, message: str) -> LoadFailed:
         """What the window needs after a failed load: why, what is still loaded, and whether the
@@ -260,7 +272,7 @@ class _Worker:
                 self.counter.request(command)
             elif isinstance(command, Shutdown):
                 break
-            elif isinstance(command, (Load, Generate)):
+            elif isinstance(command, (Load, Generate, Embed)):
                 self.jobs.put(command)
         self.cancel.set()
         self.jobs.put(None)

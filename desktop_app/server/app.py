@@ -178,6 +178,8 @@ def create_app(
             check_dimensions(dimensions, len(result.vectors[0]))
         except BadRequest as exc:
             return error(400, str(exc), param=exc.param, code=exc.code)
+        except Busy as exc:  # the window's engine queue is full
+            return OPENAI.busy(exc)
         except Failed as exc:
             return _failed(exc)
         counter.requests += 1

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import socket
 import threading
+from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
@@ -20,7 +21,8 @@ from desktop_app.engine.events import Finished, StatsUpdate, TextChunk
 from desktop_app.engine.reasoning import ReasoningFormat
 from desktop_app.engine.stats import GenerationStats
 from desktop_app.engine.tool_calls import ToolFormat
-from desktop_app.engine_process.protocol import Done
+from desktop_app.engine_process.pending_embeds import EngineLost
+from desktop_app.engine_process.protocol import Done, Embedded
 from desktop_app.server import backend as server_backend
 from desktop_app.server.backend import Busy, Counter, Failed, Job
 from desktop_app.server.limits import DEFAULT_LIMITS
@@ -31,6 +33,7 @@ if TYPE_CHECKING:
 
 CANCEL_POLL_MS = 50  # how often a request whose client went away is looked for
 SHUTDOWN_WAIT_S = DEFAULT_LIMITS.shutdown_grace_s + 1  # uvicorn's grace, then its own cancelling
+SWITCHED_OFF = "the API server was switched off"
 
 
 class WindowBackend(QObject):
@@ -38,13 +41,16 @@ class WindowBackend(QObject):
     :meth:`submit` and :meth:`served_models` are called from the server's threads."""
 
     _submitted = Signal(object)
+    _embed_asked = Signal(object, object)  # the texts, and the Future their vectors are set on
 
     def __init__(self, client: EngineClient, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.client = client
         self._lock = threading.Lock()
         self._active: dict[int, tuple[Job, GenerationHandle | None]] = {}
+        self._embeds: set[Future[Embeddings]] = set()  # embedding requests not answered yet
         self._submitted.connect(self._start)
+        self._embed_asked.connect(self._embed)
         self._cancel_timer = QTimer(self)
         self._cancel_timer.setInterval(CANCEL_POLL_MS)
         self._cancel_timer.timeout.connect(self._forward_cancels)
@@ -66,10 +72,34 @@ class WindowBackend(QObject):
         return models.target.tool_format if models is not None else None
 
     def embed(self, texts: list[str]) -> Embeddings:
-        # The window's engine runs in another process, which has no embedding command yet.
-        raise server_backend.Failed(
-            "embeddings are served by `specchat serve`, not yet by the window's API", status=501
-        )
+        """Vectors for ``texts`` from the window's engine process, in turn with the answers queued
+        before them. Called from a server thread, which waits; the GUI thread only sends the
+        command and sets the answer. Busy when the queue is full, Failed saying why it cannot."""
+        answer: Future[Embeddings] = Future()
+        with self._lock:
+            queued = len(self._active) + len(self._embeds)
+            if queued > server_backend.MAX_WAITING:  # the running one and those queued
+                raise Busy(queued - 1)
+            self._embeds.add(answer)
+        self._embed_asked.emit(texts, answer)
+        try:
+            return answer.result()
+        finally:
+            with self._lock:
+                self._embeds.discard(answer)
+
+    @Slot(object, object)
+    def _embed(self, texts: list[str], answer: Future[Embeddings]) -> None:
+        if answer.done():  # the server was switched off before it started
+            return
+        if not self.client.running:
+            why = "the window's engine is not running (it stopped, or is restarting); retry when it is back"
+            answer.set_exception(Failed(why, user_error=False, status=503))
+        elif self.client.models is None:
+            loading = " (one is loading; retry when it is loaded)" if self.client.loading else ""
+            answer.set_exception(Failed(f"no model is loaded in the window{loading}", user_error=False, status=503))
+        else:
+            self.client.embed(texts, lambda reply: _answer_embedding(answer, reply))
 
     def submit(self, request: GenerateRequest) -> Job:
         with self._lock:
@@ -115,10 +145,14 @@ class WindowBackend(QObject):
         cancelled and their late events go to queues nobody reads."""
         with self._lock:
             jobs = [job for job, _ in self._active.values()]
+            embeds = list(self._embeds)
         for job in jobs:
             job.cancel.set()
-            job.put(Failed("the API server was switched off", user_error=False, status=503))
+            job.put(Failed(SWITCHED_OFF, user_error=False, status=503))
             job.finish()
+        for answer in embeds:
+            if not answer.done():
+                answer.set_exception(Failed(SWITCHED_OFF, user_error=False, status=503))
         self._forward_cancels()
 
     @Slot()
@@ -130,6 +164,18 @@ class WindowBackend(QObject):
                 self.client.cancel(handle)
             elif handle is None:
                 self._finished(job, Done(job.id, "", GenerationStats(finish_reason=FinishReason.CANCELLED)))
+
+
+def _answer_embedding(answer: Future[Embeddings], reply: Embedded | EngineLost) -> None:
+    """Set an embedding request's answer from the engine's reply (in the GUI thread)."""
+    if answer.done():
+        return  # the server was switched off meanwhile: answered already
+    if isinstance(reply, EngineLost):
+        answer.set_exception(Failed(reply.reason, user_error=False, status=503))
+    elif reply.result is None:  # too long a text (400), or the engine could not (500)
+        answer.set_exception(Failed(reply.error, user_error=reply.user_error))
+    else:
+        answer.set_result(reply.result)
 
 
 class ApiServer(QObject):

@@ -20,11 +20,14 @@ from PySide6.QtCore import QObject, Signal, Slot
 from desktop_app.engine.api import GenerateRequest, LoadedModels
 from desktop_app.engine.stats import GenerationStats
 from desktop_app.engine_process import service
+from desktop_app.engine_process.pending_embeds import EmbedAnswer, PendingEmbeds
 from desktop_app.engine_process.protocol import (
     Cancel,
     Command,
     CountPrompt,
     Done,
+    Embed,
+    Embedded,
     EngineEvent,
     Failed,
     Fatal,
@@ -149,6 +152,7 @@ class EngineClient(QObject):
         self._next_id = 0
         self.pending: dict[int, GenerationHandle] = {}  # requested and not ended, in order
         self._loads: deque[Load] = deque()  # sent and not answered yet, in order
+        self._embeds = PendingEmbeds()
         self.last_load: Load | None = None
         self.loaded_load: Load | None = None  # the load whose models are loaded now
         self.info: Ready | None = None
@@ -216,6 +220,7 @@ class EngineClient(QObject):
         self._process = self._conn = self._reader = None
         self.pending = {}
         self._loads.clear()
+        self._embeds.lose_all("the engine was stopped before it answered (restarted, or the window closed)")
         self.models = None
         self.loaded_load = None
         if process is None:
@@ -262,6 +267,13 @@ class EngineClient(QObject):
         self._next_id += 1
         self._send(CountPrompt(self._next_id, request))
         return self._next_id
+
+    def embed(self, texts: list[str], answer: EmbedAnswer) -> None:
+        """Vectors for ``texts`` from the loaded target, in turn; ``answer`` is called once (PendingEmbeds)."""
+        self._next_id += 1
+        self._embeds.add(self._next_id, answer)
+        if not self._send(Embed(self._next_id, tuple(texts))) and self._conn is None:  # no process: none other waits
+            self._embeds.lose_all("the engine is not running")
 
     def cancel(self, handle: GenerationHandle) -> None:
         """Stop this answer (at its next token, or before it starts)."""
@@ -323,6 +335,8 @@ class EngineClient(QObject):
                 ended.failed.emit(event.message)
         elif isinstance(event, PromptCounted):
             self.prompt_counted.emit(event.id, event.size, event.error)
+        elif isinstance(event, Embedded):
+            self._embeds.answer(event)
         elif isinstance(event, Fatal):
             self._fatal = event.message
 
@@ -348,6 +362,7 @@ class EngineClient(QObject):
         self._loads.clear()
         self.models = None
         self.loaded_load = None
+        self._embeds.lose_all(reason)
         self.engine_crashed.emit(reason)
         for handle in lost:  # the window's own answers end through engine_crashed; others hear it here
             handle.done = True
