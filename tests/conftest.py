@@ -73,7 +73,7 @@ def default_model() -> Path:
 @pytest.fixture(scope="session")
 def hybrid_models(tmp_path_factory: pytest.TempPathFactory):  # -> HybridModels
     """A qwen35 hybrid target with an MTP head, the same without it, and a mamba (no rollback)."""
-    from tests.factory_hybrid import build_hybrid_all
+    from tests.factory_recurrent import build_hybrid_all
 
     return build_hybrid_all(tmp_path_factory.mktemp("hybrid-models"))
 

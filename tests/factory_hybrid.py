@@ -7,8 +7,10 @@ so a normal llama draft from that factory is a same-vocabulary draft for these t
   layer) with one built-in MTP ("nextn") block. qwen35 supports recurrent-state rollback
   (``llama_context_params.n_rs_seq``) and llama.cpp's ``draft-mtp`` speculative method.
 - ``hybrid.gguf``: the same trunk, bit for bit, without the MTP block.
-- ``no-rollback.gguf``: a **mamba** model (recurrent, not in ``llm_arch_supports_rs_rollback``):
-  ``n_rs_seq`` is clamped to 0 and ``llama_memory_seq_rm`` of a suffix fails.
+- ``hybrid-draft.gguf``: the same trunk with its attention scaled down, a qwen35 draft model.
+
+The mamba target that cannot roll back is in ``tests/factory_mamba.py``; ``tests/factory_recurrent.py``
+builds them all.
 
 How the MTP block is made to agree with its target (random weights alone would agree on ~0%):
 
@@ -45,7 +47,6 @@ and prompts the same way in both paths, or keep batches small.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import gguf
@@ -293,79 +294,7 @@ def write_hybrid(path: Path, tokenizer: Tokenizer, with_mtp: bool = True, attn_s
     return path
 
 
-# ------------------------------------------------------------------------ mamba (no rollback)
-MAMBA_LAYERS = 2
-MAMBA_D_STATE = 16
-MAMBA_DT_RANK = 4
-
-
-def write_mamba(path: Path, tokenizer: Tokenizer) -> Path:
-    """A 2-layer mamba model: recurrent, and its arch is not in llama.cpp's rollback list."""
-    rng = np.random.default_rng(SEED + 1)
-    d, d_inner, n_vocab = N_EMBD, 2 * N_EMBD, len(tokenizer.tokens)
-
-    def mat(rows: int, cols: int, gain: float = 1.0) -> np.ndarray:
-        return rng.normal(0.0, gain / np.sqrt(cols), (rows, cols)).astype(np.float32)
-
-    tensors: dict[str, np.ndarray] = {
-        "token_embd.weight": rng.normal(0.0, 1.0, (n_vocab, d)).astype(np.float32),
-        "output_norm.weight": np.ones(d, np.float32),
-        "output.weight": rng.normal(0.0, 1.0, (n_vocab, d)).astype(np.float32),
-    }
-    for il in range(MAMBA_LAYERS):
-        a_log = np.log(np.tile(np.arange(1, MAMBA_D_STATE + 1, dtype=np.float32), (d_inner, 1)))
-        tensors.update(
-            {
-                f"blk.{il}.attn_norm.weight": np.ones(d, np.float32),
-                f"blk.{il}.ssm_in.weight": mat(2 * d_inner, d),
-                f"blk.{il}.ssm_conv1d.weight": rng.normal(0.0, 0.5, (d_inner, SSM_D_CONV)).astype(np.float32),
-                f"blk.{il}.ssm_conv1d.bias": np.zeros(d_inner, np.float32),
-                f"blk.{il}.ssm_x.weight": mat(MAMBA_DT_RANK + 2 * MAMBA_D_STATE, d_inner),
-                f"blk.{il}.ssm_dt.weight": mat(d_inner, MAMBA_DT_RANK),
-                f"blk.{il}.ssm_dt.bias": np.full(d_inner, -2.0, np.float32),
-                f"blk.{il}.ssm_a": -np.exp(a_log),
-                f"blk.{il}.ssm_d": np.ones(d_inner, np.float32),
-                f"blk.{il}.ssm_out.weight": mat(d, d_inner) * 0.5,
-            }
-        )
-    writer = gguf.GGUFWriter(str(path), "mamba")
-    writer.add_name("specchat-test-no-rollback")
-    writer.add_context_length(CONTEXT)
-    writer.add_embedding_length(d)
-    writer.add_block_count(MAMBA_LAYERS)
-    writer.add_feed_forward_length(0)
-    writer.add_head_count(0)
-    writer.add_layer_norm_rms_eps(1e-5)
-    writer.add_ssm_conv_kernel(SSM_D_CONV)
-    writer.add_ssm_inner_size(d_inner)
-    writer.add_ssm_state_size(MAMBA_D_STATE)
-    writer.add_ssm_time_step_rank(MAMBA_DT_RANK)
-    writer.add_vocab_size(n_vocab)
-    writer.add_file_type(gguf.LlamaFileType.MOSTLY_Q8_0)
-    _write_tokenizer(writer, tokenizer)
-    for name, array in tensors.items():
-        if name == "output.weight":
-            writer.add_tensor(name, gguf.quants.quantize(array, _Q4), raw_dtype=_Q4)
-        elif _is_quantized(name, array):
-            writer.add_tensor(name, gguf.quants.quantize(array, _Q8), raw_dtype=_Q8)
-        else:
-            writer.add_tensor(name, array)
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
-    return path
-
-
 # ------------------------------------------------------------------------ entry points
-@dataclass(frozen=True)
-class HybridModels:
-    hybrid_mtp: Path
-    hybrid: Path
-    no_rollback: Path
-    draft: Path
-
-
 def build_hybrid_mtp(directory: Path) -> Path:
     """``directory/hybrid-mtp.gguf``: the qwen35 target with its MTP block (reused if present)."""
     directory.mkdir(parents=True, exist_ok=True)
@@ -392,32 +321,3 @@ def build_hybrid_draft(directory: Path) -> Path:
     if not path.exists():
         write_hybrid(path, read_tokenizer(default_model_path()), with_mtp=False, attn_scale=DRAFT_ATTN_SCALE)
     return path
-
-
-def build_no_rollback(directory: Path) -> Path:
-    """``directory/no-rollback.gguf``: a recurrent (mamba) target llama.cpp cannot roll back."""
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / "no-rollback.gguf"
-    if not path.exists():
-        write_mamba(path, read_tokenizer(default_model_path()))
-    return path
-
-
-def build_hybrid_all(directory: Path) -> HybridModels:
-    return HybridModels(
-        build_hybrid_mtp(directory),
-        build_hybrid(directory),
-        build_no_rollback(directory),
-        build_hybrid_draft(directory),
-    )
-
-
-if __name__ == "__main__":
-    import sys
-    import time
-
-    start = time.perf_counter()
-    models = build_hybrid_all(Path(sys.argv[1] if len(sys.argv) > 1 else "build/test-models"))
-    print(f"built in {time.perf_counter() - start:.2f}s")
-    for name, path in vars(models).items():
-        print(f"{name:12} {path.stat().st_size / 1e6:7.2f} MB  {path}")
