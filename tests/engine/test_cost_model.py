@@ -11,7 +11,7 @@ import pytest
 
 from desktop_app.engine.auto.cost_model import CostModel
 from desktop_app.engine.auto.policy import AcceptanceTracker, AutoPolicy, best_k_for
-from tests.engine.test_policy import CPU_BATCH, GPU_BATCH, costs
+from tests.engine.policy_costs import CPU_BATCH, GPU_BATCH, costs
 
 
 def test_costs_follow_the_machine_when_passes_drift() -> None:
