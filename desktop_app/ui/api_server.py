@@ -4,7 +4,8 @@ One engine, one queue: API requests go through the window's :class:`EngineClient
 process answers in order, so a chat in the window and API requests take turns. The HTTP server
 (uvicorn) runs on its own thread; it hands each request to :class:`WindowBackend` through a
 queued signal, and the backend starts it from the GUI thread and feeds its events back into the
-request's thread-safe queue.
+request's thread-safe queue. An embedding request waits on a Future instead, which the GUI thread
+sets when the engine process answers, or says why it cannot.
 """
 
 from __future__ import annotations
