@@ -59,6 +59,7 @@ class McpServersField(QWidget):
         self.list = QListWidget()
         self.list.setObjectName("mcpServerList")
         self.list.setAccessibleName("MCP servers (checked: on)")
+        self.list.setMaximumHeight(96)  # the editor and its "Always allow" list fit the dialog
         self.list.currentRowChanged.connect(self._show_current)
         self.list.itemChanged.connect(self._on_item_changed)
         self.add_button, self.remove_button = QPushButton("Add server"), QPushButton("Remove")

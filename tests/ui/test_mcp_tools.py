@@ -113,3 +113,45 @@ def test_stop_while_a_call_waits_runs_nothing_and_always_allow_asks_no_more(
         lambda: bool(_cards(window)) and _cards(window)[0].record.status is CallStatus.DONE, timeout=TOOL_TIMEOUT_MS
     )
     assert len(log.read_text().splitlines()) == 2
+
+
+def test_servers_are_added_in_preferences_and_a_failed_start_says_why(
+    qtbot: Any, make_window: Any, models: Any, tmp_path: Path
+) -> None:
+    window = make_window(target_path=models.tools)
+    assert window.mcp.host is None and not window.tool_choice.isVisible()  # nothing runs before a server is added
+    dialog = window.preferences.open()
+    dialog.show_section("Tools")
+    field = dialog.fields["mcp_servers"]
+    qtbot.mouseClick(field.add_button, Qt.MouseButton.LeftButton)
+    for box, text in ((field.name, "calc"), (field.command, sys.executable), (field.args, str(SERVER))):
+        box.selectAll()
+        qtbot.keyClicks(box, text)
+    field.env.setPlainText(f"MCP_TEST_LOG={tmp_path / 'calls.txt'}")
+    qtbot.mouseClick(field.add_button, Qt.MouseButton.LeftButton)  # a second one that cannot start
+    field.command.setText("")
+    qtbot.keyClicks(field.command, "/nonexistent/mcp-server")
+    qtbot.mouseClick(field.add_button, Qt.MouseButton.LeftButton)  # a third, left without a command: not valid
+    assert not dialog.ok.isEnabled() and "command" in field.error.text()
+    qtbot.mouseClick(field.remove_button, Qt.MouseButton.LeftButton)
+    assert dialog.ok.isEnabled()
+    qtbot.mouseClick(dialog.ok, Qt.MouseButton.LeftButton)
+    saved = window.settings["mcp_servers"]
+    assert [(s["name"], s["command"], s["args"]) for s in saved] == [
+        ("calc", sys.executable, [str(SERVER)]),
+        ("server 1", "/nonexistent/mcp-server", []),
+    ]
+    assert saved[0]["env"] == {"MCP_TEST_LOG": str(tmp_path / "calls.txt")}
+    qtbot.waitUntil(lambda: not window.mcp.starting and bool(window.mcp.states), timeout=TOOL_TIMEOUT_MS)
+    assert [t.name for t in window.mcp.tools] == ["add"]
+    assert window.tool_choice.isVisible()
+    summary = window.tool_choice.toolTip()
+    assert "calc: add" in summary
+    assert "'server 1' did not start: the command '/nonexistent/mcp-server' was not found" in summary
+    # switched off in Preferences, its tools are no longer offered
+    dialog = window.preferences.open()
+    field = dialog.fields["mcp_servers"]
+    field.list.item(0).setCheckState(Qt.CheckState.Unchecked)
+    qtbot.mouseClick(dialog.ok, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not window.mcp.starting, timeout=TOOL_TIMEOUT_MS)
+    assert window.mcp.tools == [] and window.settings["mcp_servers"][0]["enabled"] is False
