@@ -15,6 +15,7 @@ from desktop_app.engine.api import (
     GenerateRequest,
     LayerSplit,
     LoadedModels,
+    MessageToolCall,
     ModelOptions,
 )
 from desktop_app.engine.context_size import PromptSize
@@ -184,9 +185,12 @@ class LiveStats:
 
 @dataclass(frozen=True)
 class Done:
+    """The answer's final text; with tools offered, its text without the calls it made, and the calls."""
+
     id: int
     text: str
     stats: GenerationStats
+    calls: tuple[MessageToolCall, ...] = ()
 
 
 @dataclass(frozen=True)

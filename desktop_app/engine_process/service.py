@@ -46,6 +46,7 @@ from desktop_app.engine_process.protocol import (
     Shutdown,
     Stage,
 )
+from desktop_app.engine_process.tool_answers import ToolAnswer
 
 CHUNK_FLUSH_S = 0.05  # coalesce text pieces: 20 messages/s at most, whatever the model's speed (each wakes the
 # window, which on a small machine takes a core from the engine's threads for a moment)
@@ -209,6 +210,8 @@ class _Worker:
             self.history_ngrams.request(self.history, forget_session=command.deleted)
 
     def generate(self, request_id: int, request: GenerateRequest) -> None:
+        fmt = self.engine.prompts.tools.format if request.tools else None
+        calls = ToolAnswer(fmt) if fmt is not None else None  # the calls' syntax is not shown, they come parsed
         pieces: list[Piece] = []
         last_flush = 0.0  # the first text goes out at once; then at most every CHUNK_FLUSH_S
         last_read = float("-inf")  # the prompt's progress: the first at once, then as often as load progress
@@ -226,7 +229,10 @@ class _Worker:
                     last_read = time.perf_counter()
                     self.send(PromptRead(request_id, event))
             elif isinstance(event, TextChunk):
-                add_piece(pieces, event)
+                shown = calls.shown(event) if calls is not None else event
+                if shown is None:
+                    continue
+                add_piece(pieces, shown)
                 if time.perf_counter() - last_flush >= CHUNK_FLUSH_S:
                     flush()
             elif isinstance(event, StatsUpdate):
@@ -234,7 +240,8 @@ class _Worker:
                 self.send(LiveStats(request_id, event.stats))
             elif isinstance(event, Finished):
                 flush()
-                self.send(Done(request_id, event.text, event.stats))
+                text, made = calls.finish(event.text) if calls is not None else (event.text, ())
+                self.send(Done(request_id, text, event.stats, made))
 
     # ------------------------------------------------------------------ main loop
     def on_fatal(self, message: str) -> None:

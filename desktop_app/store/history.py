@@ -24,6 +24,7 @@ from typing import Any
 from desktop_app.paths import data_dir, ensure_folder
 from desktop_app.store.errors import DataDirError, HistoryDamaged, set_aside
 from desktop_app.store.history_schema import DESCEND, FORKS, PATH, SUBTREE, upgrade
+from desktop_app.store.tool_calls import ToolCalls
 
 HISTORY_FILE = "history.sqlite3"
 
@@ -121,6 +122,7 @@ class History:
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
             upgrade(self._db)
+            self.tool_calls = ToolCalls(self._db)  # the calls answers made, and their results
         except sqlite3.DatabaseError as exc:
             if isinstance(exc, sqlite3.OperationalError):
                 raise DataDirError(

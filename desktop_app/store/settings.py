@@ -40,6 +40,7 @@ from desktop_app.engine.api import (
 )
 from desktop_app.paths import config_dir
 from desktop_app.store.errors import DataDirError, set_aside
+from desktop_app.store.tool_servers import valid_servers
 
 SETTINGS_FILE = "settings.json"
 MAX_RECENT_FILES = 8
@@ -67,8 +68,8 @@ class Setting:
             return False
         if not isinstance(value, self.type):
             return False
-        if isinstance(value, list) and not all(isinstance(item, str) for item in value):
-            return False
+        if isinstance(value, list) and self.check is None and not all(isinstance(item, str) for item in value):
+            return False  # a list of strings, unless its own check says what it holds
         if isinstance(value, dict) and not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
             return False
         if self.choices is not None and value not in self.choices:
@@ -176,6 +177,14 @@ SETTINGS: tuple[Setting, ...] = (
     _number("api_port", API_PORT),
     Setting("api_key", str, "", "Key API clients must send as 'Authorization: Bearer KEY'; empty: none"),
     Setting("recent_files", list, [], "Recently opened GGUF files, newest first"),
+    Setting(
+        "mcp_servers",
+        list,
+        [],
+        "MCP servers whose tools conversations may use: {name, command, args, env, enabled, always_allow}; "
+        "none runs until one is added",
+        check=valid_servers,
+    ),
     Setting(
         "side_panel",
         str,

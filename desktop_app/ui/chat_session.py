@@ -21,6 +21,7 @@ from desktop_app.engine.api import FinishReason, GenerateRequest, Message
 from desktop_app.engine.stats import GenerationStats
 from desktop_app.engine_process.protocol import Done
 from desktop_app.store import History, StoredMessage
+from desktop_app.store.tool_calls import chat_messages
 from desktop_app.ui.chat_view import ChatView, MessageWidget
 from desktop_app.ui.engine_client import EngineClient, GenerationHandle
 from desktop_app.ui.shown_path import ShownPath
@@ -46,6 +47,7 @@ class ChatSession(QObject):
         editing_changed(int): the user message being edited (0: none); the next send replaces it.
         error(str): something to tell the user (a failed answer).
         store_failed(str): the history could not be read or written; what was not saved.
+        answered(int, Done, MessageWidget) / stop_requested(): an answer ended with tool calls / Stop (ui/mcp_turns.py).
     """
 
     busy_changed = Signal(bool)
@@ -54,6 +56,8 @@ class ChatSession(QObject):
     editing_changed = Signal(int)
     error = Signal(str)
     store_failed = Signal(str)
+    answered = Signal(int, object, object)
+    stop_requested = Signal()
 
     def __init__(
         self,
@@ -74,6 +78,7 @@ class ChatSession(QObject):
         self.handle: GenerationHandle | None = None
         self.answer: MessageWidget | None = None
         self.answer_id: int | None = None
+        self.held = False  # its tool calls are being confirmed or run (ui/mcp_turns.py)
         self._unsaved = False
         self._save_error_shown = False
         self._save_timer = QTimer(self)
@@ -87,7 +92,7 @@ class ChatSession(QObject):
 
     @property
     def busy(self) -> bool:
-        return self.handle is not None
+        return self.handle is not None or self.held
 
     # ------------------------------------------------------------------ conversations
     def open(self, conversation_id: int | None) -> None:
@@ -106,11 +111,8 @@ class ChatSession(QObject):
         """The prompt: the path shown (the versions chosen), without answers that have no text."""
         if self.conversation_id is None:
             return []
-        return [
-            Message(role=m.role, content=m.content)
-            for m in self.history.messages(self.conversation_id)
-            if m.content or m.role != "assistant"
-        ]
+        path = self.history.messages(self.conversation_id)
+        return chat_messages(path, self.history.tool_calls.of([m.id for m in path if m.role == "assistant"]))
 
     # ------------------------------------------------------------------ actions
     def send(self, text: str) -> bool:
@@ -177,6 +179,7 @@ class ChatSession(QObject):
     def cancel(self) -> None:
         if self.handle is not None:
             self.client.cancel(self.handle)
+        self.stop_requested.emit()
 
     def save_now(self) -> None:
         """Write the streaming answer's text so far (the window is closing)."""
@@ -238,7 +241,7 @@ class ChatSession(QObject):
     @Slot(object)
     def _on_finished(self, done: Done) -> None:
         if self._from_current():
-            self._end_answer(done.stats.to_dict(), done.text)
+            self._end_answer(done.stats.to_dict(), done.text, done)
 
     @Slot(str)
     def _on_failed(self, message: str) -> None:
@@ -253,7 +256,7 @@ class ChatSession(QObject):
             # keep the last live figures
             self._end_answer({**last, "finish_reason": FinishReason.INTERRUPTED.value, "error": reason})
 
-    def _end_answer(self, stats: dict[str, Any], text: str | None = None) -> None:
+    def _end_answer(self, stats: dict[str, Any], text: str | None = None, done: Done | None = None) -> None:
         answer, answer_id = self.answer, self.answer_id
         self.handle = None
         self.answer = self.answer_id = None
@@ -276,6 +279,8 @@ class ChatSession(QObject):
                     self._reread_path()  # an earlier version of it is shown again
         self._unsaved = False
         self.busy_changed.emit(False)
+        if done is not None and done.calls and answer_id is not None:
+            self.answered.emit(answer_id, done, answer)  # its calls are run, then the model goes on
 
     def _reread_path(self) -> None:
         """The path from the history again, the widgets left as they are (one failed answer shows)."""

@@ -31,6 +31,8 @@ from desktop_app.ui.engine_recovery import EngineRecovery
 from desktop_app.ui.focus import FocusKeeper
 from desktop_app.ui.input_drafts import EditingBar, InputDrafts
 from desktop_app.ui.load_banner import LoadBanner
+from desktop_app.ui.mcp_tools import McpTools, ToolChoiceBox
+from desktop_app.ui.mcp_turns import ToolTurns
 from desktop_app.ui.message_input import MessageInput
 from desktop_app.ui.model_bar import ModelBar
 from desktop_app.ui.model_loading import ModelLoader
@@ -77,6 +79,8 @@ class MainWindow(QMainWindow):
         self.editing_bar = EditingBar()
         self.prompt_button = SystemPromptButton(settings, history, self.input)
         self.meter = ContextMeter()
+        self.mcp = McpTools(settings, self.client, self.save_settings, self)  # the MCP servers' tools
+        self.tool_choice = ToolChoiceBox(self.mcp)
         self.send_button = QPushButton("Send")
         self.send_button.setObjectName("sendButton")
         self.send_button.setAccessibleName("Send message")
@@ -89,11 +93,15 @@ class MainWindow(QMainWindow):
         self.side_fold = SidePanelFold(self, self.side, settings, self.save_settings)
         lay_out(
             self, self.model_bar, self.side_fold.button, [self.banner, self.load_banner], self.chat_view,
-            [self.editing_bar], self.input, [self.think, self.prompt_button, self.send_button, self.stop_button],
+            [self.editing_bar], self.input, [self.think, self.prompt_button, self.tool_choice, self.send_button, self.stop_button],
             [self.meter], self.conversations, self.side_fold.area,
         )  # fmt: skip
         self.answers = AnswerSettings(settings, self.client, self.side, self.chat_view, self.save_settings, self)
-        self.session = ChatSession(self.client, history, self.chat_view, self.answers.request_for, self)
+        offer = self.mcp.offer
+        self.session = ChatSession(
+            self.client, history, self.chat_view, lambda m, p: offer(self.answers.request_for(m, p)), self
+        )
+        self.tool_turns = ToolTurns(self.session, self.mcp, self)
         self.think.follow(self.client, self.session)
         self.answers.think = self.think.choice
         self.drafts = InputDrafts(self.session, self.input, self.editing_bar, history, self)
@@ -185,6 +193,7 @@ class MainWindow(QMainWindow):
         gc.freeze()
         self.client.start()
         self.loader.load_models()
+        self.mcp.refresh()  # the MCP servers the user added, if any
 
     def drafter(self) -> DrafterKind:
         """The drafter answers use now: the chosen one when the loaded models offer it."""
@@ -279,5 +288,6 @@ class MainWindow(QMainWindow):
         self._save_geometry()
         self.save_settings()
         self.api.stop()
+        self.mcp.close()
         self.client.shutdown()
         super().closeEvent(event)

@@ -13,6 +13,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtGui import QKeySequence, QShortcut
 
 from desktop_app.store.settings import FONT_SIZE
+from desktop_app.ui.mcp_settings import McpServersField
 from desktop_app.ui.preference_pages import RELOADING
 from desktop_app.ui.preferences_dialog import PreferencesDialog
 
@@ -52,6 +53,8 @@ class Preferences(QObject):
         """Show the dialog (window-modal); focus returns to the message box when it closes."""
         dialog = PreferencesDialog(self.settings, self._window)
         dialog.applied.connect(self._applied)
+        if isinstance(servers := dialog.fields["mcp_servers"], McpServersField):
+            servers.set_known_tools(self._window.mcp.tool_names())  # offered in its "Always allow" lists
         dialog.finished.connect(lambda _result: self._window.input.setFocus())
         self.dialog = dialog
         dialog.open()
@@ -64,6 +67,8 @@ class Preferences(QObject):
         w.answers.show_settings()  # the side panel's and drafter box's values
         if "font_size" in changed:
             self.show_font()
+        if "mcp_servers" in changed:
+            w.mcp.refresh()
         if "api_port" in changed:
             w.serve_action.setText(f"&Serve API on localhost:{s['api_port']}")
         if changed & RELOADING:

@@ -21,9 +21,10 @@ from PySide6.QtWidgets import (
 
 from desktop_app.store import Settings
 from desktop_app.ui import preference_pages as pages
+from desktop_app.ui.mcp_settings import tools_page
 from desktop_app.ui.preference_pages import Field
 
-SECTIONS = ("Chat", "Sampling", "Model", "Speculation", "Appearance", "API", "Folders")
+SECTIONS = ("Chat", "Sampling", "Model", "Speculation", "Appearance", "API", "Tools", "Folders")
 SIZE = (640, 460)  # fits an 800x600 screen with the window's frame
 
 
@@ -49,6 +50,7 @@ class PreferencesDialog(QDialog):
             pages.speculation_page(self.fields),
             pages.appearance_page(self.fields),
             pages.api_page(self.fields),
+            tools_page(self.fields),
             pages.folders_page(),
         )
         for title, page in zip(SECTIONS, built, strict=True):
