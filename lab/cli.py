@@ -70,6 +70,16 @@ def run_peer(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_peer_api(args: argparse.Namespace) -> int:
+    from desktop_app.bench.runner import load_prompts, single_prompts
+    from lab.peer_api import measure
+
+    prompts = {c: single_prompts(v) for c, v in load_prompts(args.prompts).items()}
+    report = measure(args, prompts)
+    _write_json(args, "peer-api", report, {k: v for k, v in report.items() if k != "runs"})
+    return 0
+
+
 def run_overhead(args: argparse.Namespace) -> int:
     from desktop_app.bench.runner import chosen_prompts
     from lab.overhead import cmd_overhead
@@ -132,6 +142,11 @@ BENCHES: dict[str, tuple[str, Callable[[argparse.Namespace], int]]] = {
         "(built by shared/tools/build-llama-peer.sh), on the first rewrite prompt",
         run_peer,
     ),
+    "peer-api": (
+        "SpecChat's API (off, auto) against llama-server in DIR (plain, ngram-simple, ngram-mod), "
+        "streamed through HTTP: new prompts, repeated requests and a replayed agent loop",
+        run_peer_api,
+    ),
     "overhead": ("the loop's own overhead (vs llama-cpp-python, vs the speed-up formula)", run_overhead),
     "api-overhead": ("streamed tokens/s over the local API against the same engine in-process", run_api_overhead),
     "load": (
@@ -165,8 +180,8 @@ def build_parser() -> argparse.ArgumentParser:
                 metavar="MS,MS,...",
                 help="a cost table: ms per target pass of 1, 2, ... rows (one or more tables)",
             )
-        if name == "peer":
-            bench.add_argument("peer", type=Path, metavar="DIR", help="the folder of llama-speculative-simple")
+        if name in ("peer", "peer-api"):
+            bench.add_argument("peer", type=Path, metavar="DIR", help="the folder of llama.cpp's built tools")
     return parser
 
 

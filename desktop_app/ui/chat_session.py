@@ -139,7 +139,7 @@ class ChatSession(QObject):
             return False
         self.shown.replace_from(len(self.shown.messages) if edited is None else edited, [question])
         self.cancel_edit()
-        self._start_answer(messages, answer)
+        self.start_answer(messages, answer)
         return True
 
     def regenerate(self) -> None:
@@ -154,7 +154,7 @@ class ChatSession(QObject):
             self.store_failed.emit(f"The answer was not regenerated: the chat history cannot be written ({exc})")
             return
         self.shown.replace_from(len(path) - 1, [])
-        self._start_answer(messages, answer)
+        self.start_answer(messages, answer)
 
     def start_edit(self, message_id: int | None = None) -> str | None:
         """Edit a user message shown (the last one by default): the next send makes a new
@@ -187,7 +187,7 @@ class ChatSession(QObject):
         self._save_partial()
 
     # ------------------------------------------------------------------ streaming
-    def _start_answer(self, messages: list[Message], answer: StoredMessage) -> None:
+    def start_answer(self, messages: list[Message], answer: StoredMessage) -> None:
         self.shown.messages.append(answer)  # its widget, below, gets its ``< 2/2 >``
         self.answer_id = answer.id
         self._save_error_shown = False

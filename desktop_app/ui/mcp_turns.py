@@ -149,7 +149,7 @@ class ToolTurns(QObject):
         except sqlite3.Error as exc:
             s.store_failed.emit(f"The model cannot go on: the chat history cannot be written ({exc})")
             return
-        s._start_answer(messages, answer)  # noqa: SLF001 - the session's own way to start an answer
+        s.start_answer(messages, answer)
 
     # ------------------------------------------------------------------ a conversation shown
     @Slot(object)
