@@ -11,6 +11,10 @@ back in its own; the rules are the same for all:
 - ``required`` or one named function: the answer is forced into a call by a grammar
   (:mod:`~desktop_app.server.tool_grammar`), of the named function only when one is named;
 - ``parallel`` false: one call at most (the grammar's and the answer's).
+
+A forced answer cut short (``max_tokens`` in the middle of a later call: with ``parallel`` the
+grammar lets a model that does not stop write call after call) keeps its complete calls; the
+unfinished one is dropped rather than the whole answer turned into call syntax as text.
 """
 
 from __future__ import annotations
@@ -62,6 +66,22 @@ class ToolUse:
     def parses(self) -> bool:
         return bool(self.offered) and self.format is not None
 
+    @property
+    def forced(self) -> bool:
+        """A grammar forces the answer into calls (``required`` or a named function)."""
+        return self.parses and self.choice not in (AUTO, NONE)
+
+    def parse(self, text: str, final: bool = True) -> ParsedAnswer:
+        """The answer's text and calls (``final``: the whole answer; else one still streaming)."""
+        assert self.format is not None
+        parsed = parse_tool_calls(text, self.format, partial=not final)
+        if final and self.forced and not parsed.calls:
+            cut = parse_tool_calls(text, self.format, partial=True)
+            complete = tuple(c for c in cut.calls if c.arguments is not None)
+            if complete:
+                return ParsedAnswer(cut.content, complete)
+        return parsed
+
     def grammar(self) -> str | None:
         """The grammar that forces a call (None: the model chooses)."""
         if self.choice in (AUTO, NONE) or not self.tools or self.format is None:
@@ -76,8 +96,7 @@ class ToolUse:
         """A whole answer's text and calls."""
         if not self.parses:
             return text, []
-        assert self.format is not None
-        parsed = parse_tool_calls(text, self.format)
+        parsed = self.parse(text)
         return parsed.content, self._calls(parsed)
 
     def _calls(self, parsed: ParsedAnswer) -> list[Call]:
@@ -130,7 +149,7 @@ class CallStream:
         if not self.use.parses:
             return delta, []
         assert self.use.format is not None
-        parsed = parse_tool_calls(self.text, self.use.format, partial=not final)
+        parsed = self.use.parse(self.text, final)
         content = parsed.content if parsed.calls or final else parsed.content.rstrip()
         new_text = content[self.sent_text :] if len(content) > self.sent_text else ""
         self.sent_text = max(self.sent_text, len(content))

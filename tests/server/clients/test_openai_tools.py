@@ -121,3 +121,23 @@ def test_a_template_without_tools_refuses_them(server: Server, models: Any) -> N
             _ask(client, tools=[WEATHER])
         assert "does not render tools" in str(caught.value)
         assert _ask(client, max_tokens=1, tools=[WEATHER], tool_choice="none").choices[0].message.content is not None
+
+
+def test_a_forced_call_cut_by_max_tokens_keeps_its_complete_calls(client: openai.OpenAI) -> None:
+    # LangChain's bind_tools(tool_choice="required") as it asks: no parallel_tool_calls, so the
+    # grammar lets call follow call, and this model writes a second until max_tokens cuts it.
+    weather = {"type": "function", "function": {"name": "get_weather", "description": "The weather in a city.",
+        "parameters": {"properties": {"city": {"enum": ["Paris", "Tokyo"], "type": "string"}}, "required": ["city"],
+        "type": "object"}}}  # fmt: skip
+    ask = [{"role": "user", "content": "Weather in Paris?"}]
+    whole = _ask(client, messages=ask, tools=[weather], tool_choice="required")
+    assert whole.usage.completion_tokens == 60  # cut short, in the middle of a later call
+    calls = whole.choices[0].message.tool_calls
+    assert calls and all(json.loads(c.function.arguments)["city"] in ("Paris", "Tokyo") for c in calls)
+    assert not whole.choices[0].message.content
+    stream = _ask(client, messages=ask, tools=[weather], tool_choice="required", stream=True)
+    chunks = [c for c in stream if c.choices]
+    assert "".join(c.choices[0].delta.content or "" for c in chunks) == ""  # no call syntax leaks as text
+    pieces = [tc for c in chunks for tc in (c.choices[0].delta.tool_calls or [])]
+    streamed = "".join(p.function.arguments or "" for p in pieces if p.index == 0)
+    assert json.loads(streamed) == json.loads(calls[0].function.arguments)
