@@ -1,0 +1,255 @@
+"""``python -m lab peer-api DIR``: SpecChat's API against llama.cpp's ``llama-server``, as users call them.
+
+Both servers load the same GGUF with the same thread count and are driven by the same client
+over HTTP (``/v1/chat/completions``, streamed, temperature 0), so what is compared is what an
+editor or an agent sees: from sending a request to its last token. Three workloads:
+
+- ``new``: a prompt never seen before in each round (one per category: code, rewrite, chat);
+- ``repeat``: the same request four times in a row to one server, as an agent retrying or a
+  regenerate does; the figure is the mean of requests 2-4;
+- ``agent``: a recorded tool-using conversation replayed turn by turn, each turn resending the
+  whole context with the file the agent read, as coding agents do.
+
+Each configuration (ours ``off`` and ``auto``; llama-server plain and each ``--spec-type``) is a
+fresh server process per round (so nothing learned leaks between rounds or sides), the order
+rotating round by round, each round after the machine went idle. The reported ratios are the
+medians of ratios taken within the same round. Greedy texts are compared with llama-server
+plain's too: the same model at temperature 0 should write the same text on both.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx2 as httpx
+
+from desktop_app.bench.quiet import wait_for_quiet
+
+OURS = {"ours off": "off", "ours auto": "auto"}
+PEER_SPEC_TYPES = {"peer plain": None, "peer ngram-simple": "ngram-simple", "peer ngram-mod": "ngram-mod"}
+REPEATS = 4  # requests per `repeat` round; the figure is the mean of the repeats after the first
+NEW_CATEGORIES = ("code", "rewrite", "chat")
+
+_FILE = '''import json
+from pathlib import Path
+
+
+def load_settings(path: Path) -> dict:
+    """Read the settings file, or the defaults when it is missing."""
+    if not path.exists():
+        return {"theme": "light", "font_size": 12, "recent": []}
+    with path.open(encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def save_settings(path: Path, settings: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as handle:
+        json.dump(settings, handle, indent=2)
+
+
+def add_recent(settings: dict, name: str, limit: int = 10) -> dict:
+    recent = [n for n in settings.get("recent", []) if n != name]
+    settings["recent"] = [name, *recent][:limit]
+    return settings
+'''
+
+# The agent loop: each step's messages are the recorded conversation so far; the model answers
+# the last one. The tool calls and results are text, so every chat template renders them alike.
+_AGENT_TURNS = [
+    "Rename load_settings to read_settings in settings.py and show me the whole file.",
+    "Now make add_recent keep at most 5 names by default. Output the complete file again.",
+    "Add a docstring to save_settings and print the full file once more.",
+]
+
+
+def agent_conversation(step: int) -> list[dict[str, str]]:
+    """The messages of step ``step`` (0-based) of the recorded agent loop."""
+    messages = [{"role": "system", "content": "You are a coding agent. You read files with tools and edit them."}]
+    for i in range(step + 1):
+        messages.append({"role": "user", "content": _AGENT_TURNS[i]})
+        messages.append(
+            {
+                "role": "assistant",
+                "content": '<tool_call>{"name": "read_file", "arguments": {"path": "settings.py"}}</tool_call>',
+            }
+        )
+        messages.append({"role": "user", "content": f"Tool result (read_file settings.py):\n```python\n{_FILE}```"})
+        if i < step:
+            messages.append({"role": "assistant", "content": f"Done. Here is the file:\n```python\n{_FILE}```"})
+    return messages
+
+
+@dataclass(frozen=True)
+class Answer:
+    text: str
+    tokens: int
+    seconds: float  # from sending the request to the last token
+
+    @property
+    def tokens_per_s(self) -> float:
+        return self.tokens / self.seconds
+
+
+def ask(url: str, messages: list[dict[str, str]], max_tokens: int, extra: dict[str, Any]) -> Answer:
+    body = {
+        "model": "any",
+        "messages": messages,
+        "temperature": 0,
+        "max_tokens": max_tokens,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        **extra,
+    }
+    pieces: list[str] = []
+    tokens = 0
+    with httpx.Client(timeout=600) as client:
+        start = time.perf_counter()
+        with client.stream("POST", url + "/v1/chat/completions", json=body) as reply:
+            reply.raise_for_status()
+            for line in reply.iter_lines():
+                if not line.startswith("data: {"):
+                    continue
+                chunk = json.loads(line[6:])
+                for choice in chunk.get("choices") or []:
+                    pieces.append((choice.get("delta") or {}).get("content") or "")
+                if chunk.get("usage"):
+                    tokens = int(chunk["usage"]["completion_tokens"])
+        seconds = time.perf_counter() - start
+    return Answer("".join(pieces), tokens, seconds)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def server(name: str, model: Path, peer_bin: Path, threads: int, ctx: int) -> Iterator[tuple[str, dict[str, Any]]]:
+    """A fresh server for configuration ``name``: its base URL and the request fields it needs."""
+    port = _free_port()
+    with tempfile.TemporaryDirectory() as home:
+        if name in OURS:
+            command = [sys.executable, "-m", "desktop_app", "serve", "--target", str(model), "--port", str(port)]
+            command += ["--threads", str(threads), "--ctx", str(ctx), "--spec", OURS[name]]
+            extra: dict[str, Any] = {"speculation": OURS[name]}
+        else:
+            command = [str(peer_bin / "llama-server"), "-m", str(model), "--port", str(port), "-t", str(threads)]
+            command += ["-c", str(ctx), "-np", "1", "--jinja"]
+            if (spec := PEER_SPEC_TYPES[name]) is not None:
+                command += ["--spec-type", spec]
+            extra = {}
+        process = subprocess.Popen(
+            command,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, "SPECCHAT_HOME": home},
+        )
+        url = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + 120
+            while True:
+                if process.poll() is not None:
+                    raise RuntimeError(f"{name} exited with {process.returncode}: {' '.join(command)}")
+                with contextlib.suppress(httpx.HTTPError):
+                    if httpx.get(url + "/health", timeout=2).status_code == 200:
+                        break
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"{name} did not start in 120 s")
+                time.sleep(0.2)
+            yield url, extra
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def _round(name: str, args: argparse.Namespace, peer_bin: Path, new_prompt: dict[str, str]) -> dict[str, Any]:
+    """One round of every workload on a fresh server: tokens/s per workload, and the texts."""
+    out: dict[str, Any] = {"texts": {}}
+    tokens = args.max_tokens
+    with server(name, args.model, peer_bin, args.threads, args.ctx) as (url, extra):
+        ask(url, [{"role": "user", "content": "Hi"}], 4, extra)  # warm-up: first connection, first pass
+        for category, prompt in new_prompt.items():
+            answer = ask(url, [{"role": "user", "content": prompt}], tokens, extra)
+            out[f"new {category}"] = answer.tokens_per_s
+            out["texts"][f"new {category}"] = answer.text
+        repeat = [ask(url, [{"role": "user", "content": new_prompt["code"] + " (again)"}], tokens, extra)]
+        repeat += [
+            ask(url, [{"role": "user", "content": new_prompt["code"] + " (again)"}], tokens, extra)
+            for _ in range(REPEATS - 1)
+        ]
+        out["repeat"] = statistics.mean(a.tokens_per_s for a in repeat[1:])
+        out["texts"]["repeat"] = repeat[-1].text
+        agent = [ask(url, agent_conversation(step), tokens * 2, extra) for step in range(len(_AGENT_TURNS))]
+        out["agent"] = sum(a.tokens for a in agent) / sum(a.seconds for a in agent)
+        out["texts"]["agent"] = agent[-1].text
+    return out
+
+
+def measure(args: argparse.Namespace, prompts: dict[str, list[str]]) -> dict[str, Any]:
+    from desktop_app.engine import default_model_path
+
+    peer_bin = Path(args.peer)
+    if not (peer_bin / "llama-server").exists():
+        raise ValueError(f"{peer_bin / 'llama-server'} not found: build it with shared/tools/build-llama-peer.sh DIR")
+    args.model = args.target or default_model_path()
+    args.threads = args.threads or 2
+    args.ctx = 4096
+    names = [*OURS, *PEER_SPEC_TYPES]
+    rounds = max(args.repeats, 1)
+    per_round: list[dict[str, dict[str, Any]]] = []
+    for r in range(rounds):
+        new_prompt = {c: prompts[c][r % len(prompts[c])] for c in NEW_CATEGORIES}
+        results: dict[str, dict[str, Any]] = {}
+        for name in names[r % len(names) :] + names[: r % len(names)]:
+            wait_for_quiet(args.quiet_wait)
+            results[name] = _round(name, args, peer_bin, new_prompt)
+            shown = "  ".join(f"{w} {v:6.1f}" for w, v in results[name].items() if w != "texts")
+            print(f"  round {r + 1} {name:18} {shown}", file=sys.stderr, flush=True)
+        per_round.append(results)
+    workloads = [w for w in per_round[0][names[0]] if w != "texts"]
+    peers = list(PEER_SPEC_TYPES)
+    summary: dict[str, Any] = {}
+    for w in workloads:
+        best_peer = max(peers, key=lambda p: statistics.median(rr[p][w] for rr in per_round))
+        summary[w] = {
+            "tokens_per_s": {n: round(statistics.median(rr[n][w] for rr in per_round), 1) for n in names},
+            "best_peer": best_peer,
+            "ours_auto_vs_best_peer": round(
+                statistics.median(rr["ours auto"][w] / rr[best_peer][w] for rr in per_round), 3
+            ),
+            "ours_off_vs_peer_plain": round(
+                statistics.median(rr["ours off"][w] / rr["peer plain"][w] for rr in per_round), 3
+            ),
+        }
+    same_text = {
+        w: sum(rr["ours off"]["texts"][w] == rr["peer plain"]["texts"][w] for rr in per_round)
+        for w in per_round[0]["ours off"]["texts"]
+    }
+    return {
+        "model": str(args.model),
+        "threads": args.threads,
+        "max_tokens": args.max_tokens,
+        "rounds": rounds,
+        "summary": summary,
+        "greedy_text_same_as_peer_plain": {w: f"{n}/{rounds}" for w, n in same_text.items()},
+        "runs": [{n: {w: v for w, v in res.items() if w != "texts"} for n, res in rr.items()} for rr in per_round],
+    }
