@@ -11,10 +11,12 @@ from typing import Any
 
 from desktop_app.engine.api import Message, MessageToolCall
 from desktop_app.engine.tool_calls import ToolFormat
+from desktop_app.server.anthropic_thinking import THINKING_BLOCKS
 from desktop_app.server.errors import BadRequest
 from desktop_app.server.tool_use import AUTO, NO_TOOLS, NONE, REQUIRED, Call, ToolUse, function_tool
 
 CHOICES = {"auto": AUTO, "any": REQUIRED, "none": NONE}
+NOT_TEXT = ("tool_use", "tool_result", *THINKING_BLOCKS)  # blocks read apart from a turn's text
 
 
 def anthropic_tool_use(body: dict[str, Any], fmt: ToolFormat | None) -> ToolUse:
@@ -71,10 +73,10 @@ def add_turn(messages: list[Message], role: str, content: object, i: int, text: 
 
 
 def plain_blocks(content: object) -> object:
-    """The content without its tool blocks (the text reader's part)."""
+    """The content without its tool and thinking blocks (the text reader's part)."""
     if not isinstance(content, list):
         return content
-    return [b for b in content if not (isinstance(b, dict) and b.get("type") in ("tool_use", "tool_result"))]
+    return [b for b in content if not (isinstance(b, dict) and b.get("type") in NOT_TEXT)]
 
 
 def tool_use_block(call: Call) -> dict[str, Any]:
