@@ -24,6 +24,9 @@ def anthropic_tool_use(body: dict[str, Any], fmt: ToolFormat | None) -> ToolUse:
     choice = body.get("tool_choice") or {"type": "auto"}
     if not isinstance(tools, list) or not isinstance(choice, dict):
         raise BadRequest("tools: must be a list; tool_choice: an object")
+    for i, tool in enumerate(tools):
+        if isinstance(tool, dict) and tool.get("type") not in (None, "custom"):  # web_search_20250305...
+            raise BadRequest(f"tools.{i}: Anthropic's server tool '{tool['type']}' is not served (client tools are)")
     offered = [
         function_tool(t.get("name"), t.get("description"), t.get("input_schema"), f"tools.{i}", "tools")
         if isinstance(t, dict)

@@ -96,5 +96,8 @@ def test_count_tokens_errors_have_anthropics_shape(server: Server) -> None:
     assert not_json.status_code == 400 and not_json.json()["type"] == "error"
     wrong_method = httpx.get(url, headers=headers, timeout=30)
     assert wrong_method.status_code == 405 and wrong_method.json()["type"] == "error"
+    search = {"type": "web_search_20250305", "name": "web_search", "max_uses": 5}
+    server_tool = httpx.post(url, json={"messages": ASK, "tools": [search]}, headers=headers, timeout=30)
+    assert server_tool.status_code == 400 and "web_search_20250305" in server_tool.json()["error"]["message"]
     bad_thinking = httpx.post(url, json={"messages": ASK, "thinking": {"type": "sometimes"}}, headers=headers)
     assert bad_thinking.status_code == 400 and "thinking.type" in bad_thinking.json()["error"]["message"]
