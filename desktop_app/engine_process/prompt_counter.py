@@ -1,7 +1,8 @@
 """Counting chat prompts for the window's context meter, on a thread of its own.
 
 The window asks while the user types (debounced); only the newest question matters, so a
-question waiting when a newer one comes is dropped. Counting takes the engine's lock: it waits
+question waiting when a newer one comes is dropped. An API client's questions (``keep``) are
+never dropped: they are answered in turn, before the window's. Counting takes the engine's lock: it waits
 for a running answer or load, never the job queue, and holds the engine for one render.
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import threading
 import traceback
+from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -26,15 +28,19 @@ class PromptCounter:
         self._engine = engine
         self._send = send
         self._wanted: CountPrompt | None = None
+        self._kept: deque[CountPrompt] = deque()
         self._stopped = False
         self._wake = threading.Condition()
         self._thread = threading.Thread(target=self._run, name="engine-counter", daemon=True)
         self._thread.start()
 
     def request(self, command: CountPrompt) -> None:
-        """Count this prompt next, instead of any not counted yet."""
+        """Count this prompt next, instead of any not counted yet (a kept one: after those kept)."""
         with self._wake:
-            self._wanted = command
+            if command.keep:
+                self._kept.append(command)
+            else:
+                self._wanted = command
             self._wake.notify()
 
     def close(self) -> None:
@@ -46,11 +52,15 @@ class PromptCounter:
     def _run(self) -> None:
         while True:
             with self._wake:
-                while self._wanted is None and not self._stopped:
+                while self._wanted is None and not self._kept and not self._stopped:
                     self._wake.wait()
-                if self._stopped or self._wanted is None:
+                if self._stopped:
                     return
-                command, self._wanted = self._wanted, None
+                if self._kept:
+                    command = self._kept.popleft()
+                else:
+                    assert self._wanted is not None
+                    command, self._wanted = self._wanted, None
             try:
                 event = PromptCounted(command.id, self._engine.count_prompt(command.request))
             except Exception as exc:  # noqa: BLE001 - said to the window (no model yet, a bad message); counting goes on

@@ -76,10 +76,12 @@ class Cancel:
 @dataclass(frozen=True)
 class CountPrompt:
     """Count the tokens of this chat request's prompt (answered with PromptCounted; while
-    several wait, only the newest is counted)."""
+    several wait, only the newest is counted, except those to ``keep``: an API client's, each
+    answered in turn)."""
 
     id: int
     request: GenerateRequest
+    keep: bool = False
 
 
 @dataclass(frozen=True)

@@ -1,40 +1,35 @@
-"""Anthropic's ``POST /v1/messages`` (what Claude Code and the ``anthropic`` SDK call): its request
-in, the engine's request out; the answer back as a Message object or its streamed events.
+"""Anthropic's ``POST /v1/messages`` (what Claude Code and the ``anthropic`` SDK call) and
+``POST /v1/messages/count_tokens``: the request in, the engine's request out; the answer back as a
+Message object (its streamed events: anthropic_stream.py).
 
 Text, ``system`` (a string or text blocks), ``stop_sequences``, ``max_tokens`` (required, as
-Anthropic's own API has it) and streaming; ``temperature``/``top_p``/``top_k`` where a client still
-sends them (the 2026 SDK no longer does: the default is temperature 1, Anthropic's). Fields its
-clients send that mean nothing for one local model (``cache_control``, ``service_tier``...) are
-ignored. Errors have Anthropic's
-shape, ``{"type": "error", "error": {"type", "message"}}``. Numbers go through the engine's declared
+Anthropic's own API has it; not for counting) and streaming; ``temperature``/``top_p``/``top_k``
+where a client still sends them (the 2026 SDK no longer does: the default is temperature 1,
+Anthropic's); ``thinking`` (anthropic_thinking.py) and tools (anthropic_tools.py). Fields its
+clients send that mean nothing for one local model (``cache_control`` on the request or on any
+block, ``metadata``, ``context_management``, ``service_tier``...) are ignored, and so are the
+``anthropic-version`` and ``anthropic-beta`` headers. Errors have Anthropic's shape,
+``{"type": "error", "error": {"type", "message"}}``. Numbers go through the engine's declared
 ranges, as in every other entry point.
 """
 
 from __future__ import annotations
 
-import json
 import uuid
-from collections.abc import AsyncIterator
 from typing import Any
 
-from starlette.requests import Request
-from starlette.responses import JSONResponse
-
-from desktop_app.engine.api import DEFAULT_SPEC_MODE, FinishReason, GenerateRequest, Message, SamplingParams, SpecMode
-from desktop_app.engine.events import Finished
+from desktop_app.engine.api import DEFAULT_SPEC_MODE, MAX_TOKENS, GenerateRequest, Message, SamplingParams, SpecMode
+from desktop_app.engine.reasoning import ReasoningFormat, split_reasoning
 from desktop_app.engine.stats import GenerationStats
 from desktop_app.engine.tool_calls import ToolFormat
-from desktop_app.server.anthropic_tools import (
-    add_turn,
-    anthropic_tool_use,
-    plain_blocks,
-    tool_use_block,
-    tool_use_events,
-)
-from desktop_app.server.backend import Failed, Job
-from desktop_app.server.jobs import batched
+from desktop_app.server.anthropic_stream import AnswerParts, stop_reason, usage
+from desktop_app.server.anthropic_thinking import parse_thinking, thinking_block, with_thinking
+from desktop_app.server.anthropic_tools import add_turn, anthropic_tool_use, plain_blocks, tool_use_block
+from desktop_app.server.errors import anthropic_error
 from desktop_app.server.openai_schema import MAX_STOP_STRINGS, BadRequest
-from desktop_app.server.tool_use import NO_TOOLS, CallStream, ToolUse, with_tools
+from desktop_app.server.tool_use import with_tools
+
+__all__ = ["anthropic_error", "message_object", "new_message_id", "parse_messages_request"]
 
 FIELDS = frozenset(
     {
@@ -50,6 +45,8 @@ FIELDS = frozenset(
         "metadata",
         "tools",  # anthropic_tools.py
         "tool_choice",
+        "thinking",  # anthropic_thinking.py
+        "output_config",
         "speculation",  # ours, as in the OpenAI endpoints: off, on or auto
     }
 )
@@ -57,6 +54,7 @@ FIELDS = frozenset(
 IGNORED = frozenset(
     {
         "cache_control",
+        "context_management",  # Claude Code's: clearing old tool results, compaction (its own window)
         "service_tier",
         "container",
         "diagnostics",
@@ -64,13 +62,11 @@ IGNORED = frozenset(
         "speed",
         "user_profile_id",
         "workspace_id",
+        "betas",  # the anthropic-beta header, as a body field (Bedrock's and Vertex's shape)
+        "anthropic_beta",
+        "anthropic_version",
     }
 )
-LATER = frozenset({"thinking", "output_config"})  # named in the refusal, not "unknown"
-
-
-def anthropic_error(status: int, message: str, kind: str = "invalid_request_error") -> JSONResponse:
-    return JSONResponse({"type": "error", "error": {"type": kind, "message": message}}, status_code=status)
 
 
 def _text(value: object, where: str) -> str:
@@ -94,18 +90,22 @@ def _number(body: dict[str, Any], name: str, kinds: tuple[type, ...]) -> Any:
 
 
 def parse_messages_request(
-    body: object, default_spec: SpecMode = DEFAULT_SPEC_MODE, tool_format: ToolFormat | None = None
-) -> tuple[GenerateRequest, bool, ToolUse]:
-    """(the engine request, stream?, its tools) or BadRequest."""
+    body: object,
+    default_spec: SpecMode = DEFAULT_SPEC_MODE,
+    tool_format: ToolFormat | None = None,
+    reasoning: ReasoningFormat | None = None,
+    counting: bool = False,
+) -> tuple[GenerateRequest, bool, AnswerParts]:
+    """(the engine request, stream?, how its answer is cut into blocks) or BadRequest.
+    ``reasoning``: the model's markers (thinking blocks in and out); ``counting``: a
+    count_tokens request (``max_tokens`` optional, nothing generated)."""
     if not isinstance(body, dict):
         raise BadRequest("the request body must be a JSON object")
     body = {name: value for name, value in body.items() if value is not None and name not in IGNORED}
     for name in sorted(body):
-        if name in LATER:
-            raise BadRequest(f"{name}: not supported yet by this server")
         if name not in FIELDS:
             raise BadRequest(f"{name}: Extra inputs are not permitted")
-    max_tokens = body.get("max_tokens")
+    max_tokens = body.get("max_tokens", MAX_TOKENS.high if counting else None)
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int):
         raise BadRequest("max_tokens: Field required (an integer)")
     messages: list[Message] = []
@@ -117,13 +117,17 @@ def parse_messages_request(
     for i, turn in enumerate(turns):
         if not isinstance(turn, dict) or turn.get("role") not in ("user", "assistant"):
             raise BadRequest(f"messages.{i}: must be an object whose role is 'user' or 'assistant'")
-        text = _text(plain_blocks(turn.get("content")), f"messages.{i}.content")
-        add_turn(messages, turn["role"], turn.get("content"), i, text)
+        content = turn.get("content")
+        text = _text(plain_blocks(content), f"messages.{i}.content")
+        if turn["role"] == "assistant" and isinstance(content, list):
+            text = with_thinking(content, text, reasoning)
+        add_turn(messages, turn["role"], content, i, text)
     stop = body.get("stop_sequences", [])
     if not isinstance(stop, list) or len(stop) > MAX_STOP_STRINGS or not all(isinstance(s, str) and s for s in stop):
         raise BadRequest(f"stop_sequences: must be a list of up to {MAX_STOP_STRINGS} non-empty strings")
     if "metadata" in body and not isinstance(body["metadata"], dict):
         raise BadRequest("metadata: must be an object")
+    thinking, use = parse_thinking(body), anthropic_tool_use(body, tool_format)
     try:
         sampling = SamplingParams(
             temperature=_number(body, "temperature", (int, float)) if "temperature" in body else 1.0,
@@ -136,32 +140,28 @@ def parse_messages_request(
             sampling=sampling,
             spec=SpecMode(body.get("speculation", default_spec.value)),
             stop=stop,
+            think=False if use.forced else thinking.think,  # a forced call's grammar leaves no room to reason
         )
     except ValueError as exc:
         raise BadRequest(str(exc)) from None
-    use = anthropic_tool_use(body, tool_format)
-    return with_tools(request, use), bool(body.get("stream", False)), use
+    answer = AnswerParts(reasoning, thinking.shown, use)
+    return with_tools(request, use), bool(body.get("stream", False)), answer
 
 
 def new_message_id() -> str:
     return "msg_" + uuid.uuid4().hex[:24]
 
 
-def _stop(stats: GenerationStats) -> tuple[str, str | None]:
-    """(stop_reason, stop_sequence) in Anthropic's words."""
-    if stats.stop_string:
-        return "stop_sequence", stats.stop_string
-    if stats.finish_reason in (FinishReason.LENGTH, FinishReason.CONTEXT_FULL):
-        return "max_tokens", None
-    return "end_turn", None
-
-
 def message_object(
-    message_id: str, model: str, text: str, stats: GenerationStats, tools: ToolUse = NO_TOOLS
+    message_id: str, model: str, text: str, stats: GenerationStats, answer: AnswerParts
 ) -> dict[str, Any]:
-    reason, sequence = _stop(stats)
-    text, calls = tools.answer(text)
-    blocks = [{"type": "text", "text": text}] if text or not calls else []
+    """The whole Message: a thinking block (when the model reasoned), the text, the calls."""
+    reason, sequence = stop_reason(stats)
+    sections = split_reasoning(text, answer.reasoning)
+    text, calls = answer.tools.answer(sections.answer)
+    blocks = [thinking_block(sections.reasoning, answer.shown)] if sections.has_reasoning else []
+    if text or not (blocks or calls):
+        blocks.append({"type": "text", "text": text})
     return {
         "id": message_id,
         "type": "message",
@@ -170,38 +170,5 @@ def message_object(
         "content": [*blocks, *map(tool_use_block, calls)],
         "stop_reason": "tool_use" if calls else reason,
         "stop_sequence": sequence,
-        "usage": {"input_tokens": stats.prompt_tokens, "output_tokens": stats.generated_tokens},
+        "usage": usage(stats),
     }
-
-
-def _event(name: str, payload: dict[str, Any]) -> str:
-    return f"event: {name}\ndata: {json.dumps({'type': name, **payload})}\n\n"
-
-
-async def message_events(
-    job: Job, request: Request, first: Any, message_id: str, model: str, tools: ToolUse = NO_TOOLS
-) -> AsyncIterator[str]:
-    """The streamed events: message_start, one text block's deltas, a tool_use block per call,
-    message_delta, message_stop."""
-    calls = CallStream(tools)
-    opening = {"id": message_id, "type": "message", "role": "assistant", "model": model, "content": []}
-    yield _event("message_start", {"message": {**opening, "stop_reason": None, "stop_sequence": None, "usage": {}}})
-    yield _event("content_block_start", {"index": 0, "content_block": {"type": "text", "text": ""}})
-    async for item in batched(job, request, first):
-        if isinstance(item, Failed):
-            yield _event("error", {"error": {"type": "api_error", "message": str(item)}})
-        elif isinstance(item, Finished):
-            reason, sequence = _stop(item.stats)
-            used = {"input_tokens": item.stats.prompt_tokens, "output_tokens": item.stats.generated_tokens}
-            text, _ = calls.push("", final=True)
-            if text:
-                yield _event("content_block_delta", {"index": 0, "delta": {"type": "text_delta", "text": text}})
-            yield _event("content_block_stop", {"index": 0})
-            for index, call in enumerate(calls.calls, start=1):
-                for line in tool_use_events(call, index, _event):
-                    yield line
-            reason = "tool_use" if calls.calls else reason
-            yield _event("message_delta", {"delta": {"stop_reason": reason, "stop_sequence": sequence}, "usage": used})
-            yield _event("message_stop", {})
-        elif text := calls.push(item)[0]:
-            yield _event("content_block_delta", {"index": 0, "delta": {"type": "text_delta", "text": text}})

@@ -11,10 +11,12 @@ from typing import Any
 
 from desktop_app.engine.api import Message, MessageToolCall
 from desktop_app.engine.tool_calls import ToolFormat
+from desktop_app.server.anthropic_thinking import THINKING_BLOCKS
 from desktop_app.server.errors import BadRequest
 from desktop_app.server.tool_use import AUTO, NO_TOOLS, NONE, REQUIRED, Call, ToolUse, function_tool
 
 CHOICES = {"auto": AUTO, "any": REQUIRED, "none": NONE}
+NOT_TEXT = ("tool_use", "tool_result", *THINKING_BLOCKS)  # blocks read apart from a turn's text
 
 
 def anthropic_tool_use(body: dict[str, Any], fmt: ToolFormat | None) -> ToolUse:
@@ -22,6 +24,9 @@ def anthropic_tool_use(body: dict[str, Any], fmt: ToolFormat | None) -> ToolUse:
     choice = body.get("tool_choice") or {"type": "auto"}
     if not isinstance(tools, list) or not isinstance(choice, dict):
         raise BadRequest("tools: must be a list; tool_choice: an object")
+    for i, tool in enumerate(tools):
+        if isinstance(tool, dict) and tool.get("type") not in (None, "custom"):  # web_search_20250305...
+            raise BadRequest(f"tools.{i}: Anthropic's server tool '{tool['type']}' is not served (client tools are)")
     offered = [
         function_tool(t.get("name"), t.get("description"), t.get("input_schema"), f"tools.{i}", "tools")
         if isinstance(t, dict)
@@ -71,10 +76,10 @@ def add_turn(messages: list[Message], role: str, content: object, i: int, text: 
 
 
 def plain_blocks(content: object) -> object:
-    """The content without its tool blocks (the text reader's part)."""
+    """The content without its tool and thinking blocks (the text reader's part)."""
     if not isinstance(content, list):
         return content
-    return [b for b in content if not (isinstance(b, dict) and b.get("type") in ("tool_use", "tool_result"))]
+    return [b for b in content if not (isinstance(b, dict) and b.get("type") in NOT_TEXT)]
 
 
 def tool_use_block(call: Call) -> dict[str, Any]:

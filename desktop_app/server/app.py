@@ -1,6 +1,7 @@
 """The Starlette application: OpenAI's ``/v1/models``, ``/v1/chat/completions``, ``/v1/completions``
-``/v1/embeddings`` and ``/v1/responses`` (responses_api.py), Anthropic's ``/v1/messages``
-(anthropic_api.py), llama-server's ``/infill`` (infill_api.py), and ``/health``.
+``/v1/embeddings`` and ``/v1/responses`` (responses_api.py), Anthropic's ``/v1/messages`` and
+``/v1/messages/count_tokens`` (anthropic_api.py), llama-server's ``/infill`` (infill_api.py), and
+``/health``.
 
 Streamed answers are server-sent events; a client that goes away cancels its generation at
 once (the engine stops at its next cycle). With an API key set, every request needs
@@ -27,16 +28,11 @@ from starlette.routing import Route
 from desktop_app.engine.api import DEFAULT_SPEC_MODE, FinishReason, GenerateRequest, SpecMode
 from desktop_app.engine.events import Finished
 from desktop_app.engine.reasoning import SectionStream
-from desktop_app.server.anthropic_api import (
-    anthropic_error,
-    message_events,
-    message_object,
-    new_message_id,
-    parse_messages_request,
-)
+from desktop_app.server.anthropic_api import message_object, new_message_id, parse_messages_request
+from desktop_app.server.anthropic_stream import AnswerParts, message_events
 from desktop_app.server.backend import Busy, Counter, Failed, GenerationBackend, Job, ServedModel
 from desktop_app.server.embeddings_api import check_dimensions, embedding_response, parse_embedding_request
-from desktop_app.server.errors import CLIENT_GONE, EXCEPTION_HANDLERS, error
+from desktop_app.server.errors import CLIENT_GONE, EXCEPTION_HANDLERS, anthropic_error, error
 from desktop_app.server.infill_api import infill_events, infill_result, parse_infill_request
 from desktop_app.server.jobs import batched, next_event
 from desktop_app.server.limits import DEFAULT_LIMITS, ServerLimits
@@ -186,11 +182,13 @@ def create_app(
         return JSONResponse(embedding_response(result, model_id(), as_base64))
 
     async def anthropic_messages(request: Request) -> Response:
-        tools: list[ToolUse] = []
+        answers: list[AnswerParts] = []
 
         def parse(body: object) -> tuple[GenerateRequest, bool]:
-            engine_request, stream, use = parse_messages_request(body, default_spec, backend.tool_format())
-            tools.append(use)
+            engine_request, stream, answer = parse_messages_request(
+                body, default_spec, backend.tool_format(), backend.reasoning_format()
+            )
+            answers.append(answer)
             return engine_request, stream
 
         begun = await started(request, parse, ANTHROPIC)
@@ -199,8 +197,28 @@ def create_app(
         _, stream, job, event = begun
         message_id, model = new_message_id(), model_id()
         if stream:
-            return _sse_response(message_events(job, request, event, message_id, model, tools[0]))
-        return JSONResponse(message_object(message_id, model, event.text, event.stats, tools[0]))
+            opening = {"id": message_id, "type": "message", "role": "assistant", "model": model, "content": []}
+            return _sse_response(message_events(job, request, event, opening, answers[0]))
+        return JSONResponse(message_object(message_id, model, event.text, event.stats, answers[0]))
+
+    async def count_tokens(request: Request) -> Response:
+        """Anthropic's count: the prompt's tokens as /v1/messages would render it (usage.input_tokens)."""
+        if not authorized(request):
+            return ANTHROPIC.unauthorized()
+        try:
+            body = await read_json(request, limits)
+            engine_request, _, _ = parse_messages_request(
+                body, default_spec, backend.tool_format(), backend.reasoning_format(), counting=True
+            )
+            size = await asyncio.to_thread(backend.count_prompt, engine_request)
+        except ClientGone:
+            return _client_gone("the client went away during its upload")
+        except BadRequest as exc:
+            return ANTHROPIC.bad_request(exc)
+        except Failed as exc:
+            return ANTHROPIC.failed(exc)
+        counter.requests += 1
+        return JSONResponse({"input_tokens": size.tokens})
 
     async def responses(request: Request) -> Response:
         tools: list[ToolUse] = []
@@ -245,6 +263,7 @@ def create_app(
             Route("/v1/completions", completions, methods=["POST"]),
             Route("/v1/embeddings", embeddings, methods=["POST"]),
             Route("/v1/messages", anthropic_messages, methods=["POST"]),
+            Route("/v1/messages/count_tokens", count_tokens, methods=["POST"]),
             Route("/v1/responses", responses, methods=["POST"]),
             Route("/infill", infill, methods=["POST"]),
         ],

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from desktop_app.engine.api import Embeddings, GenerateRequest
+from desktop_app.engine.context_size import PromptSize
 from desktop_app.engine.errors import EngineError
 from desktop_app.engine.events import Event
 from desktop_app.engine.reasoning import ReasoningFormat
@@ -117,6 +118,7 @@ class GenerationBackend(Protocol):
     def reasoning_format(self) -> ReasoningFormat | None: ...
     def tool_format(self) -> ToolFormat | None: ...
     def submit(self, request: GenerateRequest) -> Job: ...
+    def count_prompt(self, request: GenerateRequest) -> PromptSize: ...
     def waiting(self) -> int: ...
 
 
@@ -158,6 +160,14 @@ class EngineBackend:
         try:
             return self.engine.embed(texts)
         except EngineError as exc:
+            raise Failed(str(exc)) from None
+
+    def count_prompt(self, request: GenerateRequest) -> PromptSize:
+        """The size of this chat request's prompt as an answer would render it (called from a
+        server thread: the engine's lock puts it after a running answer); Failed saying why not."""
+        try:
+            return self.engine.count_prompt(request)
+        except (EngineError, ValueError) as exc:
             raise Failed(str(exc)) from None
 
     def submit(self, request: GenerateRequest) -> Job:

@@ -41,6 +41,14 @@ def error(
     return JSONResponse(body, status_code=status, headers=headers)
 
 
+def anthropic_error(
+    status: int, message: str, kind: str = "invalid_request_error", headers: Mapping[str, str] | None = None
+) -> JSONResponse:
+    """Anthropic's error object (its /v1/messages endpoints)."""
+    body = {"type": "error", "error": {"type": kind, "message": message}}
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
 class ApiError(Exception):
     """An answer other than success, raised wherever it is found and answered by :func:`_api_error`."""
 
@@ -61,9 +69,27 @@ class ApiError(Exception):
         return error(self.status, str(self), self.kind, self.param, self.code, self.headers)
 
 
+ANTHROPIC_PATH = "/v1/messages"  # Anthropic's endpoints (and count_tokens) answer in Anthropic's shape
+ANTHROPIC_KINDS = {
+    401: "authentication_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    529: "overloaded_error",
+}
+
+
+def _in_shape(request: Request, response: JSONResponse, status: int, message: str) -> JSONResponse:
+    """``response`` (OpenAI's shape), or the same error in Anthropic's under its endpoints."""
+    if not request.url.path.startswith(ANTHROPIC_PATH):
+        return response
+    kind = ANTHROPIC_KINDS.get(status, "api_error" if status >= 500 else "invalid_request_error")
+    headers = {k: v for k, v in response.headers.items() if k.lower() not in ("content-length", "content-type")}
+    return anthropic_error(status, message, kind, headers)
+
+
 async def _api_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, ApiError)
-    return exc.response()
+    return _in_shape(request, exc.response(), exc.status, str(exc))
 
 
 async def _http_exception(request: Request, exc: Exception) -> Response:
@@ -74,20 +100,22 @@ async def _http_exception(request: Request, exc: Exception) -> Response:
         405: f"{request.method} is not allowed on {request.url.path}",
     }
     message = messages.get(exc.status_code, str(exc.detail))
-    return error(
+    response = error(
         exc.status_code,
         message,
         "invalid_request_error" if exc.status_code < 500 else "server_error",
         code={404: "not_found", 405: "method_not_allowed"}.get(exc.status_code),
         headers=exc.headers,
     )
+    return _in_shape(request, response, exc.status_code, message)
 
 
 async def _unexpected(request: Request, exc: Exception) -> Response:
     # A bug, not the client's fault: the client gets a generic message (no internals), our log one
     # line. Starlette then re-raises it so that uvicorn logs the traceback, for whoever fixes it.
     log.error("specchat: %s %s failed: %s: %s", request.method, request.url.path, type(exc).__name__, exc)
-    return error(500, "the server failed to answer this request", "server_error", code="internal_error")
+    message = "the server failed to answer this request"
+    return _in_shape(request, error(500, message, "server_error", code="internal_error"), 500, message)
 
 
 EXCEPTION_HANDLERS: dict[Any, Any] = {

@@ -4,8 +4,8 @@ One engine, one queue: API requests go through the window's :class:`EngineClient
 process answers in order, so a chat in the window and API requests take turns. The HTTP server
 (uvicorn) runs on its own thread; it hands each request to :class:`WindowBackend` through a
 queued signal, and the backend starts it from the GUI thread and feeds its events back into the
-request's thread-safe queue. An embedding request waits on a Future instead, which the GUI thread
-sets when the engine process answers, or says why it cannot.
+request's thread-safe queue. An embedding request, or a prompt to count, waits on a Future instead,
+which the GUI thread sets when the engine process answers, or says why it cannot.
 """
 
 from __future__ import annotations
@@ -13,11 +13,12 @@ from __future__ import annotations
 import socket
 import threading
 from concurrent.futures import Future
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
 from desktop_app.engine.api import API_HOST, Embeddings, FinishReason, GenerateRequest
+from desktop_app.engine.context_size import PromptSize
 from desktop_app.engine.events import Finished, StatsUpdate, TextChunk
 from desktop_app.engine.reasoning import ReasoningFormat
 from desktop_app.engine.stats import GenerationStats
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 CANCEL_POLL_MS = 50  # how often a request whose client went away is looked for
 SHUTDOWN_WAIT_S = DEFAULT_LIMITS.shutdown_grace_s + 1  # uvicorn's grace, then its own cancelling
 SWITCHED_OFF = "the API server was switched off"
+COUNT_WAIT_S = 120.0  # a count waits for a running answer; past this the engine is taken as lost
 
 
 class WindowBackend(QObject):
@@ -43,6 +45,7 @@ class WindowBackend(QObject):
 
     _submitted = Signal(object)
     _embed_asked = Signal(object, object)  # the texts, and the Future their vectors are set on
+    _count_asked = Signal(object, object)  # a chat request, and the Future its prompt's size is set on
 
     def __init__(self, client: EngineClient, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -52,6 +55,9 @@ class WindowBackend(QObject):
         self._embeds: set[Future[Embeddings]] = set()  # embedding requests not answered yet
         self._submitted.connect(self._start)
         self._embed_asked.connect(self._embed)
+        self._counts: dict[int, Future[PromptSize]] = {}  # by the engine client's question id (GUI thread)
+        self._count_asked.connect(self._count)
+        client.prompt_counted.connect(self._counted)
         self._cancel_timer = QTimer(self)
         self._cancel_timer.setInterval(CANCEL_POLL_MS)
         self._cancel_timer.timeout.connect(self._forward_cancels)
@@ -102,6 +108,33 @@ class WindowBackend(QObject):
         else:
             self.client.embed(texts, lambda reply: _answer_embedding(answer, reply))
 
+    def count_prompt(self, request: GenerateRequest) -> PromptSize:
+        """The size of this chat request's prompt, counted by the window's engine process (after
+        a running answer). Called from a server thread, which waits; Failed saying why not."""
+        answer: Future[PromptSize] = Future()
+        self._count_asked.emit(request, answer)
+        try:
+            return answer.result(timeout=COUNT_WAIT_S)
+        except TimeoutError:
+            raise Failed("the window's engine did not count the prompt in time", user_error=False, status=503) from None
+
+    @Slot(object, object)
+    def _count(self, request: GenerateRequest, answer: Future[PromptSize]) -> None:
+        if not self.client.running or self.client.models is None:
+            answer.set_exception(Failed("no model is loaded in the window", user_error=False, status=503))
+            return
+        self._counts[self.client.count_prompt(request, keep=True)] = answer
+
+    @Slot(int, object, str)
+    def _counted(self, asked: int, size: PromptSize | None, error: str) -> None:
+        answer = self._counts.pop(asked, None)  # None: the window's own question (its context meter)
+        if answer is None or answer.done():
+            return
+        if size is None:
+            answer.set_exception(Failed(error))
+        else:
+            answer.set_result(size)
+
     def submit(self, request: GenerateRequest) -> Job:
         with self._lock:
             if len(self._active) > server_backend.MAX_WAITING:  # the running one and those queued
@@ -151,9 +184,11 @@ class WindowBackend(QObject):
             job.cancel.set()
             job.put(Failed(SWITCHED_OFF, user_error=False, status=503))
             job.finish()
-        for answer in embeds:
+        waiting: list[Future[Any]] = [*embeds, *self._counts.values()]
+        for answer in waiting:
             if not answer.done():
                 answer.set_exception(Failed(SWITCHED_OFF, user_error=False, status=503))
+        self._counts.clear()
         self._forward_cancels()
 
     @Slot()

@@ -261,11 +261,11 @@ class EngineClient(QObject):
         self.generation_started.emit(handle)
         return handle
 
-    def count_prompt(self, request: GenerateRequest) -> int:
+    def count_prompt(self, request: GenerateRequest, keep: bool = False) -> int:
         """Ask how many tokens this chat request's prompt takes; ``prompt_counted`` answers with
-        the id returned here (a newer question makes older ones unanswered)."""
+        the id returned here (a newer question makes older ones unanswered, unless ``keep``)."""
         self._next_id += 1
-        self._send(CountPrompt(self._next_id, request))
+        self._send(CountPrompt(self._next_id, request, keep))
         return self._next_id
 
     def embed(self, texts: list[str], answer: EmbedAnswer) -> None:
