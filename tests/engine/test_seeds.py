@@ -62,7 +62,7 @@ def test_a_draft_model_gives_the_seeds_text(pair_engine: Engine) -> None:
     drafts = _same_text_in_every_mode(pair_engine, ("model", "ngram-cache"))
     assert 0 < drafts["model"][1] < drafts["model"][0], drafts  # drafts kept and drafts refused
     # the drafter samples with the target's noise: it agrees about as often as p and q allow
-    # (measured 0.67; drawn with other noise, 0.30)
+    # (about two in three here; drawn with other noise, about 0.3)
     assert drafts["model"][1] > 0.55 * drafts["model"][0], drafts
     assert drafts["auto"][1] > 0, drafts
 
