@@ -33,6 +33,8 @@ def sample_sequences(
     params: dict[str, Any],
     drafter: str,
     cycles: list[tuple[int, int]] | None = None,
+    draft_max: int = 3,
+    max_tokens: int = 4,
 ) -> Counter[tuple[int, ...]]:
     """Four-token answers sampled with seeds 0..n-1 (k = 3: the first cycle verifies 3 drafts)."""
     counts: Counter[tuple[int, ...]] = Counter()
@@ -40,9 +42,9 @@ def sample_sequences(
         result, _ = run(
             engine,
             messages=user("Say something."),
-            max_tokens=4,
+            max_tokens=max_tokens,
             spec=spec,
-            draft_max=3,
+            draft_max=draft_max,
             drafter=drafter,
             sampling=SamplingParams(seed=seed, **params),
         )

@@ -72,6 +72,18 @@ def test_spec_off_and_on_print_the_same_text(models) -> None:
     assert off["token_ids"] == on["token_ids"]
 
 
+def test_a_seed_prints_the_same_sampled_text_with_spec_off_on_and_auto(models) -> None:
+    base = ["generate", "--target", str(models.target), "--draft", str(models.draft), "--prompt", "Hi"]
+    sampled = [*base, "--max-tokens", "20", "--temperature", "0.8", "--draft-max", "3", "--json"]
+    off, on, auto = (
+        json.loads(specchat(*sampled, "--seed", "5", "--spec", spec).stdout) for spec in ("off", "on", "auto")
+    )
+    assert off["token_ids"] == on["token_ids"] == auto["token_ids"]
+    assert on["stats"]["drafted"] > on["stats"]["accepted"] > 0  # drafts kept and refused, the text the same
+    other = json.loads(specchat(*sampled, "--seed", "6", "--spec", "off").stdout)
+    assert other["token_ids"] != off["token_ids"]
+
+
 def test_messages_file_and_raw_prompt(models, tmp_path: Path) -> None:
     messages = tmp_path / "chat.json"
     messages.write_text(json.dumps([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]))

@@ -1,8 +1,10 @@
-"""Sampling transforms and the speculative acceptance rule.
+"""Sampling transforms: what turns a row of logits into the distribution a token is drawn from.
 
-The rule (Leviathan et al. 2023; Chen et al. 2023) keeps the target's distribution exactly as
-long as the target's p and the draft's q go through the SAME transforms, which is why both go
-through :func:`probabilities` here. The repeat penalty depends on the tokens before the position
+The draw itself is the Gumbel-max sample of that distribution with the answer's noise
+(:mod:`desktop_app.engine.sampling_noise`): the target's row and a drafter's step at the same
+position use the same noise, and a draft is kept exactly when it is the target's token there.
+The target's p and a drafter's q go through the SAME transforms (:func:`probabilities`), so they
+agree as often as the models do. The repeat penalty depends on the tokens before the position
 (``recent``): the target's row i and a drafter's i-th draft see the same committed context plus
 the drafts before i, so both are penalised alike, greedy or sampled.
 """
@@ -56,48 +58,14 @@ def probabilities(logits: np.ndarray, params: SamplingParams, recent: Sequence[i
     return probs
 
 
-def sample(probs: np.ndarray, rng: np.random.Generator) -> int:
-    """Draw one token id from a probability vector."""
-    cdf = np.cumsum(probs)
-    index = int(np.searchsorted(cdf, rng.random() * cdf[-1], side="right"))
-    return min(index, probs.shape[0] - 1)
-
-
-def next_token(logits: np.ndarray, params: SamplingParams, rng: np.random.Generator, recent: Sequence[int] = ()) -> int:
-    if params.greedy:
-        return int(np.argmax(penalize(logits, params, recent)))
-    return sample(probabilities(logits, params, recent), rng)
-
-
-def accept_draft(p: np.ndarray, q: np.ndarray | None, token: int, rng: np.random.Generator) -> tuple[bool, int | None]:
-    """Decide one drafted token under sampling.
-
-    ``p``: target distribution at this position; ``q``: draft distribution (None = the draft
-    chose ``token`` deterministically, i.e. q is one-hot). Returns (accepted, replacement):
-    on rejection, ``replacement`` is drawn from normalize(max(0, p - q)).
-    """
-    q_token = 1.0 if q is None else float(q[token])
-    p_token = float(p[token])
-    if q_token > 0.0 and rng.random() < min(1.0, p_token / q_token):
-        return True, None
-    if q is None:
-        residual = p.copy()
-        residual[token] = 0.0
-    else:
-        residual = np.maximum(p - q, 0.0)
-    total = residual.sum()
-    if total <= 0.0:  # p == q exactly: any rejection is measure-zero; fall back to p
-        residual, total = p, p.sum()
-    return False, sample(residual / total, rng)
-
-
 def restricted(probs: np.ndarray, logits: np.ndarray, allowed: np.ndarray, params: SamplingParams) -> np.ndarray:
     """The distribution under a grammar that allows the tokens of the mask ``allowed``: ``probs``
     (the transforms' distribution over every token) restricted to them and renormalised; when
     the transforms left none of them any mass (top-k kept only refused tokens), the transforms
     applied to the allowed tokens' logits alone. Sampling ``probs`` and keeping the token when it
     is allowed, else drawing from this, draws exactly from this (llama.cpp's "check the sampled
-    token, mask only when it is refused")."""
+    token, mask only when it is refused"); with Gumbel-max and the same noise, the winner over
+    every token, when allowed, is also the winner over the allowed ones."""
     kept = np.where(allowed, probs, 0.0)
     total = kept.sum()
     if total > 0.0:

@@ -3,14 +3,13 @@ cycle, the target's verdict, then the committed tokens (no model: the answer is 
 
 from __future__ import annotations
 
-import numpy as np
-
 from desktop_app.engine.api import SamplingParams
 from desktop_app.engine.auto.cost_model import CostModel
 from desktop_app.engine.auto.drafter_choice import DrafterChoice
 from desktop_app.engine.auto.policy import AutoPolicy, RunTracker
 from desktop_app.engine.drafters import CopySource
 from desktop_app.engine.drafters.prompt_lookup import PromptLookupDrafter
+from desktop_app.engine.sampling_noise import SamplingNoise
 
 CPU_BATCH = [1.0, 1.73, 2.47, 3.08, 3.5, 4.1, 4.71, 5.34, 5.7]  # this machine: b rows over one
 
@@ -19,9 +18,9 @@ def answer_with(choice: DrafterChoice, prompt: list[int], answer: list[int]) -> 
     """Tokens drafted at each position of the answer where a cycle began."""
     context, done = list(prompt), 0
     drafted_at: dict[int, int] = {}
-    rng = np.random.default_rng(0)
+    noise = SamplingNoise(0)
     while done < len(answer):
-        plan = choice.plan(context, len(answer) - done, SamplingParams(), rng, 0.0)
+        plan = choice.plan(context, len(answer) - done, SamplingParams(), noise, 0.0)
         drafted = plan.draft.tokens
         drafted_at[done] = len(drafted)
         right = 0
@@ -97,7 +96,7 @@ def test_the_target_s_token_after_a_whole_draft_is_scored_as_part_of_the_copy() 
         choice = DrafterChoice([(drafter, policy)])
         proposal = drafter.lookup(context, 8)
         assert proposal == list(range(113, 121)) and drafter.source is CopySource.PROMPT
-        plan = Plan(choice.candidates[0], 4, Draft(proposal[:4], [None] * 4, 0.0, CopySource.PROMPT), proposal[4])
+        plan = Plan(choice.candidates[0], 4, Draft(proposal[:4], 0.0, CopySource.PROMPT), proposal[4])
         choice.observe(plan, 4, 0.01 * CPU_BATCH[4], 5, bonus)
         return policy.streak, sum(rate.trials for rate in run.rates(CopySource.PROMPT))
 

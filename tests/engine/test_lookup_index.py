@@ -9,6 +9,7 @@ from desktop_app.engine.api import SamplingParams
 from desktop_app.engine.drafters.ngram_counts import ContextFollower, NgramCounts
 from desktop_app.engine.drafters.ngram_map import MAP_ORDERS, MAP_RULE, NgramMapDrafter
 from desktop_app.engine.drafters.prompt_lookup import PromptLookupDrafter
+from desktop_app.engine.sampling_noise import SamplingNoise
 
 
 def scan_latest_match(context: list[int], longest: int = 4, shortest: int = 3) -> int | None:
@@ -79,7 +80,4 @@ def test_prompt_lookup_says_whether_it_copies_the_prompt_or_the_answer() -> None
     answer = [20, 21, 22, 23, 30, 20, 21, 22]  # ... then repeats a phrase of its own
     assert drafter.lookup([*prompt, *answer], 2) == [23, 30]
     assert drafter.source is CopySource.ANSWER
-    assert (
-        drafter.draft([*prompt, *answer], 2, SamplingParams(), np.random.default_rng(0), 0.0).source
-        is CopySource.ANSWER
-    )
+    assert drafter.draft([*prompt, *answer], 2, SamplingParams(), SamplingNoise(0), 0.0).source is CopySource.ANSWER

@@ -11,6 +11,7 @@ from desktop_app.engine.drafters import Draft
 from desktop_app.engine.loop.generator import verify
 from desktop_app.engine.loop.target_rows import PlainRows
 from desktop_app.engine.sampling import penalize, probabilities
+from desktop_app.engine.sampling_noise import SamplingNoise
 from tests.helpers import assert_same_distribution, assert_verified_three_positions, run, sample_sequences, user
 
 PROMPT = "List the days of the week, then list them again in the same order."
@@ -64,12 +65,12 @@ def test_verify_penalises_each_row_for_the_drafts_before_it() -> None:
     # among the recent tokens: penalised, token 2 wins, as plain decoding would have chosen
     rows = _Rows([[0.0, 3.0, 2.0], [0.0, 3.0, 2.0], [5.0, 0.0, 0.0]])
     params = SamplingParams(repeat_penalty=2.0)
-    rng = np.random.default_rng(0)
-    draft = Draft(tokens=[1, 1], q=[None, None])
-    tokens, kept = verify(draft, PlainRows(rows, params, [0], draft.tokens), params, rng)  # type: ignore[arg-type]
+    noise = SamplingNoise(0)
+    draft = Draft(tokens=[1, 1])
+    tokens, kept = verify(draft, PlainRows(rows, params, [0], draft.tokens), noise)  # type: ignore[arg-type]
     assert (tokens, kept) == ([1, 2], 1)
     # with the committed context holding token 1, row 0 rejects the draft at once
-    tokens, kept = verify(draft, PlainRows(rows, params, [1], draft.tokens), params, rng)  # type: ignore[arg-type]
+    tokens, kept = verify(draft, PlainRows(rows, params, [1], draft.tokens), noise)  # type: ignore[arg-type]
     assert (tokens, kept) == ([2], 0)
 
 

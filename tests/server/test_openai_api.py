@@ -45,7 +45,7 @@ def client(server: Server) -> openai.OpenAI:
     return openai.OpenAI(base_url=server.url, api_key=KEY, max_retries=0, timeout=120)
 
 
-def _cli_text(models: Any, prompt: str, max_tokens: int) -> str:
+def _cli_text(models: Any, prompt: str, max_tokens: int, *extra: str) -> str:
     out = subprocess.run(
         [
             sys.executable,
@@ -61,6 +61,7 @@ def _cli_text(models: Any, prompt: str, max_tokens: int) -> str:
             "--spec",
             "off",
             "--json",
+            *extra,
         ],
         capture_output=True,
         text=True,
@@ -104,6 +105,30 @@ def test_chat_completions_match_specchat_generate_streamed_and_not(client: opena
     assert "".join(pieces) == expected and pieces
     assert last is not None and last.usage is not None and last.usage.completion_tokens == 24
     assert last.model_extra["timings"]["speculation"]["mode"] == "auto"  # type: ignore[index]
+
+
+def test_a_seed_gives_one_text_with_speculation_off_on_and_auto_as_in_the_cli(
+    client: openai.OpenAI, models: Any
+) -> None:
+    def answer(seed: int, spec: str) -> str | None:
+        reply = client.chat.completions.create(
+            model="x",
+            messages=[{"role": "user", "content": PROMPTS[2]}],
+            temperature=0.8,
+            seed=seed,
+            max_tokens=24,
+            extra_body={"speculation": spec},
+        )
+        return reply.choices[0].message.content
+
+    texts = {spec: answer(7, spec) for spec in ("off", "on", "auto")}
+    assert (
+        texts["off"]
+        == texts["on"]
+        == texts["auto"]
+        == _cli_text(models, PROMPTS[2], 24, "--seed", "7", "--temperature", "0.8")
+    )
+    assert answer(8, "off") != texts["off"]
 
 
 def test_completions_and_models(client: openai.OpenAI, models: Any) -> None:

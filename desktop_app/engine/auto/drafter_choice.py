@@ -15,11 +15,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from desktop_app.engine.api import SamplingParams
 from desktop_app.engine.auto.policy import AutoPolicy, Policy
 from desktop_app.engine.drafters import CopySource, Draft, Drafter
+from desktop_app.engine.sampling_noise import SamplingNoise
 
 HOT_AFTER = 2  # shadow hits in a row that count as a run (one hit is often chance)
 
@@ -97,9 +96,7 @@ class DrafterChoice:
     def drafters(self) -> list[Drafter]:
         return [c.drafter for c in self.candidates if c.policy.k_max > 0]
 
-    def plan(
-        self, context: list[int], limit: int, params: SamplingParams, rng: np.random.Generator, p_min: float
-    ) -> Plan:
+    def plan(self, context: list[int], limit: int, params: SamplingParams, noise: SamplingNoise, p_min: float) -> Plan:
         """Choose and draft, at most ``limit`` tokens."""
         if limit <= 0 or not self.candidates:
             self._shadow_offers(context, None, {})
@@ -110,7 +107,7 @@ class DrafterChoice:
             if k > 0:
                 if only.shadow is not None:
                     only.shadow.drop()
-                return Plan(only, k, only.drafter.draft(context, k, params, rng, p_min))
+                return Plan(only, k, only.drafter.draft(context, k, params, noise, p_min))
             return Plan(None, 0)
         best: tuple[float, Candidate, int] | None = None
         proposals: dict[int, tuple[list[int], CopySource]] = {}  # model-free candidates' lookups
@@ -134,8 +131,8 @@ class DrafterChoice:
         index = self.candidates.index(c)
         if c.drafter.free:
             tokens, source = proposals[index]
-            return Plan(c, k, Draft(tokens[:k], [None] * k, 0.0, source), tokens[k] if len(tokens) > k else None)
-        return Plan(c, k, c.drafter.draft(context, k, params, rng, p_min))
+            return Plan(c, k, Draft(tokens[:k], 0.0, source), tokens[k] if len(tokens) > k else None)
+        return Plan(c, k, c.drafter.draft(context, k, params, noise, p_min))
 
     def _shadow_offers(
         self, context: list[int], chosen: Candidate | None, proposals: dict[int, tuple[list[int], CopySource]]

@@ -1,7 +1,8 @@
 """Drafters propose the next few tokens; the target verifies them (one module per drafter).
 
-A drafter returns tokens and, for each, the distribution q it was drawn from (None when the
-choice was deterministic, i.e. q is one-hot); the acceptance rule needs q to stay exact.
+A drafter returns tokens. One that samples draws each from its own distribution q with the
+answer's noise at that position (``SamplingNoise.pick``), as the target draws its own token
+there; a draft is kept exactly when the two agree, so q itself is not needed afterwards.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from enum import Enum
 import numpy as np
 
 from desktop_app.engine.api import DrafterKind, SamplingParams
+from desktop_app.engine.sampling_noise import SamplingNoise
 
 
 class CopySource(str, Enum):
@@ -31,7 +33,6 @@ class CopySource(str, Enum):
 @dataclass
 class Draft:
     tokens: list[int] = field(default_factory=list)
-    q: list[np.ndarray | None] = field(default_factory=list)
     seconds: float = 0.0
     source: CopySource = CopySource.OTHER
 
@@ -66,10 +67,9 @@ class Drafter:
     def prepare(self, context: list[int], hidden: Hidden | None) -> None:
         """Called once per answer with the prompt (after the target cached all but its last token)."""
 
-    def draft(
-        self, context: list[int], k: int, params: SamplingParams, rng: np.random.Generator, p_min: float
-    ) -> Draft:
-        """Up to ``k`` tokens to follow ``context`` (fewer when confidence drops below ``p_min``)."""
+    def draft(self, context: list[int], k: int, params: SamplingParams, noise: SamplingNoise, p_min: float) -> Draft:
+        """Up to ``k`` tokens to follow ``context`` (fewer when confidence drops below ``p_min``);
+        a sampled i-th draft is ``noise.pick(q, i)``."""
         raise NotImplementedError
 
     def accepted(self, tokens: list[int], hidden: np.ndarray | None) -> None:
@@ -100,12 +100,10 @@ class LookupDrafter(Drafter):
     def prepare(self, context: list[int], hidden: Hidden | None) -> None:
         pass
 
-    def draft(
-        self, context: list[int], k: int, params: SamplingParams, rng: np.random.Generator, p_min: float
-    ) -> Draft:
+    def draft(self, context: list[int], k: int, params: SamplingParams, noise: SamplingNoise, p_min: float) -> Draft:
         start = time.perf_counter()
         tokens = self.lookup(context, k)
-        return Draft(tokens, [None] * len(tokens), time.perf_counter() - start, self.source)
+        return Draft(tokens, time.perf_counter() - start, self.source)
 
     def token_cost_s(self, probe: CostProbe) -> float:
         return LOOKUP_TOKEN_S

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
-
 from desktop_app.engine.api import DrafterKind, SamplingParams
 from desktop_app.engine.drafters import Draft, Hidden
 from desktop_app.engine.drafters.hidden_state import HiddenStateDrafter
+from desktop_app.engine.sampling_noise import SamplingNoise
 
 
 class AssistantDrafter(HiddenStateDrafter):
@@ -28,16 +27,14 @@ class AssistantDrafter(HiddenStateDrafter):
         self.pending = self._h_of(len(context) - 2, hidden, context)
         self.pending_pos = len(context) - 2
 
-    def draft(
-        self, context: list[int], k: int, params: SamplingParams, rng: np.random.Generator, p_min: float
-    ) -> Draft:
+    def draft(self, context: list[int], k: int, params: SamplingParams, noise: SamplingNoise, p_min: float) -> Draft:
         start = time.perf_counter()
         out = Draft()
         position = len(self.target.kv_tokens)  # where the newest token goes
         token, h = context[-1], self.pending
         for _ in range(k):
             row = self.ctx.decode([token], position, h[None, :], output_last=True, same_position=True)
-            if not self._pick(self.ctx.logits(row), params, rng, out, p_min, context):
+            if not self._pick(self.ctx.logits(row), params, noise, out, p_min, context):
                 break
             token, h = out.tokens[-1], self.ctx.hidden(row)
         out.seconds = time.perf_counter() - start

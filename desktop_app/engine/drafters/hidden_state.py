@@ -19,7 +19,8 @@ from desktop_app.engine.drafters import CostProbe, Draft, Drafter, Hidden
 from desktop_app.engine.drafters.model_drafter import top_probability
 from desktop_app.engine.llama.model import LlamaModel, common_prefix
 from desktop_app.engine.llama.nextn import NextnContext
-from desktop_app.engine.sampling import penalize, probabilities, sample
+from desktop_app.engine.sampling import penalize, probabilities
+from desktop_app.engine.sampling_noise import SamplingNoise
 
 
 class HiddenStateDrafter(Drafter):
@@ -56,7 +57,7 @@ class HiddenStateDrafter(Drafter):
         self,
         logits: np.ndarray,
         params: SamplingParams,
-        rng: np.random.Generator,
+        noise: SamplingNoise,
         out: Draft,
         p_min: float,
         context: Sequence[int] = (),
@@ -69,13 +70,11 @@ class HiddenStateDrafter(Drafter):
             if p_min > 0.0 and out.tokens and top_probability(logits) < p_min:
                 return False
             out.tokens.append(int(np.argmax(logits)))
-            out.q.append(None)
             return True
         q = probabilities(logits, params)
         if p_min > 0.0 and out.tokens and float(q.max()) < p_min:
             return False
-        out.tokens.append(sample(q, rng))
-        out.q.append(q)
+        out.tokens.append(noise.pick(q, len(out.tokens)))  # the noise of the target's row there
         return True
 
     def accepted(self, tokens: list[int], hidden: np.ndarray | None) -> None:

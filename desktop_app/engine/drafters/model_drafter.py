@@ -1,4 +1,4 @@
-"""A small GGUF model sharing the target's vocabulary drafts greedily (or by sampling)."""
+"""A small GGUF model sharing the target's vocabulary drafts greedily (or by sampling with the answer's noise)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from desktop_app.engine.api import DrafterKind, SamplingParams
 from desktop_app.engine.drafters import CostProbe, Draft, Drafter, Hidden
 from desktop_app.engine.llama.model import LlamaModel
 from desktop_app.engine.llama.timing import time_decodes
-from desktop_app.engine.sampling import penalize, probabilities, sample
+from desktop_app.engine.sampling import penalize, probabilities
+from desktop_app.engine.sampling_noise import SamplingNoise
 
 
 def top_probability(logits: np.ndarray) -> float:
@@ -28,9 +29,7 @@ class ModelDrafter(Drafter):
     def prepare(self, context: list[int], hidden: Hidden | None) -> None:
         self.model.prefill(context)
 
-    def draft(
-        self, context: list[int], k: int, params: SamplingParams, rng: np.random.Generator, p_min: float
-    ) -> Draft:
+    def draft(self, context: list[int], k: int, params: SamplingParams, noise: SamplingNoise, p_min: float) -> Draft:
         start = time.perf_counter()
         out = Draft()
         # Bring the cache in line with the context (decodes only what the last cycle added).
@@ -42,13 +41,11 @@ class ModelDrafter(Drafter):
                 token = int(np.argmax(logits))
                 if p_min > 0.0 and i > 0 and top_probability(logits) < p_min:
                     break
-                out.q.append(None)
             else:
                 q = probabilities(logits, params)  # already penalised
                 if p_min > 0.0 and i > 0 and float(q.max()) < p_min:
                     break
-                token = sample(q, rng)
-                out.q.append(q)
+                token = noise.pick(q, i)  # the noise the target's row i will use
             out.tokens.append(token)
             if params.penalized:
                 recent.append(token)

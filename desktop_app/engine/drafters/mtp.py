@@ -17,6 +17,7 @@ from desktop_app.engine.api import DrafterKind, SamplingParams
 from desktop_app.engine.drafters import Draft, Hidden
 from desktop_app.engine.drafters.hidden_state import HiddenStateDrafter
 from desktop_app.engine.llama.model import common_prefix
+from desktop_app.engine.sampling_noise import SamplingNoise
 
 
 class MtpDrafter(HiddenStateDrafter):
@@ -49,9 +50,7 @@ class MtpDrafter(HiddenStateDrafter):
         self.queue.extend((t, hidden[j].copy()) for j, t in enumerate(tokens))
         super().accepted(tokens, hidden)
 
-    def draft(
-        self, context: list[int], k: int, params: SamplingParams, rng: np.random.Generator, p_min: float
-    ) -> Draft:
+    def draft(self, context: list[int], k: int, params: SamplingParams, noise: SamplingNoise, p_min: float) -> Draft:
         start = time.perf_counter()
         out = Draft()
         tokens = [t for t, _ in self.queue]
@@ -59,7 +58,7 @@ class MtpDrafter(HiddenStateDrafter):
         self.kv.extend(tokens)
         self.queue = []
         for i in range(k):
-            if not self._pick(self.ctx.logits(row), params, rng, out, p_min, context):
+            if not self._pick(self.ctx.logits(row), params, noise, out, p_min, context):
                 break
             if i + 1 < k:  # chain: the head's own hidden row goes with its draft
                 h = self.ctx.hidden(row)

@@ -6,6 +6,10 @@ State between cycles: the target's KV cache holds every committed token except t
 longest accepted prefix plus one token from the target (the correction, or a bonus token when
 all k were accepted), and trims the rejected drafts from the cache. With k = 0 this is plain
 decoding, so "off" runs the very same code.
+
+The token at each answer position is the target's own (greedy: its argmax; sampling: its
+Gumbel-max sample with the answer's noise at that position), and a draft is kept exactly when it
+is that token, so a seed gives the same text in every speculation mode.
 """
 
 from __future__ import annotations
@@ -14,8 +18,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-
-import numpy as np
 
 from desktop_app.engine.api import DRAFT_K, DrafterKind, FinishReason, SamplingParams
 from desktop_app.engine.auto.drafter_choice import DrafterChoice, Plan
@@ -27,6 +29,7 @@ from desktop_app.engine.loop.reasoning_count import ReasoningCount
 from desktop_app.engine.loop.target_rows import GrammarGuide, PlainRows, Rows
 from desktop_app.engine.loop.text_stream import TextStream
 from desktop_app.engine.reasoning import ReasoningFormat
+from desktop_app.engine.sampling_noise import SamplingNoise, fresh_seed
 from desktop_app.engine.stats import GenerationStats, SpeedWindow
 
 STATS_INTERVAL_S = 0.1
@@ -52,24 +55,18 @@ class Verified:
     seconds: float
 
 
-def verify(draft: Draft, rows: Rows, params: SamplingParams, rng: np.random.Generator) -> tuple[list[int], int]:
+def verify(draft: Draft, rows: Rows, noise: SamplingNoise) -> tuple[list[int], int]:
     """Check the drafts against the target's rows; return (new tokens, how many drafts kept).
-    ``rows`` gives each row's distribution (penalised for what came before it, under the grammar)."""
+    ``rows`` gives each row's token (penalised for what came before it, under the grammar) at
+    position i of ``noise``: a draft is kept when it is that token, and the first one that is not
+    is replaced by it (greedy or sampled, the same rule)."""
     out: list[int] = []
     for i, token in enumerate(draft.tokens):
-        if params.greedy:
-            choice = rows.greedy(i)
-            if choice != token:
-                out.append(choice)
-                return out, i
-        else:
-            ok, replacement = rows.judge(i, token, draft.q[i], rng)
-            if not ok:
-                assert replacement is not None
-                out.append(replacement)
-                return out, i
-        out.append(token)
-    out.append(rows.draw(len(draft.tokens), rng))
+        choice = rows.token(i, noise)
+        out.append(choice)
+        if choice != token:
+            return out, i
+    out.append(rows.token(len(draft.tokens), noise))
     return out, len(draft.tokens)
 
 
@@ -96,7 +93,8 @@ class SpeculativeLoop:
         self.cancel = cancel
         self.threads = threads or ThreadTuner(target.set_threads, fixed=target.options.n_threads)
         self.clock = clock  # what passes and answers are timed by (a replay's is virtual)
-        self.rng = np.random.default_rng(config.sampling.seed)
+        seed = config.sampling.seed
+        self.noise = SamplingNoise(fresh_seed() if seed is None else seed)  # one seed per answer
         self.stream = TextStream(config.stop)
         self.reasoning = ReasoningCount(config.reasoning, config.opened, stats)
         self.window = SpeedWindow()
@@ -150,8 +148,12 @@ class SpeculativeLoop:
             return None
         return min(remaining - 1, room - 1, self.target.max_draft or DRAFT_K.high)
 
+    def here(self) -> SamplingNoise:
+        """The noise from the next answer position on (the first draft's and verify row 0's)."""
+        return self.noise.after(len(self.tokens_out))
+
     def propose(self, limit: int) -> Plan:
-        return self.choice.plan(self.context, limit, self.config.sampling, self.rng, self.config.draft_p_min)
+        return self.choice.plan(self.context, limit, self.config.sampling, self.here(), self.config.draft_p_min)
 
     def verify(self, draft: Draft) -> Verified:
         """One target decode of [last, drafts...]; the rejected rows leave the cache."""
@@ -170,7 +172,7 @@ class SpeculativeLoop:
             target_rows: Rows = PlainRows(self.target, params, *seen)
         else:
             target_rows = self.grammar.rows(self.target, params, *seen)
-        tokens, n_accepted = verify(draft, target_rows, params, self.rng)
+        tokens, n_accepted = verify(draft, target_rows, self.here())
         if self.grammar is not None:
             self.grammar.commit(tokens, n_accepted)
         self.target.truncate(kept + 1 + n_accepted)

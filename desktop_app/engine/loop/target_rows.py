@@ -1,21 +1,22 @@
 """How the target's verify rows become tokens: freely, or under a request's grammar.
 
 Row ``i`` of a verify pass is the target's distribution after the committed tokens and the first
-``i`` drafts. :class:`PlainRows` reads it as it is. :class:`GrammarRows` reads it through the
-grammar's state after those same tokens (``GrammarGuide.check`` walked the draft on clones of the
-committed state), so every row is the grammar-constrained distribution p' and the acceptance
-rule keeps p' exactly (docs/drafting.md, "Drafting under a grammar"):
+``i`` drafts, and its token is the one plain decoding would put at that answer position: the
+argmax when greedy, else the Gumbel-max sample with the answer's noise at that position
+(:class:`~desktop_app.engine.sampling_noise.SamplingNoise`). A draft is kept exactly when it is
+that token, so the tokens do not depend on the drafts (docs/drafting.md).
+:class:`PlainRows` reads a row as it is. :class:`GrammarRows` reads it through the grammar's
+state after those same tokens (``GrammarGuide.check`` walked the draft on clones of the
+committed state), so every row is the grammar-constrained distribution p'
+(docs/drafting.md, "Drafting under a grammar"):
 
 - greedy: the argmax of the allowed tokens (the row's argmax, checked alone; the vocabulary is
   masked only when the grammar refuses it);
-- sampling: p' is the transforms' distribution restricted to the allowed tokens
-  (:func:`~desktop_app.engine.sampling.restricted`); a deterministic draft (q one-hot) is
-  accepted when a draw from p' equals it, which accepts with probability p'(x) and otherwise
-  gives a draw from the residual p' without x, as the rule asks; a drafter's own q goes through
-  the rule with the full p';
-- a drafted token the grammar refuses has p'(x) = 0: it is a rejection like any other, and the
-  replacement comes from the residual max(0, p' - q) (not a fresh draw from p': that would
-  give the drafter's refused mass to p' and change the distribution).
+- sampling: the Gumbel-max sample of p', the transforms' distribution restricted to the allowed
+  tokens (:func:`~desktop_app.engine.sampling.restricted`); the winner over all tokens, when the
+  grammar allows it, is the winner over the allowed ones, so the mask is again made only when
+  the grammar refuses it;
+- a drafted token the grammar refuses is never the row's token: a rejection like any other.
 """
 
 from __future__ import annotations
@@ -30,18 +31,13 @@ from desktop_app.engine.drafters import Draft
 from desktop_app.engine.errors import GrammarError
 from desktop_app.engine.llama.grammar import GrammarState
 from desktop_app.engine.llama.model import LlamaModel
-from desktop_app.engine.sampling import accept_draft, next_token, penalize, probabilities, restricted, sample
+from desktop_app.engine.sampling import penalize, probabilities, restricted
+from desktop_app.engine.sampling_noise import SamplingNoise
 
 
 class Rows(Protocol):
-    def greedy(self, i: int) -> int:
-        """The argmax of row ``i``'s distribution."""
-
-    def judge(self, i: int, token: int, q: np.ndarray | None, rng: np.random.Generator) -> tuple[bool, int | None]:
-        """The acceptance rule for a drafted ``token`` at row ``i`` (see ``accept_draft``)."""
-
-    def draw(self, i: int, rng: np.random.Generator) -> int:
-        """A token from row ``i`` (the correction or bonus token)."""
+    def token(self, i: int, noise: SamplingNoise) -> int:
+        """The target's token at row ``i`` (position ``i`` of ``noise``)."""
 
 
 class PenalizedRows:
@@ -62,14 +58,10 @@ class PenalizedRows:
 
 
 class PlainRows(PenalizedRows):
-    def greedy(self, i: int) -> int:
-        return int(np.argmax(self.logits(i)))
-
-    def judge(self, i: int, token: int, q: np.ndarray | None, rng: np.random.Generator) -> tuple[bool, int | None]:
-        return accept_draft(probabilities(self.logits(i), self.params), q, token, rng)
-
-    def draw(self, i: int, rng: np.random.Generator) -> int:
-        return next_token(self.logits(i), self.params, rng)
+    def token(self, i: int, noise: SamplingNoise) -> int:
+        if self.params.greedy:
+            return int(np.argmax(self.logits(i)))
+        return noise.pick(probabilities(self.logits(i), self.params), i)
 
 
 class GrammarRows(PenalizedRows):
@@ -100,25 +92,15 @@ class GrammarRows(PenalizedRows):
             return best
         return int(np.argmax(np.where(self._allowed(i), logits, -np.inf)))
 
-    def _probs(self, i: int) -> tuple[np.ndarray, np.ndarray]:
-        logits = self.logits(i)
-        return probabilities(logits, self.params), logits
-
-    def draw(self, i: int, rng: np.random.Generator) -> int:
+    def token(self, i: int, noise: SamplingNoise) -> int:
         if self.params.greedy:
             return self.greedy(i)
-        probs, logits = self._probs(i)
-        token = sample(probs, rng)
+        logits = self.logits(i)
+        probs = probabilities(logits, self.params)
+        token = noise.pick(probs, i)
         if self.states[i].allows(token):
             return token
-        return sample(restricted(probs, logits, self._allowed(i), self.params), rng)
-
-    def judge(self, i: int, token: int, q: np.ndarray | None, rng: np.random.Generator) -> tuple[bool, int | None]:
-        if q is None:
-            drawn = self.draw(i, rng)
-            return (True, None) if drawn == token else (False, drawn)
-        probs, logits = self._probs(i)
-        return accept_draft(restricted(probs, logits, self._allowed(i), self.params), q, token, rng)
+        return noise.pick(restricted(probs, logits, self._allowed(i), self.params), i)
 
 
 class GrammarGuide:
@@ -136,7 +118,7 @@ class GrammarGuide:
         self.states = [self.state]
         for token in draft.tokens:
             if not self.states[-1].allows(token):
-                del draft.tokens[len(self.states) :], draft.q[len(self.states) :]
+                del draft.tokens[len(self.states) :]
                 break
             following = self.states[-1].clone()
             following.accept(token)
