@@ -2,7 +2,8 @@
 
 The rule (Leviathan et al. 2023; Chen et al. 2023) keeps the target's distribution exactly as
 long as the target's p and the draft's q go through the SAME transforms, which is why both go
-through :func:`probabilities` here. The repeat penalty depends on the tokens before the position
+through :func:`penalize` (the logit bias, the repeat penalty) and :func:`probabilities`
+here. The repeat penalty depends on the tokens before the position
 (``recent``): the target's row i and a drafter's i-th draft see the same committed context plus
 the drafts before i, so both are penalised alike, greedy or sampled.
 """
@@ -16,10 +17,21 @@ import numpy as np
 from desktop_app.engine.api import SamplingParams
 
 
+def adjusts(params: SamplingParams) -> bool:
+    """:func:`penalize` changes the model's scores (a logit bias, or the repeat penalty)."""
+    return params.penalized or bool(params.logit_bias)
+
+
 def penalize(logits: np.ndarray, params: SamplingParams, recent: Sequence[int]) -> np.ndarray:
-    """``logits`` with llama.cpp's repeat penalty (its penalties sampler): each token found among
-    the last ``repeat_last_n`` of ``recent`` (once, however often) has a positive score divided by
-    ``repeat_penalty`` and a negative one multiplied by it. Applied before every other transform."""
+    """``logits`` with the request's logit bias added (OpenAI's ``logit_bias``: llama.cpp's logit
+    bias sampler, first in its chain), then llama.cpp's repeat penalty (its penalties sampler):
+    each token found among the last ``repeat_last_n`` of ``recent`` (once, however often) has a
+    positive score divided by ``repeat_penalty`` and a negative one multiplied by it. Applied
+    before every other transform, to the target's rows and to every drafter's scores alike."""
+    if params.logit_bias:
+        ids, biases = zip(*params.logit_bias, strict=True)
+        logits = logits.copy()
+        logits[np.asarray(ids)] += np.asarray(biases, dtype=logits.dtype)
     if not params.penalized or not recent:
         return logits
     seen = np.unique(np.asarray(recent[-params.repeat_last_n :], dtype=np.int64))
@@ -29,10 +41,13 @@ def penalize(logits: np.ndarray, params: SamplingParams, recent: Sequence[int]) 
     return out
 
 
-def probabilities(logits: np.ndarray, params: SamplingParams, recent: Sequence[int] = ()) -> np.ndarray:
-    """The distribution to sample from after the repeat penalty (given the ``recent`` tokens),
-    temperature, top-k, top-p and min-p (float64)."""
-    scaled = penalize(logits, params, recent).astype(np.float64) / params.temperature
+def probabilities(logits: np.ndarray, params: SamplingParams, recent: Sequence[int] | None = None) -> np.ndarray:
+    """The distribution to sample from after temperature, top-k, top-p and min-p (float64).
+    ``recent`` given: ``logits`` are the model's own, adjusted here first by :func:`penalize`
+    (given the ``recent`` tokens); None: they are adjusted already."""
+    if recent is not None:
+        logits = penalize(logits, params, recent)
+    scaled = logits.astype(np.float64) / params.temperature
     n = scaled.shape[0]
     if 0 < params.top_k < n:
         keep = np.argpartition(scaled, n - params.top_k)[n - params.top_k :]
@@ -63,10 +78,15 @@ def sample(probs: np.ndarray, rng: np.random.Generator) -> int:
     return min(index, probs.shape[0] - 1)
 
 
-def next_token(logits: np.ndarray, params: SamplingParams, rng: np.random.Generator, recent: Sequence[int] = ()) -> int:
+def next_token(
+    logits: np.ndarray, params: SamplingParams, rng: np.random.Generator, recent: Sequence[int] | None = None
+) -> int:
+    """A token from ``logits`` (``recent``: as :func:`probabilities` has it)."""
+    if recent is not None:
+        logits = penalize(logits, params, recent)
     if params.greedy:
-        return int(np.argmax(penalize(logits, params, recent)))
-    return sample(probabilities(logits, params, recent), rng)
+        return int(np.argmax(logits))
+    return sample(probabilities(logits, params), rng)
 
 
 def accept_draft(p: np.ndarray, q: np.ndarray | None, token: int, rng: np.random.Generator) -> tuple[bool, int | None]:

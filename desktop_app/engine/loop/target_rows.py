@@ -30,7 +30,7 @@ from desktop_app.engine.drafters import Draft
 from desktop_app.engine.errors import GrammarError
 from desktop_app.engine.llama.grammar import GrammarState
 from desktop_app.engine.llama.model import LlamaModel
-from desktop_app.engine.sampling import accept_draft, next_token, penalize, probabilities, restricted, sample
+from desktop_app.engine.sampling import accept_draft, adjusts, next_token, penalize, probabilities, restricted, sample
 
 
 class Rows(Protocol):
@@ -56,7 +56,7 @@ class PenalizedRows:
         self._drafted = drafted
 
     def logits(self, i: int) -> np.ndarray:
-        if not self.params.penalized:
+        if not adjusts(self.params):
             return self.target.logits(i)
         return penalize(self.target.logits(i), self.params, [*self._recent, *self._drafted[:i]])
 
