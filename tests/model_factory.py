@@ -12,6 +12,8 @@ tokenizer, template and compatibility code paths see the real thing.
 - ``thinking``: the target's weights with a Qwen3.5-style thinking template (``THINKING_TEMPLATE``).
 - ``fim``: the target's weights with fill-in-the-middle tokens declared (``_with_fim_tokens``).
 - ``tools``: the target's weights with Qwen 2.5's tool-calling template (``TOOLS_TEMPLATE``).
+- ``tool_tokens``: ``tools`` with Qwen 2.5's ``<tool_call>`` / ``</tool_call>`` tokens
+  (``_with_tool_tokens``): one token each, which a ``logit_bias`` can favour.
 - ``truncated``: a valid header cut off before the tensor data ends.
 - ``not_gguf``: a text file with a .gguf name.
 
@@ -200,6 +202,7 @@ class FactoryModels:
     thinking: Path
     fim: Path
     tools: Path
+    tool_tokens: Path
 
 
 # A chat template that renders for hours (Jinja's sandbox does not stop CPU bombs).
@@ -309,6 +312,7 @@ def build_all(directory: Path) -> FactoryModels:
         thinking=directory / "thinking.gguf",
         fim=directory / "fim.gguf",
         tools=directory / "tools.gguf",
+        tool_tokens=directory / "tool-tokens.gguf",
     )
     if all(p.exists() for p in vars(out).values()):
         return out
@@ -327,7 +331,21 @@ def build_all(directory: Path) -> FactoryModels:
     write_model(out.fim, ModelSpec("target", TARGET_LAYERS), _with_fim_tokens(tokenizer))
     with_tools = dataclasses.replace(tokenizer, chat_template=TOOLS_TEMPLATE)
     write_model(out.tools, ModelSpec("target", TARGET_LAYERS), with_tools)
+    write_model(out.tool_tokens, ModelSpec("target", TARGET_LAYERS), _with_tool_tokens(with_tools))
     return out
+
+
+TOOL_CALL_TOKENS = (14, 15)  # <tool_call> and </tool_call> in the tool_tokens model
+
+
+def _with_tool_tokens(tok: Tokenizer) -> Tokenizer:
+    """The vocabulary with two unused special tokens (Jupyter markers) renamed ``<tool_call>`` and
+    ``</tool_call>``, user-defined tokens as Qwen 2.5's vocabulary has them (one token each, shown
+    as text): what a client's ``logit_bias`` names to make this random model start a call."""
+    tokens, types = list(tok.tokens), list(tok.token_types)
+    for token, text in zip(TOOL_CALL_TOKENS, ("<tool_call>", "</tool_call>"), strict=True):
+        tokens[token], types[token] = text, gguf.TokenType.USER_DEFINED
+    return dataclasses.replace(tok, tokens=tokens, token_types=types)
 
 
 def _with_fim_tokens(tok: Tokenizer) -> Tokenizer:

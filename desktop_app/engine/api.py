@@ -42,6 +42,7 @@ __all__ = [
     "Embeddings",
     "FinishReason",
     "GenerateRequest",
+    "LOGIT_BIAS",
     "LoadedModels",
     "MAX_TOKENS",
     "MIN_P",
@@ -233,14 +234,10 @@ N_CTX = NumberRange("n_ctx", int, 32, 1 << 20, 4096, "Context size in tokens")
 NGPU_LAYERS = NumberRange("n_gpu_layers", int, -1, 9999, -1, "Layers offloaded to the GPU (-1 all, 0 none)")
 API_HOST = "127.0.0.1"  # the local API answers this machine only unless told otherwise
 API_PORT = NumberRange("api_port", int, 1024, 65535, 8080, "Port of the local OpenAI-compatible API")
-N_THREADS = NumberRange(
-    "n_threads",
-    int,
-    0,
-    1024,
-    0,
-    "CPU threads for the engine; 0: the fastest count, measured as the machine's load changes",
-)
+_THREADS = "CPU threads for the engine; 0: the fastest count, measured as the machine's load changes"
+N_THREADS = NumberRange("n_threads", int, 0, 1024, 0, _THREADS)
+_BIAS = "Added to a token's logit before every other transform (OpenAI's logit_bias; -100 bans, 100 forces)"
+LOGIT_BIAS = NumberRange("logit_bias", float, -100.0, 100.0, 0.0, _BIAS)
 
 
 @dataclass(frozen=True)
@@ -254,16 +251,15 @@ class SamplingParams:
     seed: int | None = None
     repeat_penalty: float = REPEAT_PENALTY.default
     repeat_last_n: int = REPEAT_LAST_N.default
+    logit_bias: tuple[tuple[int, float], ...] = ()  # (token id, LOGIT_BIAS) pairs, ids in increasing order
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "temperature", TEMPERATURE.check(self.temperature))
-        object.__setattr__(self, "top_k", TOP_K.check(self.top_k))
-        object.__setattr__(self, "top_p", TOP_P.check(self.top_p))
-        object.__setattr__(self, "min_p", MIN_P.check(self.min_p))
-        object.__setattr__(self, "repeat_penalty", REPEAT_PENALTY.check(self.repeat_penalty))
-        object.__setattr__(self, "repeat_last_n", REPEAT_LAST_N.check(self.repeat_last_n))
+        for number in (TEMPERATURE, TOP_K, TOP_P, MIN_P, REPEAT_PENALTY, REPEAT_LAST_N):  # each named as its field
+            object.__setattr__(self, number.name, number.check(getattr(self, number.name)))
         if self.seed is not None:
             object.__setattr__(self, "seed", SEED.check(self.seed))
+        bias = ((int(t), float(LOGIT_BIAS.check(b))) for t, b in dict(self.logit_bias).items())
+        object.__setattr__(self, "logit_bias", tuple(sorted(bias)))  # the ids are checked against the vocabulary
 
     @property
     def greedy(self) -> bool:
@@ -311,7 +307,8 @@ class GenerateRequest:
     the middle between the prompt and the suffix, with the target's FIM tokens. ``tools``: the
     functions the model may call, rendered by its chat template. ``grammar``: a GBNF grammar (root
     rule ``root``) every token is drawn under, drafts included (GrammarError when llama.cpp cannot
-    parse it, before any work).
+    parse it, before any work); with ``grammar_triggers`` (regular expressions, a tool format's
+    ``trigger``) it is lazy: the answer is free until one matches, then follows the grammar from there.
     """
 
     messages: Sequence[Message] | None = None
@@ -328,6 +325,7 @@ class GenerateRequest:
     suffix: str | None = None
     tools: Sequence[Tool] = ()
     grammar: str | None = None
+    grammar_triggers: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "spec", _member(SpecMode, self.spec, "spec"))
@@ -346,6 +344,8 @@ class GenerateRequest:
             raise ValueError("stop must be a list of non-empty strings")
         if self.grammar is not None and (not isinstance(self.grammar, str) or not self.grammar.strip()):
             raise ValueError("grammar must be a GBNF grammar (a non-empty string with a rule named root)")
+        if self.grammar_triggers and self.grammar is None:
+            raise ValueError("grammar_triggers need a grammar to trigger")
 
 
 E = TypeVar("E", SpecMode, DrafterKind, OverflowPolicy)

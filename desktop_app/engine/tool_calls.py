@@ -36,12 +36,16 @@ from desktop_app.engine.tool_values import gemma_value
 @dataclass(frozen=True)
 class ToolFormat:
     """A family's tool-call syntax: ``detect`` in a template's source names it; ``opens``: the
-    texts that open a call; ``markers``: the special tokens the engine must show as text."""
+    texts that open a call; ``markers``: the special tokens the engine must show as text;
+    ``trigger``: a regular expression found in an answer where a call begins (its first group,
+    else the whole match, starts the text the call grammar of ``tool_choice`` "auto" takes over
+    from, as llama.cpp's lazy grammar's triggers)."""
 
     name: str
     detect: str
     opens: tuple[str, ...]
     markers: tuple[str, ...]
+    trigger: str
     short_ids: bool = False  # call ids of 9 letters and digits (Mistral's templates require them)
 
     def new_call_id(self) -> str:
@@ -50,17 +54,27 @@ class ToolFormat:
         return "call_" + secrets.token_hex(12)
 
 
-HERMES = ToolFormat("hermes", "<tool_call>", ("<tool_call>",), ("<tool_call>", "</tool_call>"))
+HERMES = ToolFormat("hermes", "<tool_call>", ("<tool_call>",), ("<tool_call>", "</tool_call>"), "<tool_call>")
+# Llama 3.x: a call is the whole answer (after whitespace and an optional <|python_tag|>).
 LLAMA3 = ToolFormat(
-    "llama3", "<|start_header_id|>ipython<|end_header_id|>", ("<|python_tag|>", "{"), ("<|python_tag|>",)
+    "llama3",
+    "<|start_header_id|>ipython<|end_header_id|>",
+    ("<|python_tag|>", "{"),
+    ("<|python_tag|>",),
+    r'^\s*(?:<\|python_tag\|>)?\s*(\{\s*"name")',
 )
-MISTRAL = ToolFormat("mistral", "[TOOL_CALLS]", ("[TOOL_CALLS]",), ("[TOOL_CALLS]", "[ARGS]", "[CALL_ID]"), True)
-GEMMA4 = ToolFormat("gemma4", "<|tool_call>", ("<|tool_call>",), ("<|tool_call>", "<tool_call|>", '<|"|>'))
+MISTRAL = ToolFormat(
+    "mistral", "[TOOL_CALLS]", ("[TOOL_CALLS]",), ("[TOOL_CALLS]", "[ARGS]", "[CALL_ID]"), r"\[TOOL_CALLS\]", True
+)
+GEMMA4 = ToolFormat(
+    "gemma4", "<|tool_call>", ("<|tool_call>",), ("<|tool_call>", "<tool_call|>", '<|"|>'), r"<\|tool_call>"
+)
 GPT_OSS = ToolFormat(
     "gpt-oss",
     "<|channel|>",
     ("<|start|>", "<|channel|>", " to="),
     ("<|start|>", "<|channel|>", "<|message|>", "<|constrain|>", "<|call|>", "<|end|>"),
+    r"<\|channel\|>commentary to=",
 )
 # In the order they are looked for (llama.cpp's): a template may name another family's marker.
 TOOL_FORMATS: tuple[ToolFormat, ...] = (GPT_OSS, GEMMA4, HERMES, LLAMA3, MISTRAL)

@@ -3,7 +3,7 @@
 Strict like the engine's own types: an unknown field, a wrong type or a value out of range is a
 400 with OpenAI's error object, naming the field. Lenient where OpenAI's own clients are: ``null``
 for any field means the field is absent (SDKs send ``"logprobs": null``), a field we do not
-implement is accepted at its neutral value (``logprobs: false``, ``logit_bias: {}``), keys inside a
+implement is accepted at its neutral value (``logprobs: false``, ``top_logprobs: 0``), keys inside a
 message that do not change the prompt (``refusal``, ``annotations``, ``audio``, ``name``...) are
 ignored, ``developer`` is a system message, and an omitted ``max_tokens`` means "until the model
 stops or the context is full". Numbers go through the engine's declared
@@ -25,6 +25,7 @@ from typing import Any
 
 from desktop_app.engine.api import (
     DEFAULT_SPEC_MODE,
+    LOGIT_BIAS,
     MAX_TOKENS,
     DrafterKind,
     FinishReason,
@@ -71,7 +72,7 @@ class Field(Word):
     SUFFIX = auto()  # completions only: fill in the middle between the prompt and this
     LOGPROBS = auto()  # only false: log-probabilities are not reported
     TOP_LOGPROBS = auto()  # only 0
-    LOGIT_BIAS = auto()  # only empty
+    LOGIT_BIAS = auto()  # {"token id": bias}, added to the logits before sampling (engine/sampling.py)
     METADATA = auto()  # accepted and ignored (a client's labels for the request)
     REASONING_EFFORT = auto()  # chat only: "none"/"minimal" turn a thinking model's Think switch off
     CHAT_TEMPLATE_KWARGS = auto()  # chat only, llama-server's: {"enable_thinking": bool}
@@ -96,7 +97,7 @@ COMPLETION_FIELDS = (CHAT_FIELDS - CHAT_ONLY) | {Field.PROMPT, Field.ECHO, Field
 EFFORTS = {"none": False, "minimal": False, "low": True, "medium": True, "high": True}
 MAX_STOP_STRINGS = 4
 # Fields accepted only at the value that changes nothing; any other value is refused by name.
-NEUTRAL: dict[Field, object] = {Field.LOGPROBS: False, Field.TOP_LOGPROBS: 0, Field.LOGIT_BIAS: {}}
+NEUTRAL: dict[Field, object] = {Field.LOGPROBS: False, Field.TOP_LOGPROBS: 0}
 # Message roles as the chat template knows them; OpenAI's newer "developer" is the system's.
 ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant", "tool": "tool"}
 
@@ -152,6 +153,7 @@ def parse_request(
             temperature=_field(body, Field.TEMPERATURE, (int, float), 1.0),
             top_p=_field(body, Field.TOP_P, (int, float), 1.0),
             seed=_field(body, Field.SEED, (int,)),
+            logit_bias=_logit_bias(body),
         )
         newer = Field.MAX_COMPLETION_TOKENS in body
         # Omitted: until the model stops or the context is full (the engine ends there itself).
@@ -182,6 +184,22 @@ def parse_request(
         param = str(exc).split(" ", 1)[0].strip("'")
         raise BadRequest(str(exc), Field(param) if param in allowed else None) from None
     return request, stream, include_usage
+
+
+def _logit_bias(body: dict[str, Any]) -> tuple[tuple[int, float], ...]:
+    """OpenAI's ``logit_bias``: {"token id": bias} (JSON's keys are text), each bias in
+    :data:`~desktop_app.engine.api.LOGIT_BIAS`'s range; the engine checks the ids against the model."""
+    out: list[tuple[int, float]] = []
+    for key, bias in _field(body, Field.LOGIT_BIAS, (dict,), {}).items():
+        if not key.isascii() or not key.isdigit() or len(key) > 12:
+            raise BadRequest(
+                f"'{Field.LOGIT_BIAS}' keys must be token ids (0 or more), not {json.dumps(key)}", Field.LOGIT_BIAS
+            )
+        try:
+            out.append((int(key), float(LOGIT_BIAS.check(bias))))
+        except ValueError as exc:
+            raise BadRequest(f"{exc} (token {key})", Field.LOGIT_BIAS) from None
+    return tuple(out)
 
 
 def _think(body: dict[str, Any]) -> bool | None:

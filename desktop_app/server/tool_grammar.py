@@ -1,5 +1,7 @@
-"""The GBNF grammar that forces a tool call (``tool_choice`` "required" or a named function):
-the family's call syntax around each function's arguments, the arguments built from the
+"""The GBNF grammar of a tool call, forced from the first token (``tool_choice`` "required" or a
+named function) or, under "auto", lazily from where the model starts a call (the grammar begins
+with the text of its family's :attr:`~desktop_app.engine.tool_calls.ToolFormat.trigger`): the
+family's call syntax around each function's arguments, the arguments built from the
 function's JSON schema by llama-cpp-python's converter (the one llama.cpp's
 ``json-schema-to-grammar`` is ported from), as llama.cpp's ``common/chat.cpp`` builds its own.
 

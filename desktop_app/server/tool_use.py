@@ -6,7 +6,9 @@ the Responses API's flat function tools, Anthropic's ``input_schema`` tools) and
 back in its own; the rules are the same for all:
 
 - ``auto``: the tools are rendered by the model's template, its answer is parsed for calls in
-  its family's syntax (:mod:`~desktop_app.engine.tool_calls`);
+  its family's syntax (:mod:`~desktop_app.engine.tool_calls`); the grammar of the calls is lazy
+  (llama.cpp's ``grammar_lazy``): the model writes freely until it starts a call (its family's
+  ``trigger``), and from there the call follows the grammar, so a call it starts always parses;
 - ``none``: no tools are rendered and nothing is parsed (a plain answer);
 - ``required`` or one named function: the answer is forced into a call by a grammar
   (:mod:`~desktop_app.server.tool_grammar`), of the named function only when one is named;
@@ -83,14 +85,23 @@ class ToolUse:
         return parsed
 
     def grammar(self) -> str | None:
-        """The grammar that forces a call (None: the model chooses)."""
-        if self.choice in (AUTO, NONE) or not self.tools or self.format is None:
+        """The grammar of the calls: it forces one (``required``, a named function), or under
+        ``auto`` it waits for :attr:`triggers`; None: no grammar (``none``, no tools, or under
+        ``auto`` a schema no grammar takes: the calls go unchecked, as any model's would)."""
+        if self.choice == NONE or not self.tools or self.format is None:
             return None
-        forced = [t for t in self.tools if self.choice == REQUIRED or t["function"]["name"] == self.choice]
+        forced = [t for t in self.tools if self.choice in (AUTO, REQUIRED) or t["function"]["name"] == self.choice]
         try:
-            return tool_call_grammar(self.format, forced, self.parallel and self.choice == REQUIRED)
+            return tool_call_grammar(self.format, forced, self.parallel and self.choice in (AUTO, REQUIRED))
         except ValueError as exc:
+            if self.choice == AUTO:
+                return None
             raise BadRequest(str(exc), self.param) from None
+
+    @property
+    def triggers(self) -> tuple[str, ...]:
+        """Where the grammar of :meth:`grammar` takes over (empty: from the first token)."""
+        return (self.format.trigger,) if self.choice == AUTO and self.format is not None else ()
 
     def answer(self, text: str) -> tuple[str, list[Call]]:
         """A whole answer's text and calls."""
@@ -109,11 +120,17 @@ NO_TOOLS = ToolUse(None, ())
 
 
 def with_tools(request: GenerateRequest, use: ToolUse) -> GenerateRequest:
-    """The engine request with the tools rendered and the grammar that forces a call, if any."""
+    """The engine request with the tools rendered and the grammar of the calls, if any. Under
+    ``auto`` a request's own grammar (response_format) wins, as in llama.cpp's server."""
+    if request.grammar is not None and use.triggers:
+        return dataclasses.replace(request, tools=use.offered)
     grammar = use.grammar()
     if grammar is not None and request.grammar is not None:
         raise BadRequest("a forced tool call cannot also follow another grammar (response_format)", "tool_choice")
-    return dataclasses.replace(request, tools=use.offered, grammar=grammar or request.grammar)
+    triggers = use.triggers if grammar is not None else ()
+    return dataclasses.replace(
+        request, tools=use.offered, grammar=grammar or request.grammar, grammar_triggers=triggers
+    )
 
 
 def function_tool(name: object, description: object, parameters: object, where: str, param: str) -> Tool:

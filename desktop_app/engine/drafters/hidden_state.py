@@ -19,7 +19,7 @@ from desktop_app.engine.drafters import CostProbe, Draft, Drafter, Hidden
 from desktop_app.engine.drafters.model_drafter import top_probability
 from desktop_app.engine.llama.model import LlamaModel, common_prefix
 from desktop_app.engine.llama.nextn import NextnContext
-from desktop_app.engine.sampling import penalize, probabilities
+from desktop_app.engine.sampling import adjusts, penalize, probabilities
 from desktop_app.engine.sampling_noise import SamplingNoise
 
 
@@ -64,7 +64,7 @@ class HiddenStateDrafter(Drafter):
     ) -> bool:
         """Choose the next draft token from ``logits`` into ``out``; False when confidence is too low.
         The repeat penalty sees ``context`` and the drafts so far, as the target's row will."""
-        if params.penalized:
+        if adjusts(params):
             logits = penalize(logits, params, [*context[-params.repeat_last_n :], *out.tokens])
         if params.greedy:
             if p_min > 0.0 and out.tokens and top_probability(logits) < p_min:

@@ -29,6 +29,7 @@ from desktop_app.engine.context_size import PromptSize
 from desktop_app.engine.drafters import Drafter
 from desktop_app.engine.drafters.history_vocab import HistoryVocab
 from desktop_app.engine.drafters.ngram_cache import ChatNgrams
+from desktop_app.engine.errors import EngineError
 from desktop_app.engine.events import Event, Finished
 from desktop_app.engine.llama.backend import BackendInfo, backend_info
 from desktop_app.engine.llama.chat_template import ChatTemplate, Message
@@ -43,7 +44,6 @@ from desktop_app.engine.loop.generator import LoopConfig, SpeculativeLoop
 from desktop_app.engine.loop.model_set import ModelSet, describe_model
 from desktop_app.engine.loop.prompt_fit import FitCancelled
 from desktop_app.engine.loop.prompts import PromptBuilder
-from desktop_app.engine.loop.target_rows import GrammarGuide
 from desktop_app.engine.stats import GenerationStats
 
 
@@ -267,7 +267,7 @@ class Engine:
         """Yield PromptProgress, TextChunk and StatsUpdate events, then one Finished event."""
         target = self._require_target()
         with self._lock:
-            grammar = _grammar(target, request.grammar)  # parsed first: a bad grammar fails before any work
+            start = _checked(target, request)  # a bad grammar or logit bias fails before any work
             try:
                 prompt, dropped = self.build_prompt(request, cancel)
             except FitCancelled:
@@ -288,16 +288,24 @@ class Engine:
                 draft_p_min=self.auto.tunables.draft_p_min if request.spec is SpecMode.AUTO else 0.0,
                 reasoning=self.prompts.reasoning.format,
                 opened=self.prompts.opened,
+                grammar_triggers=request.grammar_triggers,
             )
-            prompt_text = self.prompts.last_text if request.messages is not None else ""
-            loop = SpeculativeLoop(target, config, choice, stats, cancel, self.threads, self.clock, grammar)
+            loop = SpeculativeLoop(target, config, choice, stats, cancel, self.threads, self.clock, start)
             for event in loop.run(prompt, dropped):
                 if isinstance(event, Finished):
-                    self.prompts.remember(target, prompt_text, prompt, event)
+                    self.prompts.remember(target, self.prompts.last_text if request.messages else "", prompt, event)
                     # the n-gram cache learns this turn: the new part of the prompt and the answer
                     self.ngrams.learn(prompt[len(prompt) - event.stats.prompt_tokens_new :] + event.token_ids)
                 yield event
 
 
-def _grammar(target: LlamaModel, text: str | None) -> GrammarGuide | None:
-    return GrammarGuide(GrammarState.compile(target.vocab, target.n_vocab, text)) if text is not None else None
+def _checked(target: LlamaModel, request: GenerateRequest) -> GrammarState | None:
+    """The start of the request's grammar (GrammarError: llama.cpp cannot parse it); EngineError
+    when its logit bias names a token the target's vocabulary does not have."""
+    unknown = [token for token, _ in request.sampling.logit_bias if not 0 <= token < target.n_vocab]
+    if unknown:
+        raise EngineError(
+            f"logit_bias names the token id {unknown[0]}, which is not in this model's vocabulary "
+            f"(ids 0 to {target.n_vocab - 1})"
+        )
+    return GrammarState.compile(target.vocab, target.n_vocab, request.grammar) if request.grammar is not None else None

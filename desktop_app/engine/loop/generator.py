@@ -23,10 +23,12 @@ from desktop_app.engine.api import DRAFT_K, DrafterKind, FinishReason, SamplingP
 from desktop_app.engine.auto.drafter_choice import DrafterChoice, Plan
 from desktop_app.engine.drafters import Draft
 from desktop_app.engine.events import Event, Finished, PromptProgress, StatsUpdate, TextChunk
+from desktop_app.engine.llama.grammar import GrammarState
 from desktop_app.engine.llama.model import LlamaModel
 from desktop_app.engine.llama.threads import ThreadTuner
+from desktop_app.engine.loop.lazy_grammar import answer_grammar
 from desktop_app.engine.loop.reasoning_count import ReasoningCount
-from desktop_app.engine.loop.target_rows import GrammarGuide, PlainRows, Rows
+from desktop_app.engine.loop.target_rows import PlainRows, Rows
 from desktop_app.engine.loop.text_stream import TextStream
 from desktop_app.engine.reasoning import ReasoningFormat
 from desktop_app.engine.sampling_noise import SamplingNoise, fresh_seed
@@ -43,6 +45,7 @@ class LoopConfig:
     draft_p_min: float = 0.0
     reasoning: ReasoningFormat | None = None  # the target's reasoning markers (counted apart in the stats)
     opened: str = ""  # the reasoning marker the prompt left open: the answer's text starts with it
+    grammar_triggers: Sequence[str] = ()  # the grammar waits for one of these (GenerateRequest's)
 
 
 @dataclass
@@ -82,10 +85,11 @@ class SpeculativeLoop:
         cancel: threading.Event | None = None,
         threads: ThreadTuner | None = None,
         clock: Callable[[], float] = time.perf_counter,
-        grammar: GrammarGuide | None = None,
+        grammar: GrammarState | None = None,
     ) -> None:
         self.target = target
-        self.grammar = grammar  # the request's grammar: drafts are checked against it, rows constrained
+        # the request's grammar (its start): drafts are checked against it, rows constrained
+        self.grammar = answer_grammar(target, grammar, config.grammar_triggers, config.reasoning, config.opened)
         self.config = config
         self.choice = choice
         self.drafters = choice.drafters  # the candidates that may draft this answer

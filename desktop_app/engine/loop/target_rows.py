@@ -31,7 +31,7 @@ from desktop_app.engine.drafters import Draft
 from desktop_app.engine.errors import GrammarError
 from desktop_app.engine.llama.grammar import GrammarState
 from desktop_app.engine.llama.model import LlamaModel
-from desktop_app.engine.sampling import penalize, probabilities, restricted
+from desktop_app.engine.sampling import adjusts, penalize, probabilities, restricted
 from desktop_app.engine.sampling_noise import SamplingNoise
 
 
@@ -52,7 +52,7 @@ class PenalizedRows:
         self._drafted = drafted
 
     def logits(self, i: int) -> np.ndarray:
-        if not self.params.penalized:
+        if not adjusts(self.params):
             return self.target.logits(i)
         return penalize(self.target.logits(i), self.params, [*self._recent, *self._drafted[:i]])
 

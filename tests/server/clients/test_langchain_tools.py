@@ -1,5 +1,6 @@
 """LangChain's ``ChatOpenAI`` against a real server on the factory model with Qwen 2.5's tool
-template: ``bind_tools`` with each ``tool_choice`` (auto and none: the tools rendered or not;
+template: ``bind_tools`` with each ``tool_choice`` (auto and none: the tools rendered or not, and
+under auto a call that ``logit_bias`` on ``<tool_call>`` starts, its ToolMessage, a final answer;
 required and the named function: a call, whole and streamed, whose ``ToolMessage`` gets a final
 answer) and ``with_structured_output`` by json_schema and by function calling.
 
@@ -18,6 +19,7 @@ from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, Field
 
+from tests.model_factory import TOOL_CALL_TOKENS
 from tests.server.conftest import serving
 from tests.server.live_server import Server
 
@@ -76,6 +78,21 @@ def test_a_forced_call_runs_and_its_tool_message_gets_a_final_answer(chat: ChatO
     final = chat.bind_tools([get_weather]).invoke([*ASK, asked, *results], max_tokens=12)
     assert isinstance(final, AIMessage) and final.content and not final.tool_calls
     assert _input_tokens(final) > _input_tokens(asked)  # the calls and their results are in the prompt
+
+
+def test_an_auto_call_started_by_a_logit_bias_runs_and_gets_a_final_answer(models: Any) -> None:
+    # The random model never calls by itself: "<tool_call>" favoured, and the lazy grammar writes the call.
+    with serving(models.tool_tokens) as server:  # the tools model with "<tool_call>" as one token
+        options: dict[str, Any] = {"base_url": server.url, "api_key": "none", "model": "specchat", "temperature": 0,
+            "max_tokens": 60, "max_retries": 0, "timeout": 120}  # fmt: skip
+        biased = ChatOpenAI(**options, logit_bias={TOOL_CALL_TOKENS[0]: 100})
+        asked = biased.bind_tools([get_weather], tool_choice="auto", parallel_tool_calls=False).invoke(ASK)
+        assert isinstance(asked, AIMessage) and asked.content == "" and not asked.invalid_tool_calls
+        (call,) = asked.tool_calls
+        assert call["name"] == "get_weather" and call["args"]["city"] in CITIES
+        result = get_weather.invoke(call)  # a ToolMessage, as an agent makes it
+        final = ChatOpenAI(**options).bind_tools([get_weather], tool_choice="auto").invoke([*ASK, asked, result])
+        assert isinstance(final, AIMessage) and final.content and not final.tool_calls
 
 
 def test_a_streamed_call_merges_into_the_whole_call(chat: ChatOpenAI) -> None:

@@ -1,6 +1,6 @@
 """litellm's ``completion(model="openai/<id>", api_base=...)`` against a real server on the factory
 model with Qwen 2.5's tool template: a forced tool call, its result and a final answer; auto and
-none (the tools rendered or not); ``response_format`` from a pydantic model and from a JSON schema
+none (the tools rendered or not); under auto a call that a ``logit_bias`` on ``<tool_call>`` starts; ``response_format`` from a pydantic model and from a JSON schema
 validates; streamed text and a streamed call are the whole ones."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import jsonschema
 import pytest
 from pydantic import BaseModel, Field
 
+from tests.model_factory import TOOL_CALL_TOKENS
 from tests.server.conftest import serving
 from tests.server.live_server import Server
 
@@ -69,6 +70,19 @@ def test_a_forced_call_its_result_and_a_final_answer(server: Server, choice: Any
     final = _complete(server, messages=[*ASK, asked.choices[0].message.model_dump(), result], tools=[WEATHER])
     assert final.choices[0].message.content and not final.choices[0].message.tool_calls
     assert final.usage.prompt_tokens > asked.usage.prompt_tokens  # the call and its result are in the prompt
+
+
+def test_an_auto_call_started_by_a_logit_bias_parses_and_gets_a_final_answer(models: Any) -> None:
+    with serving(models.tool_tokens) as server:  # the tools model with "<tool_call>" as one token
+        bias = {str(TOOL_CALL_TOKENS[0]): 100}  # "<tool_call>": the lazy grammar writes the rest
+        asked = _complete(server, tools=[WEATHER], tool_choice="auto", parallel_tool_calls=False, logit_bias=bias)
+        assert asked.choices[0].finish_reason == "tool_calls" and not asked.choices[0].message.content
+        (call,) = asked.choices[0].message.tool_calls
+        jsonschema.validate(json.loads(call.function.arguments), WEATHER["function"]["parameters"])  # type: ignore[index]
+        result = {"role": "tool", "tool_call_id": call.id, "content": "Sunny, 21 C"}
+        history = [*ASK, asked.choices[0].message.model_dump(), result]
+        final = _complete(server, messages=history, tools=[WEATHER], tool_choice="auto", max_tokens=12)
+        assert final.choices[0].message.content and not final.choices[0].message.tool_calls
 
 
 def test_auto_renders_the_tools_and_none_does_not(server: Server) -> None:

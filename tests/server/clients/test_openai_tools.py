@@ -1,7 +1,12 @@
 """Tool calling through /v1/chat/completions with the real openai client, on the factory model
 whose template is Qwen 2.5's (Hermes-style ``<tool_call>``): the tools reach the template, a
 forced call (``required`` or a named function: a grammar) comes back as ``tool_calls`` whole and
-streamed, its result is fed back, and the model answers. A template without tools says so."""
+streamed, its result is fed back, and the model answers. A template without tools says so.
+
+Under ``auto`` this random model never starts a call by itself; on the same model with Qwen's
+``<tool_call>`` token (``tool_tokens``) a client's ``logit_bias`` on it makes it start one, and
+from there the lazy grammar writes a call that parses and fits the schema (without it the model
+writes ``<tool_call>`` and then anything)."""
 
 from __future__ import annotations
 
@@ -9,9 +14,11 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import jsonschema
 import openai
 import pytest
 
+from tests.model_factory import TOOL_CALL_TOKENS
 from tests.server.conftest import serving
 from tests.server.live_server import Server
 
@@ -41,6 +48,7 @@ CLOCK = {
     },
 }
 ASK = [{"role": "user", "content": "What is the weather in Paris?"}]
+START_A_CALL = {str(TOOL_CALL_TOKENS[0]): 100}  # logit_bias: "<tool_call>" first, whatever the model thinks
 
 
 @pytest.fixture(scope="module")
@@ -52,6 +60,13 @@ def server(models: Any) -> Iterator[Server]:
 @pytest.fixture()
 def client(server: Server) -> openai.OpenAI:
     return openai.OpenAI(base_url=server.url, api_key="none", max_retries=0, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def token_client(models: Any) -> Iterator[openai.OpenAI]:
+    """A client of the tools model with ``<tool_call>`` as one token (``TOOL_CALL_TOKENS``)."""
+    with serving(models.tool_tokens) as served:
+        yield openai.OpenAI(base_url=served.url, api_key="none", max_retries=0, timeout=120)
 
 
 def _ask(client: openai.OpenAI, **kwargs: Any) -> Any:
@@ -141,3 +156,65 @@ def test_a_forced_call_cut_by_max_tokens_keeps_its_complete_calls(client: openai
     pieces = [tc for c in chunks for tc in (c.choices[0].delta.tool_calls or [])]
     streamed = "".join(p.function.arguments or "" for p in pieces if p.index == 0)
     assert json.loads(streamed) == json.loads(calls[0].function.arguments)
+
+
+def _valid_call(call: Any, tools: list[dict[str, Any]]) -> dict[str, Any]:
+    """The call's arguments, checked against its function's schema."""
+    (schema,) = [t["function"]["parameters"] for t in tools if t["function"]["name"] == call.function.name]
+    assert call.type == "function" and call.id
+    arguments = json.loads(call.function.arguments)
+    jsonschema.validate(arguments, schema)
+    return dict(arguments)
+
+
+@pytest.mark.parametrize("speculation", ["off", "on"])
+def test_an_auto_call_parses_whole_and_streamed_and_its_result_gets_an_answer(
+    token_client: openai.OpenAI, speculation: str
+) -> None:
+    client = token_client
+    asked = {"tools": [WEATHER, CLOCK], "tool_choice": "auto", "parallel_tool_calls": False, "logit_bias": START_A_CALL}
+    extra = {"extra_body": {"speculation": speculation}}
+    reply = _ask(client, **asked, **extra)
+    choice0 = reply.choices[0]
+    assert choice0.finish_reason == "tool_calls" and not choice0.message.content
+    (call,) = choice0.message.tool_calls
+    arguments = _valid_call(call, [WEATHER, CLOCK])
+    stream = _ask(client, **asked, **extra, stream=True)
+    chunks = [c for c in stream if c.choices]
+    pieces = [tc for c in chunks for tc in (c.choices[0].delta.tool_calls or [])]
+    assert pieces[0].function.name == call.function.name
+    assert json.loads("".join(p.function.arguments or "" for p in pieces)) == arguments
+    assert chunks[-1].choices[0].finish_reason == "tool_calls"
+    assert "".join(c.choices[0].delta.content or "" for c in chunks) == ""  # no call syntax leaks as text
+    # The result goes back without the bias: under auto the model answers in text.
+    history = [*ASK, choice0.message.model_dump(), {"role": "tool", "tool_call_id": call.id, "content": "Sunny, 21 C"}]
+    final = _ask(client, messages=history, max_tokens=12, tools=[WEATHER, CLOCK], tool_choice="auto", **extra)
+    assert final.choices[0].finish_reason in ("stop", "length")
+    assert final.choices[0].message.content and not final.choices[0].message.tool_calls
+
+
+def test_sampled_auto_calls_all_parse_with_speculation_on(token_client: openai.OpenAI) -> None:
+    # Temperature 1: the model picks its own words inside the call, which the grammar keeps a call.
+    for seed in range(4):
+        reply = _ask(
+            token_client,
+            tools=[WEATHER],
+            tool_choice="auto",
+            parallel_tool_calls=False,
+            logit_bias=START_A_CALL,
+            temperature=1.0,
+            seed=seed,
+            extra_body={"speculation": "on"},
+        )
+        assert reply.choices[0].finish_reason == "tool_calls", reply.choices[0].message.content
+        _valid_call(reply.choices[0].message.tool_calls[0], [WEATHER])
+
+
+def test_an_auto_answer_with_text_before_its_call_keeps_both(token_client: openai.OpenAI) -> None:
+    # A smaller bias: the model writes some words, then starts a call, which the grammar finishes.
+    bias = {str(TOOL_CALL_TOKENS[0]): 26}
+    reply = _ask(token_client, tools=[WEATHER], tool_choice="auto", parallel_tool_calls=False, logit_bias=bias)
+    message = reply.choices[0].message
+    assert message.content and "<tool_call>" not in message.content
+    assert reply.choices[0].finish_reason == "tool_calls"
+    _valid_call(message.tool_calls[0], [WEATHER])
