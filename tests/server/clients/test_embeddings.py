@@ -47,10 +47,14 @@ def test_vectors_are_llama_cpps_own_pooled_embeddings(client: openai.OpenAI, def
         str(default_model), embedding=True, pooling_type=llama_cpp.LLAMA_POOLING_TYPE_MEAN, verbose=False
     )
     try:
+        assert all(len(v) == reference.n_embd() for v in vectors)  # the model's own dimension
         for text, vector in zip(TEXTS, vectors, strict=True):
             assert _cosine(vector, reference.embed(text, normalize=True)) > 0.999, text
     finally:
         reference.close()
+    # identical inputs give identical vectors, in one request and across requests
+    again = client.embeddings.create(model="x", input=[TEXTS[0], TEXTS[0]])
+    assert again.data[0].embedding == again.data[1].embedding == vectors[0]
     # the two sentences about a cat are nearer each other than either is to the one about rates
     assert _cosine(vectors[0], vectors[1]) > max(_cosine(vectors[0], vectors[2]), _cosine(vectors[1], vectors[2]))
 
