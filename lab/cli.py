@@ -50,6 +50,13 @@ def run_replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_repeat(args: argparse.Namespace) -> int:
+    from lab.repeat import run
+
+    run(load_engine(args), args, args.replay[0])
+    return 0
+
+
 def run_attention(args: argparse.Namespace) -> int:
     from lab.attention import run
 
@@ -128,6 +135,11 @@ BENCHES: dict[str, tuple[str, Callable[[argparse.Namespace], int]]] = {
         "drafts as in the bench, each pass timed by the table, no noise",
         run_replay,
     ),
+    "repeat": (
+        "the same code-edit request again and again, off and Auto, replayed at a cost table: target "
+        "passes, tokens per pass and the longest draft of each round",
+        run_repeat,
+    ),
     "attention": (
         "flash attention off (SpecChat's choice on the CPU) vs on: a shallow and a deep prompt, "
         "speculation off and Auto, interleaved",
@@ -172,7 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
     for name, (text, _) in BENCHES.items():
         bench = sub.add_parser(name, help=text, description=text)
         add_bench_args(bench)
-        if name == "replay":
+        if name in ("replay", "repeat"):
             bench.add_argument(
                 "replay",
                 type=parsed(cost_table),

@@ -25,6 +25,7 @@ import numpy as np
 from desktop_app.bench.runner import RunResult, chosen_prompts, is_fixed, markdown, run_bench, summarise
 from desktop_app.engine import Engine
 from desktop_app.engine.auto.cost_model import CostModel
+from desktop_app.engine.auto.setup import copy_limit
 from desktop_app.engine.llama.model import LlamaModel
 from desktop_app.engine.llama.threads import ThreadTuner
 
@@ -130,6 +131,17 @@ class ReplayTarget(LlamaModel):
         self.kv_tokens = []
 
 
+def extended(pass_s: Sequence[float], rows: int) -> list[float]:
+    """A cost table for passes of up to ``rows`` rows: the one given, then a line at the mean
+    cost of a row over its last 4 sizes (on a CPU a long pass costs about linearly in its rows)."""
+    table = list(pass_s[:rows])
+    tail = table[-4:]
+    slope = (tail[-1] - tail[0]) / max(len(tail) - 1, 1)
+    while len(table) < rows:
+        table.append(table[-1] + slope)
+    return table
+
+
 @contextmanager
 def replaying(
     engine: Engine, pass_s: Sequence[float], answers: Answers, max_tokens: int, k_max: int
@@ -153,12 +165,15 @@ def replaying(
         )
     clock = VirtualClock()
     threads, engine_clock = engine.threads, engine.clock
-    engine.target = ReplayTarget(real, pass_s, clock, answers, max_tokens)
+    engine.target = ReplayTarget(real, extended(pass_s, copy_limit(real) + 1), clock, answers, max_tokens)
     engine.threads = ThreadTuner(lambda count, batch: None, fixed=threads.count)
     engine.clock = clock
     engine.forget_learning()
+    copy_max = copy_limit(real)
     for kind in engine.drafters_available():
         engine.use_costs(kind, k_max, CostModel(list(pass_s[: k_max + 1]), 0.0))
+        if not kind.needs_model and copy_max != k_max:  # Auto's copies: up to copy_max
+            engine.use_costs(kind, copy_max, CostModel(extended(pass_s, copy_max + 1), 0.0))
     try:
         yield clock
     finally:

@@ -218,8 +218,8 @@ def drafter_named(word: str) -> DrafterKind | NoDrafter:
     return NO_DRAFTER if word == NO_DRAFTER else DrafterKind(word)
 
 
-DRAFT_K = NumberRange(
-    "draft_max", int, 1, 32, 8, "Tokens drafted per cycle: k with speculation on, the most auto may draft"
+DRAFT_K = NumberRange(  # high: the most Auto drafts of a copy per pass (llama.cpp's ngram-mod n-max)
+    "draft_max", int, 1, 64, 8, "Tokens drafted per cycle: k with speculation on, the most Auto drafts with a model"
 )
 MAX_TOKENS = NumberRange("max_tokens", int, 1, 1 << 20, 512, "Longest answer in tokens")
 TEMPERATURE = NumberRange("temperature", float, 0.0, 5.0, 0.0, "Sampling temperature; 0 is greedy")

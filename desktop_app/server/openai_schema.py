@@ -318,6 +318,7 @@ def timings(stats: GenerationStats) -> dict[str, Any]:
             "acceptance_rate": round(stats.acceptance_rate, 4),
             "tokens_per_s": round(stats.decode_tokens_per_s, 3),
             "draft_max": stats.draft_max,
+            "target_passes": stats.target_passes,
         },
     }
 

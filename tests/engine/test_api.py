@@ -62,8 +62,8 @@ def test_bad_temperatures_get_one_message_naming_the_range(value: object) -> Non
 
 
 def test_ranges_check_their_bounds() -> None:
-    assert DRAFT_K.check(DRAFT_K.low) == 1 and DRAFT_K.check(32) == 32
-    for bad in (0, 33, 2.5):
+    assert DRAFT_K.check(DRAFT_K.low) == 1 and DRAFT_K.check(64) == 64
+    for bad in (0, 65, 2.5):
         with pytest.raises(ValueError, match="draft_max"):
             GenerateRequest(prompt="x", draft_max=bad)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="top_p must be above 0.0"):
@@ -74,15 +74,22 @@ def test_ranges_check_their_bounds() -> None:
     assert GenerateRequest(prompt="x", spec="on").spec is SpecMode.ON  # type: ignore[arg-type]
 
 
-def test_auto_never_drafts_more_than_the_users_maximum(default_engine: Engine) -> None:
-    # Costs of a memory-bound GPU (verifying 3 rows costs about one), so auto wants to draft and
-    # the cap is what stops it; measured CPU costs would make drafting a coin toss on a busy machine.
-    default_engine.use_costs(DrafterKind.NGRAM, 2, CostModel([0.010, 0.0102, 0.0104], 2e-5))
-    rewrite = "Repeat this sentence exactly: The quick brown fox jumps over the lazy dog near the river bank."
-    result, _ = run(default_engine, messages=user(rewrite), max_tokens=40, spec="auto", draft_max=2, drafter="ngram")
-    assert result.stats.draft_max == 2
-    assert result.stats.drafted > 0
-    assert max(n for n, _ in result.stats.cycles) <= 2
+def test_the_users_maximum_bounds_fixed_k_while_auto_copies_run_long(default_engine: Engine) -> None:
+    # Costs of a memory-bound GPU (verifying 65 rows costs about one), so auto wants to draft and
+    # the caps are what stop it; measured CPU costs would make drafting a coin toss on a busy machine.
+    gpu = CostModel([0.010 + 0.0002 * b for b in range(DRAFT_K.high + 1)], 2e-5)
+    default_engine.use_costs(DrafterKind.NGRAM, DRAFT_K.high, gpu)
+    rewrite = (
+        "Repeat this passage exactly: The quick brown fox jumps over the lazy dog near the river bank, "
+        "then it runs up the green hill, past the old mill and the quiet farm, and sleeps under the oak tree."
+    )
+    fixed, _ = run(default_engine, messages=user(rewrite), max_tokens=60, spec="on", draft_max=2, drafter="ngram")
+    assert fixed.stats.draft_max == 2 and fixed.stats.drafted > 0
+    assert max(n for n, _ in fixed.stats.cycles) <= 2
+    auto, _ = run(default_engine, messages=user(rewrite), max_tokens=60, spec="auto", draft_max=2, drafter="ngram")
+    assert auto.stats.draft_max == DRAFT_K.high  # a copy is drafted in runs longer than the user's k
+    assert max(n for n, _ in auto.stats.cycles) > 2
+    assert auto.text == fixed.text
 
 
 def test_the_calibration_after_a_load_is_what_the_next_answer_uses(models: object) -> None:

@@ -10,7 +10,7 @@ import pytest
 from scipy import stats as scistats
 
 from desktop_app.engine import Engine, GenerateRequest, SamplingParams
-from desktop_app.engine.api import DrafterKind
+from desktop_app.engine.api import DRAFT_K, DrafterKind
 from desktop_app.engine.auto.cost_model import CostModel
 from desktop_app.engine.sampling import probabilities
 from tests.helpers import run, sample_sequences, user
@@ -39,7 +39,7 @@ REWRITE_PROMPTS = [
 
 # A memory-bound GPU's costs (verifying k+1 tokens costs about one token): auto drafts with
 # them, so the ("auto", k) cases check auto's own drafting, not plain decoding.
-GPU_LIKE = CostModel([0.010 * (1 + 0.02 * b) for b in range(9)], 0.0005)
+GPU_LIKE = CostModel([0.010 * (1 + 0.02 * b) for b in range(DRAFT_K.high + 1)], 0.0005)  # cut it to k + 1 rows
 
 
 @pytest.mark.parametrize("prompt", PROMPTS)

@@ -132,10 +132,12 @@ def test_auto_drafts_with_the_mtp_layers_by_itself(mtp_engine: Engine) -> None:
     import dataclasses
 
     from desktop_app.engine.api import DRAFT_FREE
+    from desktop_app.engine.auto.setup import copy_limit
     from tests.engine.test_lossless import GPU_LIKE
 
-    for kind in (DrafterKind.MTP, *DRAFT_FREE):
-        mtp_engine.use_costs(kind, 8, dataclasses.replace(GPU_LIKE, target_batch_s=list(GPU_LIKE.target_batch_s)))
+    assert mtp_engine.target is not None
+    for kind, k in ((DrafterKind.MTP, 8), *((free, copy_limit(mtp_engine.target)) for free in DRAFT_FREE)):
+        mtp_engine.use_costs(kind, k, dataclasses.replace(GPU_LIKE, target_batch_s=GPU_LIKE.target_batch_s[: k + 1]))
     mtp_engine.ngrams.clear()  # nothing learned from earlier tests' answers competes with MTP here
     result, _ = run(mtp_engine, messages=user(PROMPTS[0]), max_tokens=32, spec="auto", draft_max=8)
     assert result.stats.drafter == "mtp"

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from desktop_app.engine import Engine
-from desktop_app.engine.api import DrafterKind
+from desktop_app.engine.api import DRAFT_K, DrafterKind
 from tests.engine.test_lossless import GPU_LIKE, REWRITE_PROMPTS
 from tests.helpers import run, user
 
@@ -57,7 +57,9 @@ def test_auto_switches_drafters_within_an_answer_and_stays_lossless(engine: Engi
     It plans with a GPU's costs, as given, so what is tested is the switching (the same on any
     machine), not whether this CPU pays."""
     for kind in (DrafterKind.NGRAM, DrafterKind.NGRAM_MAP, DrafterKind.NGRAM_CACHE):
-        engine.use_costs(kind, 8, dataclasses.replace(GPU_LIKE, target_batch_s=list(GPU_LIKE.target_batch_s)))
+        engine.use_costs(
+            kind, DRAFT_K.high, dataclasses.replace(GPU_LIKE, target_batch_s=list(GPU_LIKE.target_batch_s))
+        )
     engine.ngrams.clear()
     first, _ = run(engine, messages=user(TREES), max_tokens=100, spec="off")
     turns = [*user(TREES), {"role": "assistant", "content": first.text}, *user(TOWNS)]

@@ -117,7 +117,7 @@ class DrafterChoice:
             if c.drafter.free:
                 proposal = c.drafter.lookup(context, min(c.policy.k_max, limit))
                 proposals[i] = (proposal, c.drafter.source)
-                k, gain = _offer(c.policy, len(proposal), c.drafter.source)
+                k, gain = _offer(c.policy, len(proposal), c.drafter.source, c.drafter.held)
             else:
                 k = min(c.policy.choose_k(), limit)
                 gain = _expected_gain(c.policy) if k > 0 else 1.0
@@ -190,12 +190,12 @@ class DrafterChoice:
         return {c.name: (c.drafted, c.accepted) for c in self.candidates if c.drafted}
 
 
-def _offer(policy: Policy, available: int, source: CopySource) -> tuple[int, float]:
+def _offer(policy: Policy, available: int, source: CopySource, held: int) -> tuple[int, float]:
     """The k a policy would draft from a proposal of ``available`` tokens, and its gain."""
     if available <= 0:
         return 0, 1.0
     if isinstance(policy, AutoPolicy):
-        return policy.offer(available, source)
+        return policy.offer(available, source, held)
     return min(policy.choose_k(), available), 1.0
 
 

@@ -317,12 +317,14 @@ class AutoPolicy:
         else:
             self._decide()
 
-    def offer(self, available: int, source: CopySource = CopySource.OTHER) -> tuple[int, float]:
+    def offer(self, available: int, source: CopySource = CopySource.OTHER, held: int = 0) -> tuple[int, float]:
         """For a proposal already made (a model-free drafter's, ``available`` tokens long, copied
-        from ``source``): the k to verify of it and the predicted speed-up (0 and 1.0: not worth
-        a pass)."""
+        from ``source``, whose source the context already agrees with for ``held`` tokens): the
+        k to verify of it and the predicted speed-up (0 and 1.0: not worth a pass). The copy has
+        held for as long as that agreement: its run is at least that long."""
         limit = min(self.k_max, available)
         if self.runs is not None:
+            self.streak = max(self.streak, held)
             return self._copy_k(self.runs, limit, source)
         return best_k(self.tracker.cautious_rate, self.costs, limit, self.tunables.min_gain)
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 
+import numpy as np
+
 from desktop_app.engine.api import DRAFT_K, DrafterKind, SpecMode
 from desktop_app.engine.auto.acceptance import AcceptanceTracker, ProbeBackoff
 from desktop_app.engine.auto.cost_model import CostModel
@@ -26,14 +28,27 @@ from desktop_app.engine.llama.timing import CalibrationInterrupted, time_decodes
 CALIBRATION_DEPTH = 160  # tokens of context behind the timed decodes
 
 
+def timed_sizes(k_max: int) -> list[int]:
+    """The batch sizes calibration times for drafts of up to ``k_max``: every size up to a
+    model drafter's default k + 1, then doublings (17, 33, 65), and the largest."""
+    sizes = list(range(1, min(k_max, DRAFT_K.default) + 2))
+    while sizes[-1] < k_max + 1:
+        sizes.append(min(2 * sizes[-1] - 1, k_max + 1))
+    return sizes
+
+
 def _batch_costs(
     target: LlamaModel, k_max: int, token: int, depth: int, reps: int, should_stop: Callable[[], bool] | None
 ) -> list[float]:
-    batch_s = time_decodes(target, list(range(1, k_max + 2)), token, depth, reps, should_stop)
+    """Seconds per pass of 1..k_max + 1 rows: the :func:`timed_sizes` timed, the sizes between
+    them interpolated (a long pass costs about linearly in its rows on a CPU, and about one
+    row's cost on a GPU: either way a line between neighbours)."""
+    sizes = timed_sizes(k_max)
+    timed = time_decodes(target, sizes, token, depth, reps, should_stop)
     # A bigger batch never costs less: smooth out timing noise (running minimum from the right).
-    for b in range(len(batch_s) - 2, -1, -1):
-        batch_s[b] = min(batch_s[b], batch_s[b + 1])
-    return batch_s
+    for b in range(len(timed) - 2, -1, -1):
+        timed[b] = min(timed[b], timed[b + 1])
+    return [float(np.interp(b, sizes, timed)) for b in range(1, k_max + 2)]
 
 
 class AutoSetup:
@@ -88,7 +103,7 @@ class AutoSetup:
         if key in self.costs:
             return self.costs[key]
         filler = (target.tokenize(" the", add_special=False) or [max(target.bos_id, 1)])[0]
-        tables = self._target_costs.get(k_max)
+        tables = self._tables_for(k_max)
         threads.recall()  # a count an earlier process measured at this load stands without a trial
         if tables is None and threads.quiet_count is None:  # the thread count first: costs depend on it
             tune_threads(target, threads, filler, depth, should_stop)
@@ -117,6 +132,13 @@ class AutoSetup:
         self.costs[key] = costs
         return costs
 
+    def _tables_for(self, k_max: int) -> dict[int, list[float]] | None:
+        """Target costs up to k_max + 1 rows per thread count, cut from any table measured as long."""
+        longer = [k for k in self._target_costs if k >= k_max]
+        if not longer:
+            return None
+        return {c: t[: k_max + 1] for c, t in self._target_costs[min(longer)].items()}
+
     def use_costs(self, drafter: DrafterKind, k_max: int, costs: CostModel) -> None:
         """Use these costs for this drafter and maximum k instead of measuring them: they stand
         as given, whatever the passes here take, so Auto decides the same on any machine."""
@@ -137,20 +159,36 @@ class AutoSetup:
         if not candidates:
             return None
         k_max = min(DRAFT_K.check(draft_max), target.max_draft or draft_max)
+        copy_max = copy_limit(target)
+        # the longest first: shorter tables are cut from it
+        ks = [copy_max if c.free else k_max for c in candidates]
+        order = sorted(range(len(candidates)), key=lambda i: -ks[i])
         try:
-            return [self.calibrate(target, threads, c, k_max, should_stop=should_stop) for c in candidates][0]
+            costs = {i: self.calibrate(target, threads, candidates[i], ks[i], should_stop=should_stop) for i in order}
         except CalibrationInterrupted:
             return None
+        return costs[0]
 
     def choice(
-        self, spec: SpecMode, candidates: Sequence[Drafter], k_max: int, costs_for: Callable[[Drafter], CostModel]
+        self,
+        spec: SpecMode,
+        candidates: Sequence[Drafter],
+        k_max: int,
+        copy_max: int,
+        costs_for: Callable[[Drafter, int], CostModel],
     ) -> DrafterChoice:
         """The drafters of an answer with their policies; ``costs_for`` gives a drafter's costs
-        at ``k_max`` (measuring them on first use)."""
-        return DrafterChoice([(d, self.policy(spec, d, k_max, costs_for)) for d in candidates])
+        for drafts of up to k (measuring them on first use). In Auto a model-free drafter drafts
+        copies of up to ``copy_max``, the others up to ``k_max``."""
+        return DrafterChoice([(d, self.policy(spec, d, k_max, copy_max, costs_for)) for d in candidates])
 
     def policy(
-        self, spec: SpecMode, drafter: Drafter | None, k_max: int, costs_for: Callable[[Drafter], CostModel]
+        self,
+        spec: SpecMode,
+        drafter: Drafter | None,
+        k_max: int,
+        copy_max: int,
+        costs_for: Callable[[Drafter, int], CostModel],
     ) -> Policy:
         if spec is SpecMode.OFF or drafter is None:
             return OffPolicy()
@@ -159,7 +197,8 @@ class AutoSetup:
         # Costs and acceptance carry over between answers: the next turn of a conversation
         # starts from what this pair and this kind of task did last time.
         t = self.tunables
-        costs = costs_for(drafter)
+        k_max = copy_max if drafter.free else k_max
+        costs = costs_for(drafter, k_max)
         name = drafter.kind.value
         cold = self._acceptance.setdefault(name, AcceptanceTracker.from_prior(t.prior_acceptance, t))
         hot = self._acceptance.setdefault(name + ":hot", AcceptanceTracker.from_prior(t.hot_prior, t))
@@ -168,3 +207,8 @@ class AutoSetup:
         return AutoPolicy(
             costs, k_max, probe=not drafter.free, tunables=t, acceptance=cold, hot=hot, runs=runs, probes=probes
         )
+
+
+def copy_limit(target: LlamaModel) -> int:
+    """The longest copy Auto drafts in one pass on this target (llama.cpp's ngram-mod drafts 64)."""
+    return min(DRAFT_K.high, target.max_draft or DRAFT_K.high)

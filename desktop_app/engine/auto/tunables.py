@@ -29,10 +29,10 @@ class AutoTunables:
     min_gain: float = 1.05  # a k > 0 must promise this speed-up over plain decoding
     copy_min_gain: float = 1.15  # ... and a model-free (copied) proposal this much
     # --- copy runs of model-free drafters (the run tracker)
-    run_edges: tuple[int, ...] = (1, 4, 8, 16)  # copy-run length buckets: 0, 1-3, 4-7, 8-15, 16+
-    run_priors: tuple[float, ...] = (0.6, 0.8, 0.9, 0.9, 0.9)  # next token's prior per bucket
+    run_edges: tuple[int, ...] = (1, 4, 8, 16, 32)  # copy-run length buckets: 0, 1-3, 4-7, 8-15, 16-31, 32+
+    run_priors: tuple[float, ...] = (0.6, 0.8, 0.9, 0.9, 0.9, 0.9)  # next token's prior per bucket
     source_priors: Mapping[CopySource, tuple[float, ...]] = field(  # per-bucket priors of some sources
-        default_factory=lambda: MappingProxyType({CopySource.PROMPT: (0.85, 0.9, 0.9, 0.9, 0.9)})
+        default_factory=lambda: MappingProxyType({CopySource.PROMPT: (0.85, 0.9, 0.9, 0.9, 0.9, 0.9)})
     )
     run_prior_weight: float = 2.0  # pseudo-trials behind each bucket's prior, never forgotten
     run_carry_weight: float = 2.0  # trials of each bucket's evidence a new answer inherits

@@ -27,6 +27,7 @@ class CopySource(str, Enum):
 
     PROMPT = "prompt"
     ANSWER = "answer"
+    EARLIER = "earlier"  # an earlier request or answer of this process, matched over a long window
     OTHER = "other"  # not one place: counts over the context or the history
 
 
@@ -58,6 +59,7 @@ class Drafter:
     kind: DrafterKind
     free: bool = False  # proposing costs microseconds: auto scores its proposals even while not drafting
     source: CopySource = CopySource.OTHER  # where the latest lookup copied from (model-free drafters)
+    held: int = 0  # how many tokens before the latest lookup's copy the context agrees with its source
     needs_hidden: bool = False  # drafts from the target's hidden states (MTP, Gemma 4 assistant)
 
     def hidden_from(self, context: list[int]) -> int | None:

@@ -24,7 +24,7 @@ from desktop_app.engine.api import (
 )
 from desktop_app.engine.auto.cost_model import CostModel
 from desktop_app.engine.auto.drafter_choice import DrafterChoice
-from desktop_app.engine.auto.setup import CALIBRATION_DEPTH, AutoSetup
+from desktop_app.engine.auto.setup import CALIBRATION_DEPTH, AutoSetup, copy_limit
 from desktop_app.engine.context_size import PromptSize
 from desktop_app.engine.drafters import Drafter
 from desktop_app.engine.drafters.history_vocab import HistoryVocab
@@ -258,9 +258,10 @@ class Engine:
         candidates = self.drafting.candidates_for(request)
         if not candidates:
             return DrafterChoice([])
-        k_max = min(request.draft_max, self._require_target().max_draft or request.draft_max)
+        target = self._require_target()
+        k_max = min(request.draft_max, target.max_draft or request.draft_max)
         # through self.calibrate: what a test counts, and costs measured on first use
-        return self.auto.choice(request.spec, candidates, k_max, lambda d: self.calibrate(d, k_max))
+        return self.auto.choice(request.spec, candidates, k_max, copy_limit(target), self.calibrate)
 
     # ------------------------------------------------------------------ generating
     def generate(self, request: GenerateRequest, cancel: threading.Event | None = None) -> Iterator[Event]:
@@ -294,8 +295,7 @@ class Engine:
             for event in loop.run(prompt, dropped):
                 if isinstance(event, Finished):
                     self.prompts.remember(target, self.prompts.last_text if request.messages else "", prompt, event)
-                    # the n-gram cache learns this turn: the new part of the prompt and the answer
-                    self.ngrams.learn(prompt[len(prompt) - event.stats.prompt_tokens_new :] + event.token_ids)
+                    self.ngrams.learn_turn(prompt, event.stats.prompt_tokens_new, event.token_ids)
                 yield event
 
 
