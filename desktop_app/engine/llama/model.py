@@ -230,9 +230,11 @@ class LlamaModel(KvCache, VocabProperties):
         return not self.recurrent or self.n_rs_seq > 0
 
     @property
-    def max_draft(self) -> int | None:
-        """The most tokens one cycle may draft on this cache (None: no limit of its own)."""
-        return max(self.n_rs_seq - 1, 0) if self.recurrent else None
+    def max_draft(self) -> int:
+        """The most tokens one cycle may draft here: a verify pass (the drafts and the last token)
+        is one batch, and a recurrent cache rolls back only as far as its state snapshots."""
+        batch = self.n_batch - 1
+        return min(batch, max(self.n_rs_seq - 1, 0)) if self.recurrent else batch
 
     @property
     def handle(self) -> tuple[Any, Any]:
