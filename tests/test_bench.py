@@ -302,6 +302,8 @@ def test_the_lab_has_a_subcommand_per_bench_with_the_bench_options() -> None:
         "attention",
         "unused-draft",
         "peer",
+        "peer-api",
+        "repeat",
         "overhead",
         "api-overhead",
         "load",
@@ -311,6 +313,8 @@ def test_the_lab_has_a_subcommand_per_bench_with_the_bench_options() -> None:
     replay = parser.parse_args(["replay", "10,12", "20,30", "--draft-max", "4", "8", "--repeats", "2"])
     assert replay.replay == [[10.0, 12.0], [20.0, 30.0]] and replay.draft_max == [4, 8] and replay.repeats == 2
     assert parser.parse_args(["peer", "build/bin"]).peer == Path("build/bin")
-    for name in set(BENCHES) - {"replay", "peer"}:
+    assert parser.parse_args(["peer-api", "build/bin"]).peer == Path("build/bin")
+    assert parser.parse_args(["repeat", "10,12"]).replay == [[10.0, 12.0]]
+    for name in set(BENCHES) - {"replay", "peer", "peer-api", "repeat"}:
         args = parser.parse_args([name, "--max-tokens", "8", "--out", "x"])
         assert (args.bench, args.max_tokens, args.out) == (name, 8, Path("x"))

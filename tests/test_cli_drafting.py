@@ -8,11 +8,14 @@ import json
 
 import pytest
 
+from desktop_app.engine.api import DRAFT_K
 from tests.cli_run import specchat
 
 
 @pytest.mark.slow  # generates with the default model in a subprocess
-def test_auto_reports_the_users_maximum_k() -> None:
+def test_auto_reports_the_longest_copy_it_may_draft_whatever_the_users_k() -> None:
+    """Auto drafts copied text up to DRAFT_K.high at a time (docs/auto.md); --draft-max bounds
+    drafters that run a model and the k of speculation on."""
     out = specchat(
         "generate",
         "--prompt",
@@ -28,7 +31,7 @@ def test_auto_reports_the_users_maximum_k() -> None:
         "--json",
     )
     assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout)["stats"]["draft_max"] == 2
+    assert json.loads(out.stdout)["stats"]["draft_max"] == DRAFT_K.high
 
 
 def test_auto_picks_the_built_in_mtp_drafter_and_says_so(hybrid_models) -> None:

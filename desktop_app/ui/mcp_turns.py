@@ -184,6 +184,7 @@ class ToolCardCall:
             layout = widget.layout()
             assert isinstance(layout, QBoxLayout)
             layout.insertWidget(layout.count() - 1, self.card)  # above the footer and its actions
+            self.card.show()  # now, not when the layout's queued show runs (its question is asked at once)
             widget.content.setVisible(bool(widget.text))  # an answer that only calls leaves no blank
             self.card.decided.connect(lambda choice: turns.decide(self, choice))
 
