@@ -29,7 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -104,7 +104,11 @@ class Answer:
         return self.tokens / self.seconds
 
 
-def ask(url: str, messages: list[dict[str, str]], max_tokens: int, extra: dict[str, Any]) -> Answer:
+def ask(
+    url: str, messages: list[dict[str, str]], max_tokens: int, extra: dict[str, Any], count: Callable[[str], int]
+) -> Answer:
+    """A streamed request; its tokens are ``count(text)`` for both servers alike (llama-server's
+    usage counts the end-of-generation token, ours does not: one token in 70 on a short answer)."""
     body = {
         "model": "any",
         "messages": messages,
@@ -115,7 +119,6 @@ def ask(url: str, messages: list[dict[str, str]], max_tokens: int, extra: dict[s
         **extra,
     }
     pieces: list[str] = []
-    tokens = 0
     with httpx.Client(timeout=600) as client:
         start = time.perf_counter()
         with client.stream("POST", url + "/v1/chat/completions", json=body) as reply:
@@ -126,10 +129,25 @@ def ask(url: str, messages: list[dict[str, str]], max_tokens: int, extra: dict[s
                 chunk = json.loads(line[6:])
                 for choice in chunk.get("choices") or []:
                     pieces.append((choice.get("delta") or {}).get("content") or "")
-                if chunk.get("usage"):
-                    tokens = int(chunk["usage"]["completion_tokens"])
         seconds = time.perf_counter() - start
-    return Answer("".join(pieces), tokens, seconds)
+    text = "".join(pieces)
+    return Answer(text, count(text), seconds)
+
+
+def token_counter(model: Path) -> Callable[[str], int]:
+    """Tokens in a text by the model's own vocabulary (loaded alone, no weights)."""
+    import llama_cpp
+
+    from desktop_app.library.vocab import VocabOnlyModel
+
+    vocab = VocabOnlyModel(model).vocab
+
+    def count(text: str) -> int:
+        data = text.encode("utf-8")
+        buffer = (llama_cpp.llama_token * (len(data) + 8))()
+        return int(llama_cpp.llama_tokenize(vocab, data, len(data), buffer, len(data) + 8, False, False))
+
+    return count
 
 
 def _free_port() -> int:
@@ -181,24 +199,26 @@ def server(name: str, model: Path, peer_bin: Path, threads: int, ctx: int) -> It
                 process.wait()
 
 
-def _round(name: str, args: argparse.Namespace, peer_bin: Path, new_prompt: dict[str, str]) -> dict[str, Any]:
+def _round(
+    name: str, args: argparse.Namespace, peer_bin: Path, new_prompt: dict[str, str], count: Callable[[str], int]
+) -> dict[str, Any]:
     """One round of every workload on a fresh server: tokens/s per workload, and the texts."""
     out: dict[str, Any] = {"texts": {}}
     tokens = args.max_tokens
     with server(name, args.model, peer_bin, args.threads, args.ctx) as (url, extra):
-        ask(url, [{"role": "user", "content": "Hi"}], 4, extra)  # warm-up: first connection, first pass
+        ask(url, [{"role": "user", "content": "Hi"}], 4, extra, count)  # warm-up: first connection, first pass
         for category, prompt in new_prompt.items():
-            answer = ask(url, [{"role": "user", "content": prompt}], tokens, extra)
+            answer = ask(url, [{"role": "user", "content": prompt}], tokens, extra, count)
             out[f"new {category}"] = answer.tokens_per_s
             out["texts"][f"new {category}"] = answer.text
-        repeat = [ask(url, [{"role": "user", "content": new_prompt["code"] + " (again)"}], tokens, extra)]
+        repeat = [ask(url, [{"role": "user", "content": new_prompt["code"] + " (again)"}], tokens, extra, count)]
         repeat += [
-            ask(url, [{"role": "user", "content": new_prompt["code"] + " (again)"}], tokens, extra)
+            ask(url, [{"role": "user", "content": new_prompt["code"] + " (again)"}], tokens, extra, count)
             for _ in range(REPEATS - 1)
         ]
         out["repeat"] = statistics.mean(a.tokens_per_s for a in repeat[1:])
         out["texts"]["repeat"] = repeat[-1].text
-        agent = [ask(url, agent_conversation(step), tokens * 2, extra) for step in range(len(_AGENT_TURNS))]
+        agent = [ask(url, agent_conversation(step), tokens * 2, extra, count) for step in range(len(_AGENT_TURNS))]
         out["agent"] = sum(a.tokens for a in agent) / sum(a.seconds for a in agent)
         out["texts"]["agent"] = agent[-1].text
     return out
@@ -215,13 +235,14 @@ def measure(args: argparse.Namespace, prompts: dict[str, list[str]]) -> dict[str
     args.ctx = 4096
     names = [*OURS, *PEER_SPEC_TYPES]
     rounds = max(args.repeats, 1)
+    count = token_counter(Path(args.model))
     per_round: list[dict[str, dict[str, Any]]] = []
     for r in range(rounds):
         new_prompt = {c: prompts[c][r % len(prompts[c])] for c in NEW_CATEGORIES}
         results: dict[str, dict[str, Any]] = {}
         for name in names[r % len(names) :] + names[: r % len(names)]:
             wait_for_quiet(args.quiet_wait)
-            results[name] = _round(name, args, peer_bin, new_prompt)
+            results[name] = _round(name, args, peer_bin, new_prompt, count)
             shown = "  ".join(f"{w} {v:6.1f}" for w, v in results[name].items() if w != "texts")
             print(f"  round {r + 1} {name:18} {shown}", file=sys.stderr, flush=True)
         per_round.append(results)
