@@ -220,7 +220,13 @@ def run(engine: Engine, args: argparse.Namespace) -> dict[str, Any]:
             results = run_bench(engine, prompts, args, progress=lambda line: None)
         summary = summarise(results)
         tables.append({"pass_ms": ms, "summary": summary, "time_weighted": time_weighted(results)})
-    report = {"tunables": dataclasses.asdict(engine.auto.tunables), "max_tokens": args.max_tokens, "fixed_k": args.draft_max, "repeats": args.repeats, "tables": tables}
+    report = {
+        "tunables": dataclasses.asdict(engine.auto.tunables),
+        "max_tokens": args.max_tokens,
+        "fixed_k": args.draft_max,
+        "repeats": args.repeats,
+        "tables": tables,
+    }
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "replay.json").write_text(json.dumps(report, indent=2, ensure_ascii=False), encoding="utf-8")
     text = "\n\n".join(_table_text(t) for t in tables)

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from desktop_app.engine.auto.policy import AutoPolicy, RunTracker
-from desktop_app.engine.drafters import CopySource
 from desktop_app.engine.auto.tunables import DEFAULT_TUNABLES, AutoTunables
+from desktop_app.engine.drafters import CopySource
 from tests.engine.policy_costs import CPU_BATCH_ROWS, MIN_GAIN, costs
 
 
@@ -151,8 +151,6 @@ def test_expected_tokens_of_a_copy_multiply_the_rate_at_each_position() -> None:
                 reach *= run.next_rate(streak + j, source)
                 expected.append(expected[-1] + reach)
             assert by_k == pytest.approx(expected, rel=1e-12), (source, streak)
-
-
 
 
 def test_a_rate_with_thin_evidence_behind_it_drafts_less() -> None:

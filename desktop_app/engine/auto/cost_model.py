@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from desktop_app.engine.auto.tunables import DEFAULT_TUNABLES, AutoTunables
 
+
 @dataclass
 class CostModel:
     """Seconds per target decode of b tokens (index b - 1) and per drafted token."""
