@@ -30,6 +30,19 @@ def cost_table(text: str) -> list[float]:
     return ms
 
 
+def tunable(text: str) -> tuple[str, float]:
+    """``NAME=VALUE``: an :class:`AutoTunables` field and the number to replay it with."""
+    from desktop_app.engine.auto.tunables import AutoTunables
+
+    name, _, value = text.partition("=")
+    if name not in AutoTunables.__dataclass_fields__:
+        raise ValueError(f"no Auto tunable {name!r}; known: {', '.join(AutoTunables.__dataclass_fields__)}")
+    try:
+        return name, float(value)
+    except ValueError:
+        raise ValueError(f"{name} needs a number, not {value!r}") from None
+
+
 def _first_prompt(prompts: Path | None, category: str) -> str:
     """The first single-message prompt of a category of the prompt set."""
     from desktop_app.bench.runner import load_prompts, single_prompts
@@ -191,6 +204,15 @@ def build_parser() -> argparse.ArgumentParser:
                 nargs="+",
                 metavar="MS,MS,...",
                 help="a cost table: ms per target pass of 1, 2, ... rows (one or more tables)",
+            )
+        if name == "replay":
+            bench.add_argument(
+                "--tune",
+                type=parsed(tunable),
+                action="append",
+                default=[],
+                metavar="NAME=VALUE",
+                help="replay Auto with this AutoTunables field changed (repeatable)",
             )
         if name in ("peer", "peer-api"):
             bench.add_argument("peer", type=Path, metavar="DIR", help="the folder of llama.cpp's built tools")

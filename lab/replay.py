@@ -15,6 +15,7 @@ drafters only (a draft model's time is not the table's).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -207,6 +208,10 @@ def run(engine: Engine, args: argparse.Namespace) -> dict[str, Any]:
     """The bench replayed at each table of ``args.replay``; returns (and writes) the report."""
     prompts = chosen_prompts(args)
     k_max = max(args.draft_max)
+    tune = dict(getattr(args, "tune", []))
+    fields = dataclasses.fields(engine.auto.tunables)
+    kinds = {f.name: type(getattr(engine.auto.tunables, f.name)) for f in fields}
+    engine.auto.tunables = dataclasses.replace(engine.auto.tunables, **{n: kinds[n](v) for n, v in tune.items()})
     answers: Answers = {}
     args.quiet_wait = 0.0
     tables = []
@@ -215,7 +220,13 @@ def run(engine: Engine, args: argparse.Namespace) -> dict[str, Any]:
             results = run_bench(engine, prompts, args, progress=lambda line: None)
         summary = summarise(results)
         tables.append({"pass_ms": ms, "summary": summary, "time_weighted": time_weighted(results)})
-    report = {"max_tokens": args.max_tokens, "fixed_k": args.draft_max, "repeats": args.repeats, "tables": tables}
+    report = {
+        "tunables": dataclasses.asdict(engine.auto.tunables),
+        "max_tokens": args.max_tokens,
+        "fixed_k": args.draft_max,
+        "repeats": args.repeats,
+        "tables": tables,
+    }
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "replay.json").write_text(json.dumps(report, indent=2, ensure_ascii=False), encoding="utf-8")
     text = "\n\n".join(_table_text(t) for t in tables)

@@ -6,7 +6,6 @@ from desktop_app.engine.auto.cost_model import CostModel
 from desktop_app.engine.auto.tunables import DEFAULT_TUNABLES
 
 MIN_GAIN = DEFAULT_TUNABLES.min_gain
-COPY_MIN_GAIN = DEFAULT_TUNABLES.copy_min_gain
 
 # This project's CPU: a decode of b tokens costs about these multiples of one token.
 CPU_BATCH = [1.0, 1.8, 2.4, 3.6, 4.9, 5.8, 6.6, 7.5, 8.0]

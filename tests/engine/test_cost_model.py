@@ -10,23 +10,24 @@ import statistics
 import pytest
 
 from desktop_app.engine.auto.cost_model import CostModel
-from desktop_app.engine.auto.policy import AcceptanceTracker, AutoPolicy, best_k_for
+from desktop_app.engine.auto.policy import AutoPolicy, RunTracker, best_k_for
 from tests.engine.policy_costs import CPU_BATCH, GPU_BATCH, costs
 
 
 def test_costs_follow_the_machine_when_passes_drift() -> None:
-    """Load came: target passes take twice what calibration measured. Every cost is rescaled
-    (the batch sizes and the draft not measured lately too), and the reason says so."""
+    """Load came: target passes take twice what calibration measured. Within some dozens of
+    passes every cost follows (the batch sizes and the draft not measured lately too), and the
+    reason says so; when the load leaves, they come back."""
     model = costs(CPU_BATCH, 0.3)
     calibrated = list(model.target_batch_s)
     policy = AutoPolicy(model, k_max=8)
-    for _ in range(6):
+    for _ in range(40):
         policy.observe(0, 0, 0.0, 2 * calibrated[0], 1)  # off: only single-token passes measured
     assert model.load == pytest.approx(2.0, rel=0.2)
     assert model.target_batch_s[8] == pytest.approx(2 * calibrated[8], rel=0.25)  # never measured
     assert model.draft_token_s == pytest.approx(2 * 0.3 * 0.010, rel=0.25)
     assert re.search(r"target passes now cost (1\.[89]|2\.[01])x the calibration", policy.reason())
-    for _ in range(20):  # the load leaves
+    for _ in range(60):  # the load leaves
         policy.observe(0, 0, 0.0, calibrated[0], 1)
     assert model.load == pytest.approx(1.0, rel=0.2) and "calibration" not in policy.reason()
 
@@ -67,25 +68,21 @@ def test_a_noisy_machine_does_not_bend_the_costs_or_auto_s_choice() -> None:
     assert choices.count(steady[0]) >= 0.8 * len(choices)
 
 
-def test_verify_passes_that_keep_costing_more_than_calibrated_teach_their_size() -> None:
-    """In answers, 4-row verify passes (with the graph rebuild the one-token pass after them
-    pays) cost 15% more than the calibration said, while plain decoding costs what it said:
-    after some dozens of them Auto plans with what they cost, the sizes not seen keep their
-    calibrated shape, and the rebuild is not charged to plain decoding."""
+def test_the_graph_rebuild_after_a_verify_pass_is_not_charged_to_plain_decoding() -> None:
+    """A verify pass is judged with the one-token pass after it, which rebuilds llama.cpp's
+    graph (the calibration charged that rebuild to the verify pass). Passes that cost what the
+    calibration said leave every cost where it was; judged alone, the one-token pass would make
+    plain decoding look 10% dearer, and drafts cheaper."""
     model = costs(CPU_BATCH, 0.0)
     calibrated = list(model.target_batch_s)
     policy = AutoPolicy(model, k_max=8)
     rebuild = 0.1 * calibrated[0]
     for _ in range(120):
-        policy.observe(3, 1, 0.0, 1.15 * calibrated[3] - rebuild, 4)
+        policy.observe(3, 1, 0.0, calibrated[3] - rebuild, 4)
         policy.observe(0, 0, 0.0, calibrated[0] + rebuild, 1)
         for _ in range(3):
             policy.observe(0, 0, 0.0, calibrated[0], 1)
-    assert model.target_batch_s[0] == pytest.approx(calibrated[0], rel=0.02)
-    level = model.target_batch_s[0] / calibrated[0]
-    assert model.target_batch_s[3] / level == pytest.approx(1.15 * calibrated[3], rel=0.03)
-    for b in (1, 2, 5, 8):
-        assert model.target_batch_s[b] / level == pytest.approx(calibrated[b], rel=1e-9)
+    assert model.target_batch_s == pytest.approx(calibrated, rel=1e-9)
 
 
 def test_given_costs_keep_their_shape() -> None:
@@ -102,7 +99,10 @@ def test_auto_plans_with_the_costs_of_the_thread_count_in_use() -> None:
     two = [0.010 * r for r in (1.0, 1.24, 1.68, 2.17, 2.57)]
     one = [0.013 * r for r in (1.0, 1.62, 2.17, 2.89, 3.47)]
     model = CostModel(list(two), 0.002, by_threads={1: list(one), 2: list(two)}, threads=2)
-    policy = AutoPolicy(model, k_max=4, acceptance=AcceptanceTracker(3.0, 4.0))
+    run = RunTracker()
+    for _ in range(6):
+        run.observe(0, 4, 3)  # a draft model right three times in four
+    policy = AutoPolicy(model, k_max=4, model=run)
     k_two = policy.choose_k()
     model.use_threads(1)
     assert model.target_batch_s == one

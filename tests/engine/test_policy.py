@@ -8,13 +8,22 @@ import pytest
 
 from desktop_app.engine.auto.cost_model import CostModel
 from desktop_app.engine.auto.policy import (
-    AcceptanceTracker,
     AutoPolicy,
     ProbeBackoff,
+    RunTracker,
     best_k,
     expected_tokens,
 )
+from desktop_app.engine.auto.tunables import DEFAULT_TUNABLES
 from tests.engine.policy_costs import CPU_BATCH, GPU_BATCH, costs
+
+
+def _missing(k_max: int = 8) -> RunTracker:
+    """A draft model's runs that keep missing at their first token."""
+    run = RunTracker()
+    for _ in range(20):
+        run.observe(0, k_max, 0)
+    return run
 
 
 def test_expected_tokens_formula() -> None:
@@ -60,8 +69,9 @@ def test_auto_switches_off_and_back_when_acceptance_recovers() -> None:
         policy.observe(k, k, k * 0.0005, GPU_BATCH[k] * 0.010, k + 1)
         if k and not policy.probing:
             break
-    # it was off, probed (spacing: test_probe_back_off_*), and a probe taken whole turned it on
-    assert ks[0] == 0 and 2 <= len(ks) <= 8
+    # it was off, probed (spacing: test_probe_back_off_*, backed off by the misses' probes),
+    # and the first probe taken whole turned it on
+    assert ks[0] == 0 and 2 <= len(ks) <= 64 and ks[-2] == DEFAULT_TUNABLES.probe_k
     assert policy.choose_k() >= 2
     assert "predicted" in policy.reason()
 
@@ -87,25 +97,28 @@ def test_free_drafter_is_never_probed_while_off() -> None:
 
 
 def test_a_new_answer_inherits_only_a_little_evidence() -> None:
-    tracker = AcceptanceTracker()
+    """A draft model's runs held for 40 drafts: the next answer starts from them, weighing no
+    more than the prior, so three misses are enough to change its mind on this CPU."""
+    run = RunTracker()
+    first = AutoPolicy(costs(CPU_BATCH, 0.0), k_max=8, probe=False, model=run)
     for _ in range(40):
-        tracker.observe(8, 8)
-    assert tracker.rate > 0.95
-    policy = AutoPolicy(costs(CPU_BATCH, 0.0), k_max=8, probe=False, acceptance=tracker)  # a new answer
-    assert tracker.trials <= 6.0
-    assert policy.choose_k() > 0
-    for _ in range(3):  # three misses are enough to change its mind on this CPU
-        policy.observe(policy.choose_k(), 0, 0.0, 0.02, 9)
-    assert policy.choose_k() == 0
+        first.observe(8, 8, 0.0, 0.08, 9)
+    assert run.rate(20) > 0.95
+    second = AutoPolicy(costs(CPU_BATCH, 0.0), k_max=8, probe=False, model=run, streak=40)  # a new answer
+    assert all(r.trials <= DEFAULT_TUNABLES.prior_weight for r in run.rates())
+    assert second.choose_k() > 0
+    for _ in range(3):  # three misses
+        second.observe(max(second.choose_k(), 1), 0, 0.0, 0.02, 9)
+    assert second.choose_k() == 0
 
 
 # ---------------------------------------------------------------- each mechanism, one test
-# Each test below fails when its mechanism is removed (tried: one tracker for both states,
-# probing every 8 cycles without back-off, MIN_GAIN = 1.0).
+# Each test below fails when its mechanism is removed (tried: one rate for every run length,
+# probing every 8 cycles without back-off, min_gain = 1.0).
 
 
 def test_after_a_full_accept_auto_drafts_more_than_after_a_miss() -> None:
-    """Acceptance comes in runs: the hot state (after a full accept) has its own rate and k."""
+    """Acceptance comes in runs: after a full accept the run goes on, with its own rate and k."""
     policy = AutoPolicy(costs(GPU_BATCH, 0.05), k_max=8)
     for _ in range(30):  # copied passages: full accepts follow full accepts, misses follow misses
         for _ in range(4):
@@ -146,10 +159,10 @@ def test_a_gain_within_the_cost_model_s_error_is_not_worth_drafting() -> None:
 def test_probe_back_off_carries_over_to_the_next_answer() -> None:
     """A draft that does not pay here is not re-probed every 8 tokens in each new answer."""
     probes = ProbeBackoff()
-    first = AutoPolicy(costs(CPU_BATCH, 0.5), k_max=4, acceptance=AcceptanceTracker(0.0, 20.0), probes=probes)
+    first = AutoPolicy(costs(CPU_BATCH, 0.5), k_max=4, model=_missing(4), probes=probes)
     for _ in range(100):
         k = first.choose_k()
         first.observe(k, 0, k * 0.005, 0.010, k + 1)  # every probe misses
-    second = AutoPolicy(costs(CPU_BATCH, 0.5), k_max=4, acceptance=AcceptanceTracker(0.0, 20.0), probes=probes)
+    second = AutoPolicy(costs(CPU_BATCH, 0.5), k_max=4, model=_missing(4), probes=probes)
     first_probe = next(i for i in range(200) if second.choose_k() > 0)
     assert first_probe >= 16

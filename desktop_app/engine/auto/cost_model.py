@@ -1,22 +1,16 @@
 """What a target pass of b rows and a drafted token cost on this machine, as Auto plans with them.
 
-Measured at load time (``timing``), then followed as generation runs: a drift in load rescales
-every cost at once, small drifts move their level slowly, and verify passes bend the table's
-shape only slowly towards what they keep costing in answers.
+The calibrated table (``timing``, at load time) times one level: each pass measured while
+generating moves the level of every cost towards what it cost, at the tunables' ``decay``. The
+table's shape (what b rows cost against one) is the hardware's and the model's, timed with
+repetitions, while one pass in an answer is noisy: it is not bent by single passes.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
-LOAD_DRIFT = 1.25  # target passes this much slower (or faster) than the costs say: rescale them all
-LOAD_PASSES = 4  # passes whose mean drift is compared (a step in load is followed after these)
-LOAD_SHOWN = 1.2  # costs this far from the calibration are named in the reason
-LEVEL_WEIGHT = 0.05  # each pass moves the level of all target costs this far towards what it measured
-SHAPE_WEIGHT = 0.02  # each verify pass moves its own size's cost this far (in log) towards what it cost
-# (with passes scattered by 30%, Auto then drafts at 99.6% of the speed steady costs give it)
-SHAPE_CLIP = 0.25  # ... by at most this log-ratio
+from desktop_app.engine.auto.tunables import DEFAULT_TUNABLES, AutoTunables
 
 
 @dataclass
@@ -29,7 +23,7 @@ class CostModel:
     measured: bool = True  # False: given costs (another machine's), used as they stand
     by_threads: dict[int, list[float]] = field(default_factory=dict)  # target_batch_s per thread count
     threads: int = 0  # the count target_batch_s is for (0: not known)
-    _drift: list[float] = field(default_factory=list)  # log(measured / cost) of the latest passes
+    tunables: AutoTunables = DEFAULT_TUNABLES
     _pending: tuple[int, float] | None = None  # a verify pass (rows, seconds) awaiting the pass after it
 
     @property
@@ -56,16 +50,12 @@ class CostModel:
             self.by_threads[self.threads] = list(self.target_batch_s)
         self.target_batch_s = list(self.by_threads[count])
         self.threads = count
-        self._drift = []
         self._pending = None
 
     def follow(self, batch: int, seconds: float) -> None:
-        """A target pass measured while generating. When passes drift from these costs (load came
-        or went, the thread count changed), every cost is rescaled at once, the batch sizes and
-        the draft not measured lately too; otherwise the level of the target's costs follows
-        slowly. Their shape (what k rows cost against one) is the hardware's and the model's,
-        measured with repetitions while one pass is noisy, so it bends only slowly, towards what
-        verify passes of each size keep costing in answers.
+        """A target pass measured while generating moves the level of every cost (the batch
+        sizes and the draft not measured lately too) towards what it cost: load came or went,
+        the thread count changed, the context grew.
 
         A verify pass of b rows is judged with the one-token pass after it, which rebuilds
         llama.cpp's graph: the calibration charged that rebuild to b rows, not to plain decoding
@@ -76,46 +66,29 @@ class CostModel:
         pending, self._pending = self._pending, None
         if batch > 1:
             if pending is not None:  # two verify passes in a row: the first is judged alone
-                self._level(math.log(pending[1] / self.target_batch_s[pending[0] - 1]))
+                self._level(pending[1] / self.target_batch_s[pending[0] - 1])
             self._pending = (batch, seconds)
             return
         if pending is None:
-            self._level(math.log(seconds / self.target_batch_s[0]))
+            self._level(seconds / self.target_batch_s[0])
             return
         rows, verify_s = pending
-        if self._level(math.log((verify_s + seconds) / (self.target_batch_s[rows - 1] + self.target_batch_s[0]))):
-            return
-        # The pair's cost beyond plain decoding's token, against what the calibration said
-        # b rows cost (on this 2-core CPU 4- and 6-row passes cost 8% and 18% more in answers
-        # than timed back to back): clipped, as a stall is the machine's and not the size's.
-        step = math.log(max(verify_s + seconds - self.target_batch_s[0], 1e-9) / self.target_batch_s[rows - 1])
-        self.target_batch_s[rows - 1] *= math.exp(SHAPE_WEIGHT * min(max(step, -SHAPE_CLIP), SHAPE_CLIP))
+        self._level((verify_s + seconds) / (self.target_batch_s[rows - 1] + self.target_batch_s[0]))
 
-    def _level(self, drift_now: float) -> bool:
-        """Follow one observation of log(measured / cost); True when it rescaled every cost."""
-        self._drift = [*self._drift[-(LOAD_PASSES - 1) :], drift_now]
-        drift = sum(self._drift) / len(self._drift)
-        if len(self._drift) == LOAD_PASSES and abs(drift) > math.log(LOAD_DRIFT):
-            factor = math.exp(drift)
-            self.target_batch_s = [s * factor for s in self.target_batch_s]
-            self.draft_token_s *= factor
-            self.load *= factor
-            self._drift = []
-            return True
-        # Small drifts move the whole table a little: refining one batch size from one pass
-        # lets a noisy machine bend the table's shape, and Auto's k follows the noise. The
-        # draft's cost moves with it, as in a rescale: moved only by rescales, a stall that
-        # faded slowly left it raised, and after 50,000 passes on a noisy machine a lookup
-        # cost a second a token and Auto never drafted again (the bench, from its 4th round).
-        factor = math.exp(LEVEL_WEIGHT * drift_now)
+    def _level(self, ratio: float) -> None:
+        """Move every cost, in log, ``1 - decay`` of the way to ``ratio`` times itself. The
+        draft's cost moves with the target's: moved apart, a stall that faded slowly left it
+        raised, and after 50,000 passes on a noisy machine a lookup cost a second a token and
+        Auto never drafted again (the bench, from its 4th round)."""
+        factor = ratio ** (1.0 - self.tunables.decay)
         self.target_batch_s = [s * factor for s in self.target_batch_s]
         self.draft_token_s *= factor
         self.load *= factor
-        return False
 
     def load_note(self) -> str:
-        """How far the costs moved from the calibration, when it shows ("" otherwise). Load is
-        one cause, a context deeper or shallower than the calibration's another: not named."""
-        if self.load >= LOAD_SHOWN or self.load <= 1 / LOAD_SHOWN:
+        """How far the costs moved from the calibration, when it shows at one decimal ("" while
+        it reads 1.0x). Load is one cause, a context deeper or shallower than the calibration's
+        another: not named."""
+        if round(self.load, 1) != 1.0:
             return f"target passes now cost {self.load:.1f}x the calibration"
         return ""

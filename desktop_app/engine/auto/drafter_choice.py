@@ -20,26 +20,23 @@ from desktop_app.engine.auto.policy import AutoPolicy, Policy
 from desktop_app.engine.drafters import CopySource, Draft, Drafter
 from desktop_app.engine.sampling_noise import SamplingNoise
 
-HOT_AFTER = 2  # shadow hits in a row that count as a run (one hit is often chance)
-
 
 class ShadowScore:
     """A model-free proposal that was not verified, scored token by token as the target
-    commits tokens: every HOT_AFTER hits in a row tell the drafter's policy of a run at once,
-    and a miss tells it of the departure, so a copy run is noticed two tokens into it (not
-    when a 12-token proposal has been decoded one token at a time)."""
+    commits tokens: each hit tells the drafter's policy that its run goes on, and a miss tells
+    it of the departure, so a copy run is noticed as it starts (not when a 12-token proposal has
+    been decoded one token at a time)."""
 
     def __init__(self, drafter: Drafter, policy: Policy) -> None:
         self.drafter = drafter
         self.policy = policy
         self.proposal: list[int] = []
         self.hits = 0
-        self.reported = 0  # hits already told to the policy
         self.source = CopySource.OTHER
 
     def offer(self, proposal: list[int], source: CopySource) -> None:
         if not self.proposal and proposal:
-            self.proposal, self.hits, self.reported, self.source = proposal, 0, 0, source
+            self.proposal, self.hits, self.source = proposal, 0, source
 
     def drop(self) -> None:
         self.proposal = []
@@ -49,12 +46,7 @@ class ShadowScore:
             return
         hit = token == self.proposal[self.hits]
         self.hits += hit
-        pending = self.hits - self.reported
-        if not hit:
-            self.policy.observe_shadow(pending + 1, pending, self.source)
-        elif pending >= HOT_AFTER or self.hits == len(self.proposal):
-            self.policy.observe_shadow(pending, pending, self.source)
-            self.reported = self.hits
+        self.policy.observe_shadow(1, int(hit), self.source)
         if not hit or self.hits == len(self.proposal):
             self.proposal = []
 

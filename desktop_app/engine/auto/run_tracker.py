@@ -1,121 +1,116 @@
-"""How likely a model-free drafter's copy goes on: rates per copy-run length, per copy source.
+"""Auto's one estimator: how long a draft from a source holds, by how long it has held so far.
 
-The numbers it is tuned with are :class:`~desktop_app.engine.auto.tunables.AutoTunables` fields;
-docs/auto.md ("The acceptance estimate") explains each and the evidence behind it.
+Every drafter's proposals come in runs: a copy that has held for 20 tokens usually holds on,
+one that just started (a lucky 3-token match, a copy resumed after an edit) often breaks at
+once, and a draft model's tokens right after a fully accepted draft are likelier right than
+after a miss. So the chance that the next token is right is tracked per source and per run
+length so far, in buckets that double (0, 1, 2-3, 4-7, 8-15, 16-31, 32+): a hazard that falls
+as runs grow. Each bucket is a Beta distribution: a prior that is never forgotten, under
+evidence forgotten at one ``decay`` per observation. Auto plans with the lower credible bound
+of each rate (``caution`` standard deviations under it), so thin evidence drafts less.
+
+The numbers are :class:`~desktop_app.engine.auto.tunables.AutoTunables` fields (docs/auto.md).
 """
 
 from __future__ import annotations
 
-from bisect import bisect_right
+import math
 from dataclasses import dataclass, field
 
+from desktop_app.engine.api import DRAFT_K
 from desktop_app.engine.auto.tunables import DEFAULT_TUNABLES, AutoTunables
 from desktop_app.engine.drafters import CopySource
+
+# run lengths 0, 1, 2-3, 4-7, 8-15, 16-31, 32+: the last from half the longest copy (64) on
+BUCKETS = (DRAFT_K.high // 2).bit_length() + 1
+
+
+def bucket(length: int) -> int:
+    """The bucket of a run ``length`` tokens long so far (lengths that double share one)."""
+    return min(max(length, 0).bit_length(), BUCKETS - 1)
+
+
+def prior_rate(start: float, b: int) -> float:
+    """The prior chance the next token is right in bucket ``b``: the miss rate at length 0,
+    ``1 - start``, falls as 1 / (1 + length) (at the bucket's shortest length)."""
+    shortest = 0 if b == 0 else 2 ** (b - 1)
+    return 1.0 - (1.0 - start) / (1.0 + shortest)
 
 
 @dataclass
 class RunRate:
-    """The rate at one copy-run length: a prior that stays, and evidence that is forgotten
-    (``decay`` per observation) and carried weakly into a new answer. With the prior scaled away
-    along with old evidence, two carried successes read as a certainty: a rewrite's long copies
-    then drafted 7 tokens at once into a translation, and lost."""
+    """The rate at one run-length bucket: a Beta prior (``prior`` behind ``prior_weight``
+    pseudo-trials) that stays, and evidence that is forgotten. With the prior scaled away along
+    with old evidence, two carried successes read as a certainty: a rewrite's long copies then
+    drafted 7 tokens at once into a translation, and lost."""
 
     prior: float
     tunables: AutoTunables = DEFAULT_TUNABLES
     successes: float = 0.0
     trials: float = 0.0
-    fresh: float = 0.0  # positions observed in this answer (verified or in the shadow)
 
     def observe(self, positions: int, right: int) -> None:
         decay = self.tunables.decay
         self.successes = self.successes * decay + right
         self.trials = self.trials * decay + positions
-        self.fresh += positions
 
-    def next_rate(self, caution: float = 0.0) -> float:
-        weight = self.tunables.run_prior_weight
-        return (self.prior * weight + self.successes) / (weight + self.trials + caution)
+    @property
+    def mean(self) -> float:
+        weight = self.tunables.prior_weight
+        return (self.prior * weight + self.successes) / (weight + self.trials)
 
-    def start_answer(self, carry: float) -> None:
-        self.fresh = 0.0
+    @property
+    def bound(self) -> float:
+        """The lower credible bound Auto plans with: the Beta's mean less ``caution`` of its
+        standard deviations."""
+        mean, n = self.mean, self.tunables.prior_weight + self.trials
+        return max(0.0, mean - self.tunables.caution * math.sqrt(mean * (1.0 - mean) / (n + 1.0)))
+
+    def start_answer(self) -> None:
+        """Keep what earlier answers taught, weighing at most as much as the prior: a new
+        question may be a new task."""
+        carry = self.tunables.prior_weight
         if self.trials > carry:
             self.successes *= carry / self.trials
             self.trials = carry
 
 
-# A copy run's length so far is bucketed (``run_edges``: 0, 1-3, 4-7, 8-15, 16 and more). Each
-# run that ends teaches a bucket as many trials as it spans, so lengths 1-3 together learn three
-# times as fast as each alone did: an answer holds only a few copy starts.
-#
-# A copy of the prompt starts right more often (``source_priors``), and it is what this prompt
-# holds. Repeats of the answer and counts over the context or the history are rated by earlier
-# answers, often of another task, so for those each copy length's rate is held down by
-# ``start_caution`` pseudo-failures until this answer shows copies of that length (verified or
-# scored in the shadow; the caution falls as 1 / (1 + positions seen)), and lifted for every
-# length once the copy has held ``proven_run`` tokens in this answer.
-
-
 @dataclass
 class RunTracker:
-    """A model-free proposal is copied text: a copy that has held for 20 tokens usually holds
-    on, one that just started (a lucky 3-token match, a copy resumed after an edit) often
-    breaks at once. So what predicts the next token is the length of the copy run so far: the
-    drafter's *streak* (committed tokens its proposals got right in a row) plus the positions
-    of the proposal before it. The rate of the next token being right is tracked per run
-    length (``run_edges``): a hazard that falls as runs grow (they are long-tailed, not
-    one geometric rate). A proposal of k reaches position j with the product of the rates at
-    run lengths streak .. streak + j - 1. Copies of the prompt and of the answer itself are
-    tracked apart (:class:`CopySource`).
+    """The rates of one drafter's proposals, per source (:class:`CopySource`: copies of the
+    prompt, of the answer, of earlier requests, counts) and run-length bucket. A proposal of k
+    made ``streak`` tokens into a run reaches position j with the product of the rates at run
+    lengths streak .. streak + j - 1.
 
     Every cycle's positions are evidence, whether the proposal was verified or scored in the
-    shadow (in chunks: a run told two tokens at a time is the same run). Thin evidence drafts
-    less: a pseudo-failure is added to the first token after a miss (``miss_caution``), where a
-    wrong guess is likeliest, and copies not of the prompt are rated with caution until the
-    answer shows its own (``start_caution``, lifted once the copy has held ``proven_run``
-    tokens)."""
+    shadow (a run told token by token is the same run)."""
 
     tunables: AutoTunables = DEFAULT_TUNABLES
     by_source: dict[CopySource, list[RunRate]] = field(default_factory=dict)
 
-    def bucket(self, length: int) -> int:
-        """The run-length bucket of a copy ``length`` tokens long so far."""
-        return bisect_right(self.tunables.run_edges, length)
-
     def rates(self, source: CopySource = CopySource.OTHER) -> list[RunRate]:
         found = self.by_source.get(source)
         if found is None:
-            priors = self.tunables.source_priors.get(source, self.tunables.run_priors)
-            found = self.by_source[source] = [RunRate(prior, self.tunables) for prior in priors]
+            t = self.tunables
+            start = t.prompt_prior if source is CopySource.PROMPT else t.start_prior
+            found = self.by_source[source] = [RunRate(prior_rate(start, b), t) for b in range(BUCKETS)]
         return found
-
-    def _cautious(self, source: CopySource, streak: int) -> bool:
-        """Whether a copy of ``source`` that has held ``streak`` tokens is rated with the start caution."""
-        return source not in self.tunables.trusted_at_start and streak < self.tunables.proven_run
 
     def observe(self, streak: int, drafted: int, accepted: int, source: CopySource = CopySource.OTHER) -> None:
         if drafted <= 0:
             return
         reached: dict[int, list[int]] = {}
         for j in range(min(drafted, accepted + 1)):
-            counts = reached.setdefault(self.bucket(streak + j), [0, 0])
+            counts = reached.setdefault(bucket(streak + j), [0, 0])
             counts[0] += 1
             counts[1] += j < accepted
         rates = self.rates(source)
-        for bucket, (positions, right) in reached.items():
-            rates[bucket].observe(positions, right)
+        for b, (positions, right) in reached.items():
+            rates[b].observe(positions, right)
 
-    def next_rate(self, length: int, source: CopySource = CopySource.OTHER, streak: int | None = None) -> float:
-        """The chance the next token is right, ``length`` tokens into a copy that has held
-        ``streak`` tokens so far (by default ``length``): cautious after a miss, and, for a source
-        not trusted at start, at lengths this answer has not shown yet unless the copy has."""
-        streak = length if streak is None else streak
-        return self._rate(self.rates(source)[self.bucket(length)], length == 0, self._cautious(source, streak))
-
-    def _rate(self, rate: RunRate, after_miss: bool, cautious: bool) -> float:
-        caution = self.tunables.miss_caution if after_miss else 0.0
-        if cautious:
-            caution += self.tunables.start_caution / (1.0 + rate.fresh)
-        return rate.next_rate(caution)
+    def next_rate(self, length: int, source: CopySource = CopySource.OTHER) -> float:
+        """The chance (its lower credible bound) that the next token is right ``length`` tokens into a run."""
+        return self.rates(source)[bucket(length)].bound
 
     def expected_tokens(self, streak: int, k: int, source: CopySource = CopySource.OTHER) -> float:
         """Tokens per target pass drafting k after a streak of ``streak`` right tokens."""
@@ -123,25 +118,25 @@ class RunTracker:
 
     def expected_by_k(self, streak: int, k_max: int, source: CopySource = CopySource.OTHER) -> list[float]:
         """The same for every k from 0 to ``k_max``, in one pass (Auto asks every cycle, for
-        each candidate: a rate is worked out once per length bucket, not per position)."""
+        each candidate: a rate is worked out once per bucket, not per position)."""
         rates = self.rates(source)
-        cautious = self._cautious(source, streak)
         reach = total = 1.0
         by_k = [1.0]
-        bucket, rate = -1, 0.0
+        current, rate = -1, 0.0
         for length in range(streak, streak + k_max):
-            now = self.bucket(length)
-            if now != bucket:
-                bucket, rate = now, self._rate(rates[now], length == 0, cautious)
+            now = bucket(length)
+            if now != current:
+                current, rate = now, rates[now].bound
             reach *= rate
             total += reach
             by_k.append(total)
         return by_k
 
     def rate(self, streak: int, source: CopySource = CopySource.OTHER) -> float:
-        return self.rates(source)[self.bucket(streak)].next_rate()
+        """The estimate itself (for the reason shown)."""
+        return self.rates(source)[bucket(streak)].mean
 
     def start_answer(self) -> None:
         for rates in self.by_source.values():
             for tracker in rates:
-                tracker.start_answer(self.tunables.run_carry_weight)
+                tracker.start_answer()

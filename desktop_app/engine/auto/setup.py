@@ -1,8 +1,8 @@
 """What Auto keeps of a target and draft pair between answers, and the policies it builds from it.
 
 Costs are measured once per drafter and maximum k (:meth:`AutoSetup.calibrate`), the target's
-per batch size shared by every drafter at each thread count; acceptance, copy runs and probe
-back-off are kept per drafter, so the next answer starts from what the last one learned. Loading
+per batch size shared by every drafter at each thread count; runs and probe back-off are kept
+per drafter, so the next answer starts from what the last one learned. Loading
 another model drops it all (:meth:`AutoSetup.forget`).
 """
 
@@ -14,18 +14,16 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from desktop_app.engine.api import DRAFT_K, DrafterKind, SpecMode
-from desktop_app.engine.auto.acceptance import AcceptanceTracker, ProbeBackoff
 from desktop_app.engine.auto.cost_model import CostModel
 from desktop_app.engine.auto.drafter_choice import DrafterChoice
 from desktop_app.engine.auto.policy import AutoPolicy, FixedPolicy, OffPolicy, Policy
+from desktop_app.engine.auto.probes import ProbeBackoff
 from desktop_app.engine.auto.run_tracker import RunTracker
 from desktop_app.engine.auto.tunables import DEFAULT_TUNABLES, AutoTunables
 from desktop_app.engine.drafters import CostProbe, Drafter
 from desktop_app.engine.llama.model import LlamaModel
 from desktop_app.engine.llama.threads import ThreadTuner
 from desktop_app.engine.llama.timing import CalibrationInterrupted, time_decodes, tune_threads
-
-CALIBRATION_DEPTH = 160  # tokens of context behind the timed decodes
 
 
 def timed_sizes(k_max: int) -> list[int]:
@@ -64,16 +62,14 @@ class AutoSetup:
         # seconds per target batch of 1..k+1, per k_max, per thread count (the shape differs: on 2
         # cores a batch of 9 costs 4x one token with 2 threads, 5.7x with 1)
         self._target_costs: dict[int, dict[int, list[float]]] = {}
-        self._acceptance: dict[str, AcceptanceTracker] = {}
-        self._runs: dict[str, RunTracker] = {}  # model-free drafters' copy runs, per drafter
+        self._runs: dict[str, RunTracker] = {}  # what each drafter's runs did, per drafter
         self._probes: dict[str, ProbeBackoff] = {}  # when Auto next probes a drafter it left off
 
     def forget(self, target_costs: bool = False) -> None:
         """Drop what Auto learned of this pair: its costs (measured again on first use), the
-        acceptance and copy runs it tracked, and when it next probes; with ``target_costs``
+        runs it tracked, and when it next probes; with ``target_costs``
         also the target's timed batches (another target, or another draft sharing the machine)."""
         self.costs.clear()
-        self._acceptance.clear()
         self._runs.clear()
         self._probes.clear()
         if target_costs:
@@ -91,14 +87,16 @@ class AutoSetup:
         drafter: Drafter | None,
         k_max: int,
         reps: int = 5,
-        depth: int = CALIBRATION_DEPTH,
+        depth: int | None = None,
         should_stop: Callable[[], bool] | None = None,
     ) -> CostModel:
         """Measure this machine's target cost per batch size and the drafter's cost per token.
 
-        Measured ``depth`` tokens into the context (attention grows with it), appending to
-        whatever the caches hold and trimming back afterwards, so a conversation's cache survives.
+        Measured ``depth`` tokens into the context (by default the tunables' ``calibration_depth``:
+        attention grows with it), appending to whatever the caches hold and trimming back
+        afterwards, so a conversation's cache survives.
         """
+        depth = self.tunables.calibration_depth if depth is None else depth
         key = (drafter.kind if drafter is not None else None, k_max)
         if key in self.costs:
             return self.costs[key]
@@ -128,6 +126,7 @@ class AutoSetup:
             draft_s,
             by_threads={c: list(t) for c, t in tables.items()},
             threads=threads.count,
+            tunables=self.tunables,
         )
         self.costs[key] = costs
         return costs
@@ -194,19 +193,17 @@ class AutoSetup:
             return OffPolicy()
         if spec is SpecMode.ON:
             return FixedPolicy(k_max)
-        # Costs and acceptance carry over between answers: the next turn of a conversation
-        # starts from what this pair and this kind of task did last time.
+        # Costs and runs carry over between answers: the next turn of a conversation starts
+        # from what this pair and this kind of task did last time.
         t = self.tunables
         k_max = copy_max if drafter.free else k_max
         costs = costs_for(drafter, k_max)
         name = drafter.kind.value
-        cold = self._acceptance.setdefault(name, AcceptanceTracker.from_prior(t.prior_acceptance, t))
-        hot = self._acceptance.setdefault(name + ":hot", AcceptanceTracker.from_prior(t.hot_prior, t))
-        runs = self._runs.setdefault(name, RunTracker(t)) if drafter.free else None
+        runs = self._runs.setdefault(name, RunTracker(t))
         probes = self._probes.setdefault(name, ProbeBackoff(t))
-        return AutoPolicy(
-            costs, k_max, probe=not drafter.free, tunables=t, acceptance=cold, hot=hot, runs=runs, probes=probes
-        )
+        if drafter.free:
+            return AutoPolicy(costs, k_max, probe=False, tunables=t, runs=runs, probes=probes)
+        return AutoPolicy(costs, k_max, tunables=t, model=runs, probes=probes)
 
 
 def copy_limit(target: LlamaModel) -> int:

@@ -24,7 +24,7 @@ from desktop_app.engine.api import (
 )
 from desktop_app.engine.auto.cost_model import CostModel
 from desktop_app.engine.auto.drafter_choice import DrafterChoice
-from desktop_app.engine.auto.setup import CALIBRATION_DEPTH, AutoSetup, copy_limit
+from desktop_app.engine.auto.setup import AutoSetup, copy_limit
 from desktop_app.engine.context_size import PromptSize
 from desktop_app.engine.drafters import Drafter
 from desktop_app.engine.drafters.history_vocab import HistoryVocab
@@ -224,7 +224,7 @@ class Engine:
         drafter: Drafter | None,
         k_max: int,
         reps: int = 5,
-        depth: int = CALIBRATION_DEPTH,
+        depth: int | None = None,
         should_stop: Callable[[], bool] | None = None,
     ) -> CostModel:
         """Measure the target's cost per batch size and the drafter's per token (AutoSetup.calibrate)."""
