@@ -140,12 +140,12 @@ def token_counter(model: Path) -> Callable[[str], int]:
 
     from desktop_app.library.vocab import VocabOnlyModel
 
-    vocab = VocabOnlyModel(model).vocab
+    tokenizer = VocabOnlyModel(model)  # held by the closure: freeing it frees the vocabulary
 
     def count(text: str) -> int:
         data = text.encode("utf-8")
         buffer = (llama_cpp.llama_token * (len(data) + 8))()
-        return int(llama_cpp.llama_tokenize(vocab, data, len(data), buffer, len(data) + 8, False, False))
+        return int(llama_cpp.llama_tokenize(tokenizer.vocab, data, len(data), buffer, len(data) + 8, False, False))
 
     return count
 

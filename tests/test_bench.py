@@ -318,3 +318,16 @@ def test_the_lab_has_a_subcommand_per_bench_with_the_bench_options() -> None:
     for name in set(BENCHES) - {"replay", "peer", "peer-api", "repeat"}:
         args = parser.parse_args([name, "--max-tokens", "8", "--out", "x"])
         assert (args.bench, args.max_tokens, args.out) == (name, 8, Path("x"))
+
+
+def test_the_peer_bench_counts_a_text_s_tokens_with_the_model_s_vocabulary(models) -> None:
+    """Both servers' answers are counted alike; the counter keeps its vocabulary alive (a freed
+    one crashed the bench on its first answer)."""
+    import gc
+
+    from lab.peer_api import token_counter
+
+    count = token_counter(Path(models.target))
+    gc.collect()
+    assert count("") == 0
+    assert 1 <= count("Hello world") <= count("Hello world, hello again, world") < 40
