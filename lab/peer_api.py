@@ -136,16 +136,12 @@ def ask(
 
 def token_counter(model: Path) -> Callable[[str], int]:
     """Tokens in a text by the model's own vocabulary (loaded alone, no weights)."""
-    import llama_cpp
-
     from desktop_app.library.vocab import VocabOnlyModel
 
     tokenizer = VocabOnlyModel(model)  # held by the closure: freeing it frees the vocabulary
 
     def count(text: str) -> int:
-        data = text.encode("utf-8")
-        buffer = (llama_cpp.llama_token * (len(data) + 8))()
-        return int(llama_cpp.llama_tokenize(tokenizer.vocab, data, len(data), buffer, len(data) + 8, False, False))
+        return len(tokenizer.tokenize(text, add_special=False, parse_special=False))
 
     return count
 

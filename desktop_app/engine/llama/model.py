@@ -245,17 +245,6 @@ class LlamaModel(KvCache, VocabProperties):
         return bool(self._eog[token])
 
     # ----------------------------------------------------------------- text
-    def tokenize(self, text: str, add_special: bool = True, parse_special: bool = True) -> list[int]:
-        data = text.encode("utf-8")
-        capacity = len(data) + 8
-        buf = (llama_cpp.llama_token * capacity)()
-        n = llama_cpp.llama_tokenize(self.vocab, data, len(data), buf, capacity, add_special, parse_special)
-        if n < 0:
-            capacity = -n
-            buf = (llama_cpp.llama_token * capacity)()
-            n = llama_cpp.llama_tokenize(self.vocab, data, len(data), buf, capacity, add_special, parse_special)
-        return list(buf[:n])
-
     def piece(self, token: int) -> bytes:
         """The bytes a token stands for (special tokens render as empty, but those of show_special)."""
         cached = self._pieces.get(token)
