@@ -11,8 +11,10 @@ editor or an agent sees: from sending a request to its last token. Three workloa
   whole context with the file the agent read, as coding agents do.
 
 Each configuration (ours ``off`` and ``auto``; llama-server plain and each ``--spec-type``) is a
-fresh server process per round (so nothing learned leaks between rounds or sides), the order
-rotating round by round, each round after the machine went idle. The reported ratios are the
+fresh server process per round (so nothing learned leaks between rounds or sides). All of a
+round's servers are alive at once and each request goes to every one in turn, the order rotating
+request by request, after the machine went idle: a shared machine that slows down for a minute
+slows every configuration alike. The reported ratios are the
 medians of ratios taken within the same round. Greedy texts are compared with llama-server
 plain's too: the same model at temperature 0 should write the same text on both.
 """
@@ -146,6 +148,18 @@ def token_counter(model: Path) -> Callable[[str], int]:
     return count
 
 
+def peer_cpu_flags(cpuinfo: str | None = None) -> list[str]:
+    """llama.cpp's flags for this CPU (``cpuinfo``: /proc/cpuinfo's text). On one with AMX its
+    stock build crashes at the first decode (its tile kernels, llama.cpp #20824), so there its
+    weights stay out of AMX as ours do (our patch, docs/engine-notes.md "AMX"); elsewhere none."""
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8")
+        except OSError:
+            return []
+    return ["--no-repack"] if " amx_tile" in cpuinfo else []
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -163,7 +177,7 @@ def server(name: str, model: Path, peer_bin: Path, threads: int, ctx: int) -> It
             extra: dict[str, Any] = {"speculation": OURS[name]}
         else:
             command = [str(peer_bin / "llama-server"), "-m", str(model), "--port", str(port), "-t", str(threads)]
-            command += ["-c", str(ctx), "-np", "1", "--jinja"]
+            command += ["-c", str(ctx), "-np", "1", "--jinja", *peer_cpu_flags()]
             if (spec := PEER_SPEC_TYPES[name]) is not None:
                 command += ["--spec-type", spec]
             extra = {}
@@ -195,28 +209,40 @@ def server(name: str, model: Path, peer_bin: Path, threads: int, ctx: int) -> It
                 process.wait()
 
 
+def _steps(new_prompt: dict[str, str], tokens: int) -> list[tuple[str, list[dict[str, str]], int]]:
+    """A round's requests in order: (workload, messages, max_tokens)."""
+    steps = [(f"new {c}", [{"role": "user", "content": p}], tokens) for c, p in new_prompt.items()]
+    again = [{"role": "user", "content": new_prompt["code"] + " (again)"}]
+    steps += [("repeat", again, tokens)] * REPEATS
+    steps += [("agent", agent_conversation(step), tokens * 2) for step in range(len(_AGENT_TURNS))]
+    return steps
+
+
 def _round(
-    name: str, args: argparse.Namespace, peer_bin: Path, new_prompt: dict[str, str], count: Callable[[str], int]
-) -> dict[str, Any]:
-    """One round of every workload on a fresh server: tokens/s per workload, and the texts."""
-    out: dict[str, Any] = {"texts": {}}
-    tokens = args.max_tokens
-    with server(name, args.model, peer_bin, args.threads, args.ctx) as (url, extra):
-        ask(url, [{"role": "user", "content": "Hi"}], 4, extra, count)  # warm-up: first connection, first pass
-        for category, prompt in new_prompt.items():
-            answer = ask(url, [{"role": "user", "content": prompt}], tokens, extra, count)
-            out[f"new {category}"] = answer.tokens_per_s
-            out["texts"][f"new {category}"] = answer.text
-        repeat = [ask(url, [{"role": "user", "content": new_prompt["code"] + " (again)"}], tokens, extra, count)]
-        repeat += [
-            ask(url, [{"role": "user", "content": new_prompt["code"] + " (again)"}], tokens, extra, count)
-            for _ in range(REPEATS - 1)
-        ]
-        out["repeat"] = statistics.mean(a.tokens_per_s for a in repeat[1:])
-        out["texts"]["repeat"] = repeat[-1].text
-        agent = [ask(url, agent_conversation(step), tokens * 2, extra, count) for step in range(len(_AGENT_TURNS))]
-        out["agent"] = sum(a.tokens for a in agent) / sum(a.seconds for a in agent)
-        out["texts"]["agent"] = agent[-1].text
+    names: list[str], args: argparse.Namespace, peer_bin: Path, new_prompt: dict[str, str], count: Callable[[str], int]
+) -> dict[str, dict[str, Any]]:
+    """One round of every workload, each configuration on a fresh server of its own, all alive
+    at once and the requests interleaved: each request goes to every server in turn (the order
+    rotating step by step), so a machine that slows down for a minute slows every side alike.
+    Tokens/s per configuration and workload, and the texts."""
+    answers: dict[str, dict[str, list[Answer]]] = {n: {} for n in names}
+    with contextlib.ExitStack() as stack:
+        live = {n: stack.enter_context(server(n, args.model, peer_bin, args.threads, args.ctx)) for n in names}
+        for url, extra in live.values():
+            ask(url, [{"role": "user", "content": "Hi"}], 4, extra, count)  # first connection, first pass
+        wait_for_quiet(args.quiet_wait)  # a server still measuring (Auto calibrates after loading)
+        for i, (workload, messages, tokens) in enumerate(_steps(new_prompt, args.max_tokens)):
+            for n in names[i % len(names) :] + names[: i % len(names)]:
+                url, extra = live[n]
+                answers[n].setdefault(workload, []).append(ask(url, messages, tokens, extra, count))
+    out: dict[str, dict[str, Any]] = {}
+    for n, by_workload in answers.items():
+        out[n] = {"texts": {w: a[-1].text for w, a in by_workload.items()}}
+        for w, a in by_workload.items():
+            if w == "repeat":  # the requests after the first: what repeating gains
+                out[n][w] = statistics.mean(x.tokens_per_s for x in a[1:])
+            else:
+                out[n][w] = sum(x.tokens for x in a) / sum(x.seconds for x in a)
     return out
 
 
@@ -235,10 +261,8 @@ def measure(args: argparse.Namespace, prompts: dict[str, list[str]]) -> dict[str
     per_round: list[dict[str, dict[str, Any]]] = []
     for r in range(rounds):
         new_prompt = {c: prompts[c][r % len(prompts[c])] for c in NEW_CATEGORIES}
-        results: dict[str, dict[str, Any]] = {}
-        for name in names[r % len(names) :] + names[: r % len(names)]:
-            wait_for_quiet(args.quiet_wait)
-            results[name] = _round(name, args, peer_bin, new_prompt, count)
+        results = _round(names[r % len(names) :] + names[: r % len(names)], args, peer_bin, new_prompt, count)
+        for name in names:
             shown = "  ".join(f"{w} {v:6.1f}" for w, v in results[name].items() if w != "texts")
             print(f"  round {r + 1} {name:18} {shown}", file=sys.stderr, flush=True)
         per_round.append(results)
@@ -266,6 +290,7 @@ def measure(args: argparse.Namespace, prompts: dict[str, list[str]]) -> dict[str
         "threads": args.threads,
         "max_tokens": args.max_tokens,
         "rounds": rounds,
+        "peer_flags": peer_cpu_flags(),
         "summary": summary,
         "greedy_text_same_as_peer_plain": {w: f"{n}/{rounds}" for w, n in same_text.items()},
         "runs": [{n: {w: v for w, v in res.items() if w != "texts"} for n, res in rr.items()} for rr in per_round],

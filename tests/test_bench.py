@@ -331,3 +331,12 @@ def test_the_peer_bench_counts_a_text_s_tokens_with_the_model_s_vocabulary(model
     gc.collect()
     assert count("") == 0
     assert 1 <= count("Hello world") <= count("Hello world, hello again, world") < 40
+
+
+def test_llama_server_keeps_its_weights_out_of_amx_only_on_a_cpu_with_amx() -> None:
+    """On an AMX CPU llama.cpp's stock build crashes at its first decode: the peer bench starts
+    it with ``--no-repack`` there (as our patched build keeps weights out of AMX), elsewhere as is."""
+    from lab.peer_api import peer_cpu_flags
+
+    assert peer_cpu_flags("flags\t\t: fpu avx512f amx_bf16 amx_tile amx_int8") == ["--no-repack"]
+    assert peer_cpu_flags("flags\t\t: fpu sse2 avx2 avx512f") == []

@@ -12,14 +12,14 @@ import itertools
 import queue
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from desktop_app.engine.api import Embeddings, GenerateRequest
 from desktop_app.engine.context_size import PromptSize
 from desktop_app.engine.errors import EngineError
-from desktop_app.engine.events import Event
+from desktop_app.engine.events import Event, Finished
 from desktop_app.engine.reasoning import ReasoningFormat
 from desktop_app.engine.tool_calls import ToolFormat
 
@@ -74,9 +74,14 @@ class Job:
     id: int = field(default_factory=itertools.count(1).__next__)
     cancel: threading.Event = field(default_factory=threading.Event)
     events: queue.Queue[object] = field(default_factory=queue.Queue)
+    # called (from the putting thread) after the answer's last event is in: a streaming handler
+    # holding text back for a while wakes at once instead of making the client wait out its pause
+    on_last: Callable[[], None] | None = None
 
     def put(self, item: object) -> None:
         self.events.put(item)
+        if self.on_last is not None and (item is _END or isinstance(item, (Finished, Failed))):
+            self.on_last()
 
     def next(self, timeout: float | None = None) -> Event | None:
         """The next event; None after the last one. Raises Failed when the generation failed."""
@@ -103,7 +108,7 @@ class Job:
                 return out
 
     def finish(self) -> None:
-        self.events.put(_END)
+        self.put(_END)
 
     def iterate(self) -> Iterator[Event]:
         while (event := self.next()) is not None:

@@ -4,6 +4,7 @@ endpoint that answers with the engine (OpenAI's, Anthropic's)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import queue
 from collections import deque
 from collections.abc import AsyncIterator
@@ -36,7 +37,18 @@ async def batched(job: Job, request: Request, first: Any) -> AsyncIterator[str |
     """A job's events as a stream sends them: the text pieces that arrived together joined into
     one (one per HTTP chunk, at most every FLUSH_S: fewer, larger chunks leave the CPU to the
     engine), then the Finished, or the Failed. Nothing more once the client went away. The job
-    is cancelled when the stream ends early (the client left, or the consumer stopped)."""
+    is cancelled when the stream ends early (the client left, or the consumer stopped).
+
+    The pause after each piece ends early when the answer's last event comes: the client gets
+    the end of its answer at once, not up to FLUSH_S later."""
+    loop = asyncio.get_running_loop()
+    last_in = asyncio.Event()
+
+    def wake() -> None:
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile (the server stopping)
+            loop.call_soon_threadsafe(last_in.set)
+
+    job.on_last = wake  # set before the first ready(): a last event put earlier is in the buffer
     buffer: deque[Any] = deque([first, *job.ready()])
     try:
         while True:
@@ -55,10 +67,12 @@ async def batched(job: Job, request: Request, first: Any) -> AsyncIterator[str |
                 while buffer and isinstance(buffer[0], TextChunk):
                     text += buffer.popleft().text
                 yield text
-                await asyncio.sleep(FLUSH_S)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(last_in.wait(), FLUSH_S)
                 buffer.extend(job.ready())
             elif isinstance(event, Finished):
                 yield event
                 return
     finally:
+        job.on_last = None
         job.cancel.set()

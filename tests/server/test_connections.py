@@ -12,7 +12,10 @@ from collections.abc import Iterator
 import httpx2 as httpx
 import pytest
 
-from desktop_app.engine.api import GenerateRequest
+from desktop_app.engine.api import FinishReason, GenerateRequest
+from desktop_app.engine.events import Finished, TextChunk
+from desktop_app.engine.stats import GenerationStats
+from desktop_app.server import jobs
 from desktop_app.server.backend import EngineBackend, Job, ServedModel
 from desktop_app.server.limits import ServerLimits
 from tests.server.live_server import LogRecorder, Server
@@ -175,3 +178,40 @@ def test_stopping_with_answers_in_flight_is_quick_and_quiet() -> None:
     assert len(outcomes) == 2 and 200 not in outcomes  # both were cut off, neither hung
     assert all(job.cancel.is_set() for job in backend.jobs)  # the generations were stopped too
     assert log.tracebacks() == []
+
+
+class _ScriptedBackend(_EndlessBackend):
+    """An engine that says "Hello", and ends its answer a moment after the stream sent it."""
+
+    def submit(self, request: GenerateRequest) -> Job:
+        job = super().submit(request)
+
+        def answer() -> None:
+            job.put(TextChunk("Hello"))
+            while not job.events.empty():  # the handler took it, and is pausing before the next piece
+                time.sleep(0.01)
+            time.sleep(0.2)
+            job.put(Finished("Hello", [1], GenerationStats(generated_tokens=1, finish_reason=FinishReason.STOP)))
+            job.finish()
+
+        threading.Thread(target=answer, daemon=True).start()
+        return job
+
+
+def test_a_streamed_answer_ends_as_soon_as_it_is_finished(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Text is sent in pieces at most every FLUSH_S, but the answer's end is not held back by that
+    pause: with a pause of 30 s the stream still ends right after the answer does."""
+    monkeypatch.setattr(jobs, "FLUSH_S", 30.0)
+    scripted = Server(_ScriptedBackend())  # type: ignore[arg-type]
+    try:
+        body = {"messages": [{"role": "user", "content": "hi"}], "stream": True}
+        started = time.monotonic()
+        with httpx.stream("POST", f"{scripted.url}/chat/completions", json=body, timeout=60) as reply:
+            lines = [line for line in reply.iter_lines() if line.startswith("data: ")]
+        assert time.monotonic() - started < 10
+    finally:
+        scripted.stop()
+    assert lines[-1] == "data: [DONE]"
+    deltas = [json.loads(line[6:])["choices"][0]["delta"].get("content") for line in lines[:-1]]
+    assert "".join(d or "" for d in deltas) == "Hello"
+    assert json.loads(lines[-2][6:])["choices"][0]["finish_reason"] == "stop"
