@@ -147,3 +147,31 @@ def test_every_row_of_a_batch_equals_the_row_alone_on_k_quant_models(
     model = _requantized(default_model, tmp_path / "requantized.gguf", ftype)
     alone, batched = _rows_alone_and_batched(model, "Rewrite this sentence: the cat sat on the mat.")
     _assert_rows_identical(alone, batched)
+
+
+def test_a_verify_pass_that_sees_more_cache_cells_than_its_rows_alone_is_still_exact(default_model: Path) -> None:
+    """A verify pass deep in a conversation spans more cache cells than its first rows decoded
+    alone (attention runs over the cells up to the padded count, the rest masked). Its rows must
+    still come out bit for bit: padded to 32 cells, an AVX-512 CPU summed a row's last 32 cells
+    in a scalar tail alone and in the vector loop inside the larger batch, and greedy text with
+    speculation parted from plain decoding (packaging/llama/kv-padding.patch)."""
+    model = LlamaModel(default_model, ModelOptions(n_gpu_layers=0, n_threads=2, n_ctx=512))
+    try:
+        sentence = "Rewrite this sentence: the cat sat on the mat, and then the dog came in and sat too. "
+        context = model.tokenize(sentence * 12)[:114]  # rows from position 113: the batch reaches 178
+        model.prefill(context[:-1], need_logits=False)
+        start = len(context) - 1
+        draft = model.tokenize(" The quick brown fox jumps over the lazy dog again and again." * 6, add_special=False)
+        batch = [context[-1], *draft[: LARGEST_VERIFY_PASS - 1]]
+        alone = []
+        for token in batch:
+            model.decode_one(token)
+            alone.append(model.logits().copy())
+        batched = []
+        for size in (2, 16, 17, 33, 48, LARGEST_VERIFY_PASS):
+            model.truncate(start)
+            model.decode_all_rows(batch[:size])
+            batched.append(np.stack([model.logits(row).copy() for row in range(size)]))
+    finally:
+        model.close()
+    _assert_rows_identical(alone, batched)
