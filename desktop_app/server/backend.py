@@ -80,8 +80,9 @@ class Job:
 
     def put(self, item: object) -> None:
         self.events.put(item)
-        if self.on_last is not None and (item is _END or isinstance(item, (Finished, Failed))):
-            self.on_last()
+        on_last = self.on_last  # read once: the handler clears it from another thread when it ends
+        if on_last is not None and (item is _END or isinstance(item, (Finished, Failed))):
+            on_last()
 
     def next(self, timeout: float | None = None) -> Event | None:
         """The next event; None after the last one. Raises Failed when the generation failed."""
