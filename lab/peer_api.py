@@ -4,7 +4,10 @@ Both servers load the same GGUF with the same thread count and are driven by the
 over HTTP (``/v1/chat/completions``, streamed, temperature 0), so what is compared is what an
 editor or an agent sees: from sending a request to its last token. Three workloads:
 
-- ``new``: a prompt never seen before in each round (one per category: code, rewrite, chat);
+- ``new``: prompts the server has not seen, every prompt of each category (code, rewrite,
+  chat) in each round, starting from a different one each round; a round's figure is its tokens
+  over its seconds (one 128-token answer moves 3-5% between identical requests on a shared
+  machine: a round of one prompt decided the median by noise);
 - ``repeat``: the same request four times in a row to one server, as an agent retrying or a
   regenerate does; the figure is the mean of requests 2-4;
 - ``agent``: a recorded tool-using conversation replayed turn by turn, each turn resending the
@@ -209,17 +212,27 @@ def server(name: str, model: Path, peer_bin: Path, threads: int, ctx: int) -> It
                 process.wait()
 
 
-def _steps(new_prompt: dict[str, str], tokens: int) -> list[tuple[str, list[dict[str, str]], int]]:
+def _steps(new_prompts: dict[str, list[str]], tokens: int) -> list[tuple[str, list[dict[str, str]], int]]:
     """A round's requests in order: (workload, messages, max_tokens)."""
-    steps = [(f"new {c}", [{"role": "user", "content": p}], tokens) for c, p in new_prompt.items()]
-    again = [{"role": "user", "content": new_prompt["code"] + " (again)"}]
+    steps = [(f"new {c}", [{"role": "user", "content": p}], tokens) for c, ps in new_prompts.items() for p in ps]
+    again = [{"role": "user", "content": new_prompts["code"][0] + " (again)"}]
     steps += [("repeat", again, tokens)] * REPEATS
     steps += [("agent", agent_conversation(step), tokens * 2) for step in range(len(_AGENT_TURNS))]
     return steps
 
 
+def _rotated(items: list[str], by: int) -> list[str]:
+    """Every item, starting from the ``by``-th (round r starts the category at its r-th prompt)."""
+    start = by % len(items)
+    return items[start:] + items[:start]
+
+
 def _round(
-    names: list[str], args: argparse.Namespace, peer_bin: Path, new_prompt: dict[str, str], count: Callable[[str], int]
+    names: list[str],
+    args: argparse.Namespace,
+    peer_bin: Path,
+    new_prompts: dict[str, list[str]],
+    count: Callable[[str], int],
 ) -> dict[str, dict[str, Any]]:
     """One round of every workload, each configuration on a fresh server of its own, all alive
     at once and the requests interleaved: each request goes to every server in turn (the order
@@ -231,13 +244,13 @@ def _round(
         for url, extra in live.values():
             ask(url, [{"role": "user", "content": "Hi"}], 4, extra, count)  # first connection, first pass
         wait_for_quiet(args.quiet_wait)  # a server still measuring (Auto calibrates after loading)
-        for i, (workload, messages, tokens) in enumerate(_steps(new_prompt, args.max_tokens)):
+        for i, (workload, messages, tokens) in enumerate(_steps(new_prompts, args.max_tokens)):
             for n in names[i % len(names) :] + names[: i % len(names)]:
                 url, extra = live[n]
                 answers[n].setdefault(workload, []).append(ask(url, messages, tokens, extra, count))
     out: dict[str, dict[str, Any]] = {}
     for n, by_workload in answers.items():
-        out[n] = {"texts": {w: a[-1].text for w, a in by_workload.items()}}
+        out[n] = {"texts": {w: [x.text for x in a] for w, a in by_workload.items()}}
         for w, a in by_workload.items():
             if w == "repeat":  # the requests after the first: what repeating gains
                 out[n][w] = statistics.mean(x.tokens_per_s for x in a[1:])
@@ -260,8 +273,8 @@ def measure(args: argparse.Namespace, prompts: dict[str, list[str]]) -> dict[str
     count = token_counter(Path(args.model))
     per_round: list[dict[str, dict[str, Any]]] = []
     for r in range(rounds):
-        new_prompt = {c: prompts[c][r % len(prompts[c])] for c in NEW_CATEGORIES}
-        results = _round(names[r % len(names) :] + names[: r % len(names)], args, peer_bin, new_prompt, count)
+        new_prompts = {c: _rotated(prompts[c], r) for c in NEW_CATEGORIES}
+        results = _round(names[r % len(names) :] + names[: r % len(names)], args, peer_bin, new_prompts, count)
         for name in names:
             shown = "  ".join(f"{w} {v:6.1f}" for w, v in results[name].items() if w != "texts")
             print(f"  round {r + 1} {name:18} {shown}", file=sys.stderr, flush=True)
@@ -281,10 +294,15 @@ def measure(args: argparse.Namespace, prompts: dict[str, list[str]]) -> dict[str
                 statistics.median(rr["ours off"][w] / rr["peer plain"][w] for rr in per_round), 3
             ),
         }
-    same_text = {
-        w: sum(rr["ours off"]["texts"][w] == rr["peer plain"]["texts"][w] for rr in per_round)
-        for w in per_round[0]["ours off"]["texts"]
-    }
+
+    def same_texts(a: str, b: str) -> dict[str, str]:
+        """Per workload: how many of the answers ``a`` gave are word for word ``b``'s."""
+        out = {}
+        for w in per_round[0][a]["texts"]:
+            pairs = [(x, y) for rr in per_round for x, y in zip(rr[a]["texts"][w], rr[b]["texts"][w], strict=True)]
+            out[w] = f"{sum(x == y for x, y in pairs)}/{len(pairs)}"
+        return out
+
     return {
         "model": str(args.model),
         "threads": args.threads,
@@ -292,6 +310,7 @@ def measure(args: argparse.Namespace, prompts: dict[str, list[str]]) -> dict[str
         "rounds": rounds,
         "peer_flags": peer_cpu_flags(),
         "summary": summary,
-        "greedy_text_same_as_peer_plain": {w: f"{n}/{rounds}" for w, n in same_text.items()},
+        "greedy_text_same_as_peer_plain": same_texts("ours off", "peer plain"),
+        "auto_text_same_as_off": same_texts("ours auto", "ours off"),
         "runs": [{n: {w: v for w, v in res.items() if w != "texts"} for n, res in rr.items()} for rr in per_round],
     }

@@ -340,3 +340,30 @@ def test_llama_server_keeps_its_weights_out_of_amx_only_on_a_cpu_with_amx() -> N
 
     assert peer_cpu_flags("flags\t\t: fpu avx512f amx_bf16 amx_tile amx_int8") == ["--no-repack"]
     assert peer_cpu_flags("flags\t\t: fpu sse2 avx2 avx512f") == []
+
+
+def test_each_peer_round_asks_every_new_prompt_starting_from_another_one() -> None:
+    """A round's new-prompt figure covers every prompt of its category (one 128-token answer
+    moves several % between identical requests), and each round starts the category elsewhere,
+    so no prompt is always the first a fresh server sees."""
+    from lab.peer_api import REPEATS, _rotated, _steps
+
+    prompts = {"code": ["c0", "c1", "c2"], "rewrite": ["r0", "r1"], "chat": ["h0"]}
+    assert [_rotated(prompts["code"], r) for r in range(4)] == [
+        ["c0", "c1", "c2"],
+        ["c1", "c2", "c0"],
+        ["c2", "c0", "c1"],
+        ["c0", "c1", "c2"],
+    ]
+    steps = _steps({c: _rotated(ps, 1) for c, ps in prompts.items()}, 128)
+    new = [(w, m[0]["content"]) for w, m, _ in steps if w.startswith("new")]
+    assert new == [
+        ("new code", "c1"),
+        ("new code", "c2"),
+        ("new code", "c0"),
+        ("new rewrite", "r1"),
+        ("new rewrite", "r0"),
+        ("new chat", "h0"),
+    ]
+    repeats = [m[0]["content"] for w, m, _ in steps if w == "repeat"]
+    assert repeats == ["c1 (again)"] * REPEATS
