@@ -157,6 +157,7 @@ def _model_options(args: argparse.Namespace, draft: bool = False) -> Any:
         n_gpu_layers=args.draft_n_gpu_layers if draft else args.n_gpu_layers,
         n_ctx=args.ctx,
         n_threads=args.threads,
+        prompt_cache_mb=args.prompt_cache_mb,
         workers=() if draft else args.workers,
         split=args.split,
     )

@@ -15,6 +15,7 @@ from desktop_app.engine.api import (
     N_CTX,
     N_THREADS,
     NGPU_LAYERS,
+    PROMPT_CACHE_MB,
     DrafterKind,
     LayerSplit,
     NumberRange,
@@ -79,6 +80,13 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
         "--draft-n-gpu-layers", type=checked(NGPU_LAYERS), default=NGPU_LAYERS.default, help="draft layers on the GPU"
     )
     p.add_argument("--ctx", type=checked(N_CTX), default=N_CTX.default, help=N_CTX.description)
+    p.add_argument(
+        "--prompt-cache-mb",
+        type=checked(PROMPT_CACHE_MB),
+        default=PROMPT_CACHE_MB.default,
+        metavar="MIB",
+        help=PROMPT_CACHE_MB.description + f" (default: {PROMPT_CACHE_MB.default})",
+    )
     p.add_argument(
         "--threads",
         type=checked(N_THREADS),

@@ -162,6 +162,7 @@ def test_bench_help_lists_only_the_user_s_options_and_no_lab_bench() -> None:
         "--n-gpu-layers",
         "--draft-n-gpu-layers",
         "--ctx",
+        "--prompt-cache-mb",
         "--threads",
         "--workers",
         "--split",

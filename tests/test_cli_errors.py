@@ -96,6 +96,7 @@ HUGE = "9" * 400
         (["generate", "--prompt", "Hi", "--seed", HUGE], "seed"),
         (["generate", "--prompt", "Hi", "--threads", HUGE], "n_threads"),
         (["generate", "--prompt", "Hi", "--ctx", HUGE], "n_ctx"),
+        (["serve", "--prompt-cache-mb", HUGE], "prompt_cache_mb"),
         (["generate", "--prompt", "Hi", "--top-k", HUGE], "top_k"),
         (["generate", "--prompt", "Hi", "--draft-max", HUGE], "draft_max"),
         (["generate", "--prompt", "Hi", "--n-gpu-layers", HUGE], "n_gpu_layers"),

@@ -9,8 +9,8 @@ argument parser and the engine process's pipe all use these types and ranges dir
 - :data:`DRAFT_K`, :data:`MAX_TOKENS`, :data:`TEMPERATURE`... : every numeric parameter with its
   range and default (:class:`NumberRange` gives the one error message for a bad value);
 - :func:`choose_drafter`: the one decision of which drafter an answer uses;
-- :class:`SamplingParams`, :class:`ModelOptions`, :class:`GenerateRequest`, :class:`ModelInfo`,
-  :class:`LoadedModels`.
+- :class:`SamplingParams`, :class:`GenerateRequest`, :class:`ModelInfo`, :class:`LoadedModels`, and
+  :class:`ModelOptions` with its load parameters (declared in :mod:`~desktop_app.engine.model_options`).
 
 The root of the engine's vocabulary (it imports only the ranges, workers, reasoning formats,
 messages and tool formats): :mod:`~desktop_app.engine.stats` and :mod:`~desktop_app.engine.events`,
@@ -25,6 +25,7 @@ from enum import Enum
 from typing import TypeVar
 
 from desktop_app.engine.messages import Embeddings, FunctionCall, Message, MessageToolCall, Tool
+from desktop_app.engine.model_options import MIB, N_CTX, N_THREADS, NGPU_LAYERS, PROMPT_CACHE_MB, ModelOptions
 from desktop_app.engine.ranges import NumberRange
 from desktop_app.engine.reasoning import ReasoningFormat
 from desktop_app.engine.tool_calls import ToolFormat
@@ -45,6 +46,7 @@ __all__ = [
     "LOGIT_BIAS",
     "LoadedModels",
     "MAX_TOKENS",
+    "MIB",
     "MIN_P",
     "FunctionCall",
     "Message",
@@ -55,6 +57,7 @@ __all__ = [
     "NO_DRAFTER",
     "N_CTX",
     "N_THREADS",
+    "PROMPT_CACHE_MB",
     "NoDrafter",
     "NumberRange",
     "OverflowPolicy",
@@ -230,12 +233,8 @@ _PENALTY = "Make tokens among the last few less likely (llama.cpp's repeat penal
 REPEAT_PENALTY = NumberRange("repeat_penalty", float, 0.0, 10.0, 1.0, _PENALTY, low_open=True)
 REPEAT_LAST_N = NumberRange("repeat_last_n", int, 0, 1 << 20, 64, "How many recent tokens the repeat penalty looks at")
 SEED = NumberRange("seed", int, 0, 2**63 - 1, 42, "Sampling seed (used when temperature > 0)")
-N_CTX = NumberRange("n_ctx", int, 32, 1 << 20, 4096, "Context size in tokens")
-NGPU_LAYERS = NumberRange("n_gpu_layers", int, -1, 9999, -1, "Layers offloaded to the GPU (-1 all, 0 none)")
 API_HOST = "127.0.0.1"  # the local API answers this machine only unless told otherwise
 API_PORT = NumberRange("api_port", int, 1024, 65535, 8080, "Port of the local OpenAI-compatible API")
-_THREADS = "CPU threads for the engine; 0: the fastest count, measured as the machine's load changes"
-N_THREADS = NumberRange("n_threads", int, 0, 1024, 0, _THREADS)
 _BIAS = "Added to a token's logit before every other transform (OpenAI's logit_bias; -100 bans, 100 forces)"
 LOGIT_BIAS = NumberRange("logit_bias", float, -100.0, 100.0, 0.0, _BIAS)
 
@@ -269,30 +268,6 @@ class SamplingParams:
     def penalized(self) -> bool:
         """The repeat penalty changes scores (see :func:`desktop_app.engine.sampling.penalize`)."""
         return self.repeat_penalty != 1.0 and self.repeat_last_n > 0
-
-
-@dataclass(frozen=True)
-class ModelOptions:
-    """Per-model load settings (target and draft each have their own)."""
-
-    n_gpu_layers: int = NGPU_LAYERS.default  # -1: every layer the backend can take; 0: CPU only
-    n_ctx: int = N_CTX.default
-    n_batch: int = 512
-    n_threads: int | None = None  # None: chosen for this machine
-    flash_attn: bool | None = None  # None: model.default_flash_attn (off on the CPU of our builds)
-    # Other computers running `specchat worker` that hold part of the layers (the target only),
-    # in the proportions of ``split``; ``n_gpu_layers`` then applies to this machine's own GPU.
-    workers: tuple[WorkerAddress, ...] = ()
-    split: LayerSplit = field(default_factory=LayerSplit)
-
-    def __post_init__(self) -> None:
-        NGPU_LAYERS.check(self.n_gpu_layers)
-        N_CTX.check(self.n_ctx)
-        object.__setattr__(self, "workers", tuple(self.workers))
-        if self.workers:
-            self.split.shares(len(self.workers))  # a split that does not fit the workers fails here
-        if self.n_threads is not None and N_THREADS.check(self.n_threads) == 0:
-            object.__setattr__(self, "n_threads", None)
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from desktop_app.engine.api import (
     N_THREADS,
     NGPU_LAYERS,
     NO_DRAFTER,
+    PROMPT_CACHE_MB,
     REPEAT_PENALTY,
     SEED,
     TEMPERATURE,
@@ -154,6 +155,7 @@ SETTINGS: tuple[Setting, ...] = (
         check=_parses(LayerSplit.parse),
     ),
     _number("n_ctx", N_CTX),
+    _number("prompt_cache_mb", PROMPT_CACHE_MB),
     Setting(
         "context_overflow",
         str,

@@ -89,11 +89,17 @@ class ModelLoader(QObject):
                 n_gpu_layers=s["n_gpu_layers"],
                 n_ctx=s["n_ctx"],
                 n_threads=threads,
+                prompt_cache_mb=s["prompt_cache_mb"],
                 workers=parse_workers(s["workers"]),
                 split=LayerSplit.parse(s["worker_split"]),
             ),
             draft=s["draft_path"] or None,
-            draft_options=ModelOptions(n_gpu_layers=s["draft_n_gpu_layers"], n_ctx=s["n_ctx"], n_threads=threads),
+            draft_options=ModelOptions(
+                n_gpu_layers=s["draft_n_gpu_layers"],
+                n_ctx=s["n_ctx"],
+                n_threads=threads,
+                prompt_cache_mb=s["prompt_cache_mb"],
+            ),
             plan=AutoPlan(requested_drafter(s), s["draft_max"]),
             history=str(self._history.path),  # what the n-gram cache learns from
         )

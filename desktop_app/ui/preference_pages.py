@@ -28,7 +28,7 @@ from desktop_app.ui.preference_fields import ChoiceField, FolderRow, NumberField
 DRAFTER_LABELS = {BEST_DRAFTER: "The best drafter available", **{k.value: k.label for k in DrafterKind}}
 SPEC_LABELS = {m.value: m.label for m in SpecMode}
 # What a change to these settings needs: the models loaded again.
-RELOADING = frozenset({"n_ctx", "n_threads", "n_gpu_layers", "draft_n_gpu_layers"})
+RELOADING = frozenset({"n_ctx", "n_threads", "n_gpu_layers", "draft_n_gpu_layers", "prompt_cache_mb"})
 
 
 class Field(Protocol):
@@ -186,6 +186,7 @@ def model_page(fields: dict[str, Field]) -> QWidget:
         fields,
         [
             ("Context length (tokens)", "n_ctx", NumberField("n_ctx")),
+            ("Prompt cache (MiB per model, 0 = off)", "prompt_cache_mb", NumberField("prompt_cache_mb")),
             ("CPU threads", "n_threads", ThreadsField()),
             ("Target layers on the GPU (-1 = all)", "n_gpu_layers", NumberField("n_gpu_layers")),
             ("Draft layers on the GPU (-1 = all)", "draft_n_gpu_layers", NumberField("draft_n_gpu_layers")),

@@ -72,7 +72,7 @@ def test_every_number_field_takes_its_range_default_and_message_from_its_declara
     fields = number_fields(dialog)
     expected = {
         "temperature", "top_p", "top_k", "min_p", "repeat_penalty", "seed", "max_tokens", "n_ctx", "n_threads",
-        "n_gpu_layers", "draft_n_gpu_layers", "draft_max", "font_size", "api_port",
+        "n_gpu_layers", "draft_n_gpu_layers", "draft_max", "font_size", "api_port", "prompt_cache_mb",
     }  # fmt: skip
     assert set(fields) == expected
     for name, field in fields.items():

@@ -1,8 +1,10 @@
 """Decoding into a model's context and keeping the record of what its KV cache holds.
 
 :class:`KvCache` is :class:`~desktop_app.engine.llama.model.LlamaModel`'s decoding half: it
-reuses a cached prefix (a new chat turn decodes only new tokens), trims rejected draft tokens
-(within what a recurrent cache can roll back), and reads logits and hidden rows back.
+reuses a cached prefix (a new chat turn decodes only new tokens), keeps earlier prompts' states
+in its :class:`~desktop_app.engine.llama.prompt_cache.PromptStore` and restores the one a new
+prompt shares most with, trims rejected draft tokens (within what a recurrent cache can roll
+back), and reads logits and hidden rows back.
 """
 
 from __future__ import annotations
@@ -15,22 +17,8 @@ import numpy as np
 
 from desktop_app.engine.errors import ContextOverflowError, DecodeError
 from desktop_app.engine.llama import llama_ext
-
-
-def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
-    """Length of the shared prefix. Called every cycle with the whole context, so the usual
-    case (one is a prefix of the other) is a single C-level slice comparison."""
-    n = min(len(a), len(b))
-    if list(a[:n]) == list(b[:n]):
-        return n
-    lo, hi = 0, n  # a[:lo] == b[:lo] and a[:hi] != b[:hi]
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if list(a[:mid]) == list(b[:mid]):
-            lo = mid
-        else:
-            hi = mid
-    return lo
+from desktop_app.engine.llama.prompt_cache import PromptStore, read_state, write_state
+from desktop_app.engine.llama.token_prefix import common_prefix
 
 
 class KvCache:
@@ -50,6 +38,7 @@ class KvCache:
     hidden_rows_on: bool
     n_embd_out: int
     _rollback_room: int  # rows the last decode can still give back (recurrent caches)
+    prompt_store: PromptStore  # earlier prompts' states (budget 0: none kept)
 
     def enable_hidden_rows(self) -> None:
         """Make every decode also output each row's final hidden state (what MTP heads and
@@ -110,11 +99,12 @@ class KvCache:
         ``tokens`` the cache holds, first the reused prefix, then after each batch. A caller
         that stops iterating leaves the cache holding what it last reported."""
         self.ensure_fits(len(tokens))
-        keep = common_prefix(self.kv_tokens, tokens)
-        if need_logits and keep == len(tokens) and keep > 0:
-            keep -= 1
+        limit = len(tokens) - 1 if need_logits and tokens else len(tokens)  # the last token's logits are needed
         if hidden_from is not None:
-            keep = min(keep, max(hidden_from, 0))
+            limit = min(limit, max(hidden_from, 0))
+        keep = min(common_prefix(self.kv_tokens, tokens), limit)
+        if self.prompt_store.enabled:
+            keep = self._swap_prompts(tokens, keep, limit)
         self.truncate(keep)
         keep = len(self.kv_tokens)  # a recurrent cache may have had to start again
         yield keep
@@ -134,6 +124,31 @@ class KvCache:
             yield pos
         if hidden_from is not None and not todo:
             self.prefill_hidden = (keep, np.zeros((0, self.n_embd_out), np.float32))
+
+    def _swap_prompts(self, tokens: Sequence[int], keep: int, limit: int) -> int:
+        """Before a prefill keeps ``keep`` tokens of the cache: save the cache's state when that
+        drops at least a batch of it, and restore a saved state that spares at least a batch more
+        of ``tokens`` than the live cache does. Returns the prefix to keep now.
+
+        A batch (``n_batch`` tokens) is the threshold both ways because fewer tokens are re-read
+        in one pass, while saving or restoring copies the whole state: it keeps the per-cycle
+        trims (rejected drafts, a draft model catching up) from copying anything."""
+        found = self.prompt_store.best(tokens, limit)
+        restore = found is not None and found[1] - keep >= self.n_batch
+        if len(self.kv_tokens) - keep >= self.n_batch and not self.prompt_store.covers(self.kv_tokens):
+            data = read_state(self._ctx)
+            if data is not None:
+                self.prompt_store.add(self.kv_tokens, data)
+        if found is None or not restore:
+            return keep
+        entry, spared = found
+        self._rollback_room = 0  # a restored recurrent state has no snapshots
+        if not write_state(self._ctx, self._memory, entry.data):
+            self.kv_tokens = []
+            return 0
+        self.prompt_store.used(entry)
+        self.kv_tokens = list(entry.tokens)
+        return spared
 
     def decode_all_rows(self, tokens: Sequence[int]) -> None:
         """Append ``tokens`` to the cache with logits for every row (the verify pass)."""

@@ -23,9 +23,10 @@ from desktop_app.engine.llama.backend import clear_log, cpu_has_llamafile, ensur
 from desktop_app.engine.llama.drafting import has_mtp_layers
 from desktop_app.engine.llama.gguf_file import GGUFInfo, read_gguf
 from desktop_app.engine.llama.kv_cache import KvCache
-from desktop_app.engine.llama.kv_cache import common_prefix as common_prefix  # where drafters import it from
+from desktop_app.engine.llama.prompt_cache import PromptStore
 from desktop_app.engine.llama.rpc import Placement
 from desktop_app.engine.llama.threads import default_threads
+from desktop_app.engine.llama.token_prefix import common_prefix as common_prefix  # where drafters import it from
 from desktop_app.engine.llama.vocab import VocabProperties
 
 ProgressFn = Callable[[float], None]
@@ -135,6 +136,7 @@ class LlamaModel(KvCache, VocabProperties):
         self._batch = llama_cpp.llama_batch_init(self.n_batch, 0, 1)
         self._memory = llama_cpp.llama_get_memory(self._ctx)
         self.kv_tokens: list[int] = []
+        self.prompt_store = PromptStore(self.options.prompt_cache_bytes, whole_only=self.recurrent)
         self.prefill_hidden: tuple[int, np.ndarray] | None = None
         self._pieces: dict[int, bytes] = {}
         self._shown_special: set[int] = set()  # special tokens rendered as their text (see show_special)
@@ -194,6 +196,7 @@ class LlamaModel(KvCache, VocabProperties):
         llama_cpp.llama_set_n_threads(self._ctx, count, batch_count or count)
 
     def close(self) -> None:
+        self.prompt_store = PromptStore(0)  # the saved states belong to this context
         if self._batch is not None:
             llama_cpp.llama_batch_free(self._batch)
             self._batch = None

@@ -22,6 +22,7 @@ from desktop_app.engine.llama.embeddings import Embedder
 from desktop_app.engine.llama.gguf_file import read_gguf
 from desktop_app.engine.llama.model import LlamaModel, ProgressFn
 from desktop_app.engine.llama.nextn import AssistantWeights, NextnContext, require_assistant_fits
+from desktop_app.engine.llama.prompt_cache import PromptCacheUsage
 from desktop_app.engine.llama.template_reasoning import NO_REASONING, TemplateReasoning
 from desktop_app.engine.llama.thread_memory import ThreadMemory, model_fingerprint
 from desktop_app.engine.llama.threads import ThreadTuner
@@ -86,6 +87,14 @@ class ModelSet:
         if self._embedder is not None:
             self._embedder.close()
             self._embedder = None
+
+    def prompt_cache_usage(self) -> PromptCacheUsage:
+        """What the target's and the draft's prompt caches hold now, together."""
+        usage = PromptCacheUsage(0, 0, 0, 0)
+        for model in (self.target, self.draft):
+            if isinstance(model, LlamaModel):
+                usage += model.prompt_store.usage()
+        return usage
 
     def require_target(self) -> LlamaModel:
         if self.target is None:

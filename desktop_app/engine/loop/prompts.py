@@ -1,8 +1,10 @@
 """A request's prompt tokens: the chat template rendered, fitted to the context, tokenized.
 
 Re-tokenizing our own earlier answer need not give the tokens we generated (BPE is not
-canonical), which would spoil the KV cache: the last chat prompt and answer are remembered as
-text and tokens, and reused when the next prompt starts with that text.
+canonical), which would spoil the KV cache: recent chat prompts with their answers are remembered
+as text and tokens (:class:`AnswerMemory`, a few, most recent first), and the longest one the next
+prompt starts with is reused, so conversation A's answer keeps its tokens through a turn of B
+(whose KV state the prompt cache may then restore: docs/prompt-cache.md).
 
 The target's reasoning (:class:`TemplateReasoning`) is read from its template when it loads:
 earlier answers reach the template with their reasoning apart (it keeps or drops it as it is
@@ -24,6 +26,7 @@ from desktop_app.engine.llama.chat_template import ChatTemplate, Message, valida
 from desktop_app.engine.llama.model import LlamaModel
 from desktop_app.engine.llama.template_reasoning import NO_REASONING, TemplateReasoning, detect_reasoning
 from desktop_app.engine.llama.template_tools import NO_TOOLS, TemplateTools, detect_tools, template_message
+from desktop_app.engine.loop.answer_memory import AnswerMemory
 from desktop_app.engine.loop.model_set import ModelSet, describe_model
 from desktop_app.engine.loop.prompt_fit import PromptFitter, TokenCounts
 
@@ -38,7 +41,7 @@ class PromptBuilder:
     def __init__(self, models: ModelSet) -> None:
         self._models = models
         self.template: ChatTemplate | None = None
-        self._history: tuple[str, list[int]] = ("", [])  # last chat prompt + answer, as text and tokens
+        self._history = AnswerMemory()  # recent chat prompts + answers, as text and tokens
         self.last_text = ""  # the text of the last chat prompt built
         self.reasoning: TemplateReasoning = NO_REASONING  # the target's (read from its template)
         self.tools: TemplateTools = NO_TOOLS  # the target's (read from its template)
@@ -47,7 +50,7 @@ class PromptBuilder:
 
     def on_target(self, model: LlamaModel) -> None:
         """A new target: its template, and nothing remembered in the old vocabulary."""
-        self._history = ("", [])
+        self._history.clear()
         self._token_counts = TokenCounts(self.tokenize_text)
         self.template = ChatTemplate(
             model.info.chat_template,
@@ -67,7 +70,7 @@ class PromptBuilder:
         return describe_model(target, self.reasoning, self.tools.format)
 
     def forget_last_answer(self) -> None:
-        self._history = ("", [])
+        self._history.clear()
 
     def build(
         self, request: GenerateRequest, cancel: threading.Event | None, clock: Callable[[], float]
@@ -154,9 +157,9 @@ class PromptBuilder:
         text = self.template.render(
             shown, add_generation_prompt=True, **r.variables(think), **self.tools.variables(tools)
         )
-        # Reuse the tokens generated last time when the text matches (see the module's docstring).
-        hist_text, hist_tokens = self._history
-        if hist_tokens and len(text) > len(hist_text) and text.startswith(hist_text):
+        # Reuse the tokens generated earlier when the text matches (see the module's docstring).
+        if (known := self._history.longest_prefix(text)) is not None:
+            hist_text, hist_tokens = known
             return text, hist_tokens + target.tokenize(text[len(hist_text) :], add_special=False, parse_special=True)
         bos_text = self.template.bos_token
         add_special = target.add_bos and not (bos_text and text.startswith(bos_text))
@@ -168,7 +171,7 @@ class PromptBuilder:
     def remember(self, target: LlamaModel, prompt_text: str, prompt: list[int], answer: Finished) -> None:
         """Keep a chat answer's tokens for the next prompt (when they read back as its text)."""
         if prompt_text and target.detokenize(answer.token_ids) == answer.text:
-            self._history = (prompt_text + answer.text, prompt + answer.token_ids)
+            self._history.add(prompt_text + answer.text, prompt + answer.token_ids)
 
     def _check_fits(self, tokens: list[int]) -> None:
         target = self._models.require_target()
