@@ -166,9 +166,9 @@ def _model_options(args: argparse.Namespace, draft: bool = False) -> Any:
 def load_engine(args: argparse.Namespace) -> Any:
     """An Engine with the requested target (default model if none) and draft."""
     from desktop_app import paths
-    from desktop_app.engine import Engine, ThreadMemory, default_model_path
+    from desktop_app.engine import CostMemory, Engine, ThreadMemory, default_model_path
 
-    engine = Engine(ThreadMemory(paths.thread_counts_file))
+    engine = Engine(ThreadMemory(paths.thread_counts_file), CostMemory(paths.auto_costs_file))
     if args.workers:
         from desktop_app.engine.llama import rpc
 

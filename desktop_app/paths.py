@@ -69,3 +69,9 @@ def thread_counts_file() -> Path:
     """The CPU thread counts measured per machine, model and load, for the next process
     (desktop_app/engine/llama/thread_memory.py)."""
     return data_dir() / "thread-counts.json"
+
+
+def auto_costs_file() -> Path:
+    """Auto's costs measured per machine, llama.cpp build, models and thread count, for the next
+    process (desktop_app/engine/auto/cost_memory.py)."""
+    return data_dir() / "auto-costs.json"

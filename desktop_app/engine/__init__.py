@@ -35,6 +35,7 @@ _EXPORTS = {
     "StatsUpdate": "events",
     "TextChunk": "events",
     "ThreadMemory": "llama.thread_memory",
+    "CostMemory": "auto.cost_memory",
     "final_result": "events",
 }
 __all__ = sorted(_EXPORTS)
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
         SamplingParams,
         SpecMode,
     )
+    from desktop_app.engine.auto.cost_memory import CostMemory
     from desktop_app.engine.errors import (
         ContextOverflowError,
         EngineError,

@@ -97,11 +97,13 @@ def add_piece(pieces: list[Piece], chunk: TextChunk) -> None:
 class _Worker:
     def __init__(self, conn: Connection) -> None:
         from desktop_app import paths
-        from desktop_app.engine import Engine, ThreadMemory
+        from desktop_app.engine import CostMemory, Engine, ThreadMemory
         from desktop_app.engine_process.history_sync import HistoryNgrams
 
         self.conn = conn
-        self.engine = Engine(ThreadMemory(paths.thread_counts_file))  # thread counts kept across runs
+        self.engine = Engine(
+            ThreadMemory(paths.thread_counts_file), CostMemory(paths.auto_costs_file)
+        )  # thread counts kept across runs
         self.history_ngrams = HistoryNgrams(self.engine)  # the n-gram cache learned from the chat history
         self.history: Path | None = None  # its file (from the last Load)
         self.jobs: queue.Queue[Load | Generate | Embed | None] = queue.Queue()

@@ -103,7 +103,8 @@ def test_the_calibration_after_a_load_is_what_the_next_answer_uses(models: objec
         measured: list[object] = []
         engine.calibrate = lambda *a, **k: measured.append(a) or calibrate(*a, **k)  # type: ignore[method-assign]
         run(engine, messages=user("Hello"), max_tokens=8, spec="auto", draft_max=3, drafter="model")
-        assert len(measured) == 1 and engine.auto.costs == {(DrafterKind.MODEL, 3): costs}  # no second calibration
+        assert measured == [] and engine.auto.costs == {(DrafterKind.MODEL, 3): costs}  # no second calibration
+        assert engine.auto.costs[(DrafterKind.MODEL, 3)] is costs
     finally:
         engine.close()
 

@@ -20,7 +20,8 @@ from desktop_app import paths
 from desktop_app.engine import Engine, ThreadMemory
 from desktop_app.engine.api import GenerateRequest, ModelOptions, SpecMode
 from desktop_app.engine.events import final_result
-from desktop_app.engine.llama.thread_memory import MAX_FILE_BYTES, busy_cores
+from desktop_app.engine.kept_figures import MAX_FILE_BYTES
+from desktop_app.engine.llama.thread_memory import busy_cores
 from desktop_app.engine.llama.threads import PROBE_EVERY_MAX_S, ThreadReason, ThreadTuner, thread_candidates
 from tests.engine.test_threads import IDLE, Machine, drive
 
@@ -41,8 +42,8 @@ def test_a_count_measured_under_load_is_where_the_next_process_starts(tmp_path: 
     machine = Machine()
     machine.busy = True
     first = tuner_with(memory_at(file, busy=1))
-    first.recall()  # nothing remembered yet: the most threads, and the first passes measure
-    assert first.count == 2
+    first.recall()  # nothing remembered yet: the cores the busy process leaves, and the first passes measure
+    assert first.in_use.describe() == "1 thread: machine busy"
     drive(first, machine, 60)
     assert first.count == 1 and first.trials >= 1
 

@@ -1,9 +1,11 @@
 """What a target pass of b rows and a drafted token cost on this machine, as Auto plans with them.
 
-The calibrated table (``timing``, at load time) times one level: each pass measured while
-generating moves the level of every cost towards what it cost, at the tunables' ``decay``. The
-table's shape (what b rows cost against one) is the hardware's and the model's, timed with
-repetitions, while one pass in an answer is noisy: it is not bent by single passes.
+The table (measured by a calibration, remembered from an earlier process, or a prior) times one
+level: each pass measured while generating moves the level of every cost towards what it cost,
+at the tunables' ``decay``. The table's shape (what b rows cost against one) is the hardware's
+and the model's. A size timed with repetitions is not bent by single noisy passes; a size known
+only from the prior (``seen`` 0) takes the mean of the first passes that measure it, up to
+``1 / (1 - decay)`` of them, and then stands like a calibrated one (docs/auto.md, "Costs").
 """
 
 from __future__ import annotations
@@ -24,7 +26,27 @@ class CostModel:
     by_threads: dict[int, list[float]] = field(default_factory=dict)  # target_batch_s per thread count
     threads: int = 0  # the count target_batch_s is for (0: not known)
     tunables: AutoTunables = DEFAULT_TUNABLES
+    # passes behind each size's cost (index b - 1): a calibration's sizes count as fully seen; a
+    # prior's as none (empty: every size fully seen)
+    seen: list[float] = field(default_factory=list)
+    anchored: bool = True  # False: a prior's table, in no unit yet (the first measured pass sets it)
+    learned: bool = False  # a pass moved these costs since they were last kept
     _pending: tuple[int, float] | None = None  # a verify pass (rows, seconds) awaiting the pass after it
+
+    def __post_init__(self) -> None:
+        if not self.seen:
+            self.seen = [self.fully_seen] * len(self.target_batch_s)
+
+    @property
+    def fully_seen(self) -> float:
+        """The passes after which a size's cost stands (follows only the level): as many as the
+        level's own memory, ``1 / (1 - decay)``."""
+        return float(round(1.0 / (1.0 - self.tunables.decay)))
+
+    @property
+    def thin(self) -> bool:
+        """Some size is still known only from a prior."""
+        return min(self.seen) < self.fully_seen
 
     @property
     def k_max(self) -> int:
@@ -63,23 +85,44 @@ class CostModel:
         if not self.measured or not 1 <= batch <= len(self.target_batch_s) or seconds <= 0:
             self._pending = None
             return
+        self.learned = True
         pending, self._pending = self._pending, None
         if batch > 1:
             if pending is not None:  # two verify passes in a row: the first is judged alone
-                self._level(pending[1] / self.target_batch_s[pending[0] - 1])
+                self._judge(pending[0], pending[1])
             self._pending = (batch, seconds)
             return
         if pending is None:
-            self._level(seconds / self.target_batch_s[0])
+            self._judge(1, seconds)
             return
         rows, verify_s = pending
-        self._level((verify_s + seconds) / (self.target_batch_s[rows - 1] + self.target_batch_s[0]))
+        one = self.target_batch_s[0]
+        self._level((verify_s + seconds) / (self.target_batch_s[rows - 1] + one))
+        self._learn(rows, verify_s + seconds - self.target_batch_s[0])  # the rebuild after it is the pass's
+
+    def _judge(self, rows: int, seconds: float) -> None:
+        self._level(seconds / self.target_batch_s[rows - 1])
+        self._learn(rows, seconds)
+
+    def _learn(self, rows: int, seconds: float) -> None:
+        """A size still thin takes the mean of the passes that measured it (after the level moved)."""
+        seen = self.seen[rows - 1]
+        if seen >= self.fully_seen or seconds <= 0:
+            return
+        cost = self.target_batch_s[rows - 1]
+        self.target_batch_s[rows - 1] = cost + (seconds - cost) / (seen + 1)
+        self.seen[rows - 1] = seen + 1
 
     def _level(self, ratio: float) -> None:
         """Move every cost, in log, ``1 - decay`` of the way to ``ratio`` times itself. The
         draft's cost moves with the target's: moved apart, a stall that faded slowly left it
         raised, and after 50,000 passes on a noisy machine a lookup cost a second a token and
         Auto never drafted again (the bench, from its 4th round)."""
+        if not self.anchored:  # a prior's first measured pass gives the table its unit
+            self.anchored = True
+            self.target_batch_s = [s * ratio for s in self.target_batch_s]
+            self.draft_token_s *= ratio
+            return
         factor = ratio ** (1.0 - self.tunables.decay)
         self.target_batch_s = [s * factor for s in self.target_batch_s]
         self.draft_token_s *= factor
@@ -92,3 +135,23 @@ class CostModel:
         if round(self.load, 1) != 1.0:
             return f"target passes now cost {self.load:.1f}x the calibration"
         return ""
+
+
+# What the prior charges a pass of b rows against one row, before anything was measured here
+# (docs/auto.md, "Costs before any measurement"): on a CPU a batch is compute-bound, each row
+# costing about a third of a token beyond the first, plus the graph rebuild (0.15 of a token)
+# that any pass of more than one row causes; on a GPU a pass is bound by reading the weights,
+# and 65 rows cost about two.
+CPU_ROW = 1 / 3
+GPU_ROW = 1 / 64
+REBUILD = 0.15
+
+
+def prior_costs(k_max: int, on_cpu: bool, draft_ratio: float, tunables: AutoTunables = DEFAULT_TUNABLES) -> CostModel:
+    """Costs for drafts of up to ``k_max`` when none were measured on this machine: the shape
+    above in no unit (the first measured pass gives it one), a drafted token at ``draft_ratio``
+    of a target token (a draft model: its size over the target's; 0 for a lookup), every size
+    thin so the first passes that measure it replace it."""
+    row = CPU_ROW if on_cpu else GPU_ROW
+    table = [1.0] + [1.0 + REBUILD + row * (b - 1) for b in range(2, k_max + 2)]
+    return CostModel(table, draft_ratio, tunables=tunables, seen=[0.0] * len(table), anchored=False)

@@ -1,9 +1,14 @@
 """What Auto keeps of a target and draft pair between answers, and the policies it builds from it.
 
-Costs are measured once per drafter and maximum k (:meth:`AutoSetup.calibrate`), the target's
-per batch size shared by every drafter at each thread count; runs and probe back-off are kept
-per drafter, so the next answer starts from what the last one learned. Loading
-another model drops it all (:meth:`AutoSetup.forget`).
+No answer waits for a measurement: an answer plans with the costs this process measured, else
+those an earlier process kept for this machine, build, pair and thread count
+(:mod:`cost_memory`), else a prior that its own passes refine (:func:`prior_costs`); what the
+passes taught is kept for the next process (:meth:`AutoSetup.keep_learned`). Hosts that stay up
+(the window's engine process, ``specchat serve``) measure while idle (:meth:`AutoSetup.prepare`,
+giving way the moment a request comes), the target's costs per batch size shared by every
+drafter at each thread count. Runs and probe back-off are kept per drafter, so the next answer
+starts from what the last one learned. Loading another model drops it all
+(:meth:`AutoSetup.forget`).
 """
 
 from __future__ import annotations
@@ -14,7 +19,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from desktop_app.engine.api import DRAFT_K, DrafterKind, SpecMode
-from desktop_app.engine.auto.cost_model import CostModel
+from desktop_app.engine.auto.cost_memory import PairCosts
+from desktop_app.engine.auto.cost_model import CostModel, prior_costs
 from desktop_app.engine.auto.drafter_choice import DrafterChoice
 from desktop_app.engine.auto.policy import AutoPolicy, FixedPolicy, OffPolicy, Policy
 from desktop_app.engine.auto.probes import ProbeBackoff
@@ -64,6 +70,16 @@ class AutoSetup:
         self._target_costs: dict[int, dict[int, list[float]]] = {}
         self._runs: dict[str, RunTracker] = {}  # what each drafter's runs did, per drafter
         self._probes: dict[str, ProbeBackoff] = {}  # when Auto next probes a drafter it left off
+        self.kept: PairCosts | None = None  # the costs earlier processes kept for this pair (None: none kept)
+        self.on_cpu = True  # where the target computes (the prior's shape)
+        self.draft_ratio = 0.0  # a drafted token's prior cost, in target tokens
+
+    def on_models(self, kept: PairCosts | None, on_cpu: bool, draft_ratio: float) -> None:
+        """A new target or draft: what is kept for the pair, where it computes, and what a
+        drafted token costs against a target token by the models' sizes (the prior's)."""
+        self.kept = kept
+        self.on_cpu = on_cpu
+        self.draft_ratio = draft_ratio
 
     def forget(self, target_costs: bool = False) -> None:
         """Drop what Auto learned of this pair: its costs (measured again on first use), the
@@ -129,7 +145,38 @@ class AutoSetup:
             tunables=self.tunables,
         )
         self.costs[key] = costs
+        if self.kept is not None:
+            for count, table in tables.items():
+                self.kept.remember(key[0], dataclasses.replace(costs, target_batch_s=list(table), threads=count))
         return costs
+
+    def known(self, drafter: Drafter | None, k_max: int, threads: int) -> CostModel:
+        """The costs an answer plans with, without measuring: this process's, else those kept
+        for this machine (at ``threads``), else the prior (its first passes give it a unit)."""
+        kind = drafter.kind if drafter is not None else None
+        key = (kind, k_max)
+        if key in self.costs:
+            return self.costs[key]
+        free = drafter is None or drafter.free
+        costs = self.kept.recall(kind, k_max, threads, self.tunables) if self.kept is not None else None
+        if costs is None:
+            tables = self._tables_for(k_max)
+            if tables is not None and threads in tables and free:  # measured here for another drafter
+                costs = CostModel(list(tables[threads]), 0.0, threads=threads, tunables=self.tunables)
+        if costs is None:
+            costs = prior_costs(k_max, self.on_cpu, 0.0 if free else self.draft_ratio, self.tunables)
+            costs.threads = threads
+        self.costs[key] = costs
+        return costs
+
+    def keep_learned(self) -> None:
+        """Write what answers' passes taught the costs, for the next process."""
+        if self.kept is None:
+            return
+        for (kind, _k), costs in self.costs.items():
+            if costs.learned and costs.anchored and costs.measured:
+                self.kept.remember(kind, costs)
+                costs.learned = False
 
     def _tables_for(self, k_max: int) -> dict[int, list[float]] | None:
         """Target costs up to k_max + 1 rows per thread count, cut from any table measured as long."""
@@ -153,8 +200,9 @@ class AutoSetup:
         draft_max: int,
         should_stop: Callable[[], bool] | None = None,
     ) -> CostModel | None:
-        """Calibrate for these candidates now; None when there are none or ``should_stop`` said
-        so between timed decodes (Auto then measures on first use)."""
+        """Calibrate for these candidates now, unless costs kept for this machine are known
+        (they stand, and answers refine them); None when there are none or ``should_stop`` said
+        so between timed decodes (answers then plan with the prior and their own passes)."""
         if not candidates:
             return None
         k_max = min(DRAFT_K.check(draft_max), target.max_draft or draft_max)
@@ -162,8 +210,19 @@ class AutoSetup:
         # the longest first: shorter tables are cut from it
         ks = [copy_max if c.free else k_max for c in candidates]
         order = sorted(range(len(candidates)), key=lambda i: -ks[i])
+        threads.recall()  # the count an earlier process kept, to find its costs at
+        costs: dict[int, CostModel] = {}
         try:
-            costs = {i: self.calibrate(target, threads, candidates[i], ks[i], should_stop=should_stop) for i in order}
+            for i in order:
+                key = (candidates[i].kind, ks[i])
+                kept = self.kept.recall(key[0], ks[i], threads.count, self.tunables) if self.kept else None
+                if key not in self.costs and kept is not None and threads.quiet_count is not None:
+                    self.costs[key] = kept
+                if key in self.costs and self.costs[key].anchored and not self.costs[key].thin:
+                    costs[i] = self.costs[key]
+                    continue
+                self.costs.pop(key, None)  # a prior, or thin costs: measure them while idle
+                costs[i] = self.calibrate(target, threads, candidates[i], ks[i], should_stop=should_stop)
         except CalibrationInterrupted:
             return None
         return costs[0]

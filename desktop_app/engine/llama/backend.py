@@ -7,9 +7,11 @@ the library may call it (a temporary one segfaults the process), so it lives in 
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import threading
 from collections import deque
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import llama_cpp
 
@@ -184,3 +186,15 @@ def cpu_has_batch_rows() -> bool:
     x86 CPUs with AVX2): a draft's rows share each Q4_1 or Q8_0 weight row, so verifying it costs
     less, and every row comes out bit-identical to the same row decoded alone."""
     return _cpu_feature("SPECCHAT_BATCH_ROWS")
+
+
+def build_fingerprint() -> str:
+    """This llama.cpp build as far as timings go: llama-cpp-python's version, the CPU features
+    it was built with, and its libraries' sizes and dates (a rebuild with other patches or
+    flags times differently, whatever its version says)."""
+    lib_dir = Path(llama_cpp.llama_cpp._lib._name).parent
+    files = sorted(lib_dir.glob("lib*"))
+    stamps = [f"{f.name}:{f.stat().st_size}:{f.stat().st_mtime_ns}" for f in files if f.is_file()]
+    system = llama_cpp.llama_print_system_info().decode(errors="replace")
+    parts = "\0".join([llama_cpp.__version__, system, *stamps])
+    return hashlib.sha256(parts.encode()).hexdigest()[:16]

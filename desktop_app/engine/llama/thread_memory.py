@@ -8,21 +8,17 @@ was measured), and the next process that finds the same load starts at it. A dif
 finds no figure and measures, as before; a figure that proves wrong is replaced by the next
 trial's (the tuner still probes; docs/threads.md gives the rule).
 
-The file is a small JSON object in the data folder, written atomically (a temporary file
-renamed over it). A damaged or unreadable file, or a data folder that cannot be written, is
-said in one line (logging) and otherwise ignored: the tuner then measures, as it always could.
-No llama.cpp here, no Qt.
+The file is a :class:`~desktop_app.engine.kept_figures.KeptFigures` in the data folder: a
+damaged or unreadable file, or a data folder that cannot be written, is said in one line and
+otherwise ignored (the tuner then measures, as it always could). No llama.cpp here, no Qt.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
-import logging
 import os
 import platform
 import statistics
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,14 +28,11 @@ from typing import Any
 import psutil
 
 from desktop_app.engine.api import ModelOptions
+from desktop_app.engine.kept_figures import KeptFigures
 from desktop_app.engine.llama.gguf_file import GGUFInfo
 from desktop_app.engine.llama.threads import Remembered, ThreadReason
 
-log = logging.getLogger(__name__)
-
 MEMORY_VERSION = 1
-MAX_ENTRIES = 256  # machine x model x load figures kept; the oldest go first
-MAX_FILE_BYTES = 1 << 20  # a file larger than this is not ours (256 entries take about 50 KB)
 LOAD_SAMPLES = 5  # run-queue snapshots whose median is the load (a wake-up now and then is not load)
 LOAD_SAMPLE_GAP_S = 0.002
 
@@ -134,13 +127,9 @@ class ThreadMemory:
         busy: Callable[[], int] = busy_cores,
         machine: str | None = None,
     ) -> None:
-        self._path_of = path
+        self._file = KeptFigures(path, "thread counts", "counts", MEMORY_VERSION, _valid)
         self.busy = busy
         self._machine = machine
-        self._path: Path | None = None
-        self._entries: dict[str, dict[str, Any]] | None = None  # None: not read yet
-        self._broken = False  # the folder cannot be written: said once, not tried again
-        self._damage_said = False  # a damaged file is said once (it is read again before a write)
 
     @property
     def machine(self) -> str:
@@ -153,97 +142,23 @@ class ThreadMemory:
         return ModelThreads(self, model)
 
     def recall(self, model: str, busy: int) -> Remembered | None:
-        entry = self._read().get(self._key(model, busy))
+        entry = self._file.get(self._key(model, busy))
         return Remembered(entry["threads"], ThreadReason[entry["reason"]]) if entry is not None else None
 
     def remember(self, model: str, busy: int, count: int, reason: ThreadReason) -> None:
         key = self._key(model, busy)
-        entry = self._read().get(key)
+        entry = self._file.get(key)
         if entry is not None and (entry["threads"], entry["reason"]) == (count, reason.name):
             return  # nothing new: no write
-        self._entries = None  # another process may have written since: merge with what is there now
-        entries = self._read()
-        entries[key] = {"threads": count, "reason": reason.name, "at": time.time()}
-        for old in sorted(entries, key=lambda k: entries[k]["at"])[: max(0, len(entries) - MAX_ENTRIES)]:
-            del entries[old]
-        self._write(entries)
+        self._file.put(key, {"threads": count, "reason": reason.name})
 
     def _key(self, model: str, busy: int) -> str:
         return f"{self.machine}/{model}/busy {busy}"
 
-    def _file(self) -> Path | None:
-        if self._path is None and not self._broken:
-            try:
-                self._path = self._path_of()
-            except OSError as exc:
-                self._off(f"cannot use the data folder ({exc})")
-        return self._path
 
-    def _off(self, why: str) -> None:
-        log.warning("specchat: thread counts are measured again in each process: %s", why)
-        self._broken = True
-
-    def _read(self) -> dict[str, dict[str, Any]]:
-        if self._entries is None:
-            self._entries = {}
-            path = self._file()
-            if path is None:
-                return self._entries
-            try:
-                self._entries = _load(path)
-            except _Damaged as exc:
-                if not self._damage_said:
-                    log.warning("specchat: ignoring the remembered thread counts in %s: %s", path, exc)
-                self._damage_said = True
-        return self._entries
-
-    def _write(self, entries: dict[str, dict[str, Any]]) -> None:
-        path = self._file()
-        if path is None:
-            return
-        text = json.dumps({"version": MEMORY_VERSION, "counts": entries}, indent=1, sort_keys=True)
-        try:
-            with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=path.name, suffix=".tmp", delete=False) as f:
-                tmp = Path(f.name)
-                f.write(text)
-            try:
-                os.replace(tmp, path)
-            finally:
-                tmp.unlink(missing_ok=True)  # only left when the rename failed
-        except OSError as exc:
-            self._off(f"cannot write {path} ({exc.strerror or exc})")
-
-
-class _Damaged(Exception):
-    """The file cannot be used: why."""
-
-
-def _load(path: Path) -> dict[str, dict[str, Any]]:
-    """The entries of ``path`` (none when it is missing); raises _Damaged saying why it cannot
-    be used."""
-    try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise ValueError(f"larger than {MAX_FILE_BYTES} bytes")
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(data, dict) or data.get("version") != MEMORY_VERSION:
-            raise ValueError("not a version-1 file of thread counts")
-        counts = data["counts"]
-        if not isinstance(counts, dict) or not all(_valid(e) for e in counts.values()):
-            raise ValueError("an entry is not a count")
-        return dict(counts)
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError, KeyError, TypeError) as exc:  # UnicodeDecodeError and JSON's are ValueErrors
-        raise _Damaged(str(exc) or type(exc).__name__) from exc
-
-
-def _valid(entry: object) -> bool:
+def _valid(entry: dict[str, Any]) -> bool:
     return (
-        isinstance(entry, dict)
-        and type(entry.get("threads")) is int
-        and entry["threads"] >= 1
-        and entry.get("reason") in ThreadReason.__members__
-        and isinstance(entry.get("at"), int | float)
+        type(entry.get("threads")) is int and entry["threads"] >= 1 and entry.get("reason") in ThreadReason.__members__
     )
 
 
@@ -259,3 +174,6 @@ class ModelThreads:
 
     def remember(self, count: int, reason: ThreadReason) -> None:
         self.memory.remember(self.model, self.memory.busy(), count, reason)
+
+    def busy(self) -> int:
+        return self.memory.busy()

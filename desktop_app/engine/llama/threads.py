@@ -110,6 +110,8 @@ class CountMemory(Protocol):
 
     def remember(self, count: int, reason: ThreadReason) -> None: ...
 
+    def busy(self) -> int: ...
+
 
 class _Trial:
     """The passes of one trial: which count runs each, and the scores they got."""
@@ -208,12 +210,21 @@ class ThreadTuner:
     def recall(self) -> None:
         """Before the first pass that needs a count: start at the one an earlier process measured
         for this model at the load there is now, if any. It stands as if a trial had just kept
-        it (no trial for a short answer; probes at the longest back-off). Once per tuner."""
+        it (no trial for a short answer; probes at the longest back-off). Once per tuner.
+
+        With nothing remembered at this load, it starts at the cores other processes leave free
+        (a thread on a core another process holds stalls every step: 2 threads beside one busy
+        loop on 2 cores ran up to 10x slower than 1), and the first passes' trial measures."""
         if self._memory is None or self._recalled or self.quiet_count is not None:
             return
         self._recalled = True
         kept = self._memory.recall()
         if kept is None or kept.count not in self.candidates:
+            free = (os.cpu_count() or 1) - self._memory.busy()
+            fitting = [c for c in self.candidates if c <= free]
+            if fitting and fitting[-1] < self.count:
+                self._set(fitting[-1])
+                self.reason = ThreadReason.BUSY
             return
         self._set(kept.count)
         self.quiet_count = kept.count

@@ -22,6 +22,7 @@ from desktop_app.engine.api import (
     ModelOptions,
     SpecMode,
 )
+from desktop_app.engine.auto.cost_memory import CostMemory
 from desktop_app.engine.auto.cost_model import CostModel
 from desktop_app.engine.auto.drafter_choice import DrafterChoice
 from desktop_app.engine.auto.setup import AutoSetup, copy_limit
@@ -35,9 +36,9 @@ from desktop_app.engine.llama.backend import BackendInfo, backend_info
 from desktop_app.engine.llama.chat_template import ChatTemplate, Message
 from desktop_app.engine.llama.compat import DraftCompatibility
 from desktop_app.engine.llama.grammar import GrammarState
-from desktop_app.engine.llama.model import LlamaModel, ProgressFn
+from desktop_app.engine.llama.model import LlamaModel, ProgressFn, runs_on_cpu
 from desktop_app.engine.llama.nextn import AssistantWeights
-from desktop_app.engine.llama.thread_memory import ThreadMemory
+from desktop_app.engine.llama.thread_memory import ThreadMemory, model_fingerprint
 from desktop_app.engine.llama.threads import ThreadTuner
 from desktop_app.engine.loop.drafter_factory import DrafterFactory
 from desktop_app.engine.loop.generator import LoopConfig, SpeculativeLoop
@@ -60,14 +61,15 @@ class Engine:
       context, and the last answer's tokens reused for the next prompt.
 
     :meth:`generate` composes them; every public method takes the lock (an answer, a load and a
-    history sync never overlap). ``thread_memory`` keeps measured thread counts for the next
-    process (None: each process measures anew)."""
+    history sync never overlap). ``thread_memory`` keeps measured thread counts and
+    ``cost_memory`` Auto's costs for the next process (None: each process measures anew)."""
 
-    def __init__(self, thread_memory: ThreadMemory | None = None) -> None:
+    def __init__(self, thread_memory: ThreadMemory | None = None, cost_memory: CostMemory | None = None) -> None:
         self._lock = threading.Lock()
         self.models = ModelSet(self._set_threads, thread_memory)
         self.drafting = DrafterFactory(self.models)
         self.auto = AutoSetup(self._set_threads)
+        self._cost_memory = cost_memory
         self.prompts = PromptBuilder(self.models)
         self.clock: Callable[[], float] = time.perf_counter  # what answers are timed by (a replay's is virtual)
 
@@ -115,7 +117,21 @@ class Engine:
     def _new_target(self, model: LlamaModel) -> None:
         self.drafting.on_target(model)
         self.auto.forget(target_costs=True)
+        self._pair_changed()
         self.prompts.on_target(model)
+
+    def _pair_changed(self) -> None:
+        """Tell Auto which pair it plans for: what is kept for it, and its prior's figures."""
+        target, draft = self.models.target, self.models.draft
+        if target is None:
+            return
+        pair = model_fingerprint(target.info, target.options)
+        ratio = 1.0 / max(target.info.arch_int("block_count") or 1, 1)  # a head on the target's states: a layer
+        if isinstance(draft, LlamaModel):
+            pair += "+" + model_fingerprint(draft.info, draft.options)
+            ratio = draft.info.file_size / max(target.info.file_size, 1)
+        kept = self._cost_memory.for_pair(pair) if self._cost_memory is not None else None
+        self.auto.on_models(kept, runs_on_cpu(target.options), min(ratio, 1.0))
 
     def load_draft(
         self, path: str | Path, options: ModelOptions | None = None, progress: ProgressFn | None = None
@@ -125,6 +141,7 @@ class Engine:
         with self._lock:
             verdict = self.models.load_draft(path, options, progress)
             self.auto.forget(target_costs=True)
+            self._pair_changed()
             return verdict
 
     def forget_learning(self) -> None:
@@ -136,6 +153,7 @@ class Engine:
         with self._lock:
             if self.models.unload_draft():
                 self.auto.costs.clear()
+                self._pair_changed()
 
     def embed(self, texts: Sequence[str]) -> Embeddings:
         """Unit vectors of ``texts`` from the target's pooled hidden states (see :mod:`embeddings`)."""
@@ -260,12 +278,20 @@ class Engine:
             return DrafterChoice([])
         target = self._require_target()
         k_max = min(request.draft_max, target.max_draft or request.draft_max)
-        # through self.calibrate: what a test counts, and costs measured on first use
-        return self.auto.choice(request.spec, candidates, k_max, copy_limit(target), self.calibrate)
+        # never measured here: an answer plans with what is known, or the prior its passes refine
+        return self.auto.choice(
+            request.spec,
+            candidates,
+            k_max,
+            copy_limit(target),
+            lambda drafter, k: self.auto.known(drafter, k, self.threads.batch_count),
+        )
 
     # ------------------------------------------------------------------ generating
     def generate(self, request: GenerateRequest, cancel: threading.Event | None = None) -> Iterator[Event]:
-        """Yield PromptProgress, TextChunk and StatsUpdate events, then one Finished event."""
+        """Yield PromptProgress, TextChunk and StatsUpdate events, then one Finished event. The
+        answer's times (``ttft_s``) count from here: a wait for the engine counts too."""
+        began = self.clock()
         target = self._require_target()
         with self._lock:
             start = _checked(target, request)  # a bad grammar or logit bias fails before any work
@@ -292,10 +318,11 @@ class Engine:
                 grammar_triggers=request.grammar_triggers,
             )
             loop = SpeculativeLoop(target, config, choice, stats, cancel, self.threads, self.clock, start)
-            for event in loop.run(prompt, dropped):
+            for event in loop.run(prompt, dropped, began):
                 if isinstance(event, Finished):
                     self.prompts.remember(target, self.prompts.last_text if request.messages else "", prompt, event)
                     self.ngrams.learn_turn(prompt, event.stats.prompt_tokens_new, event.token_ids)
+                    self.auto.keep_learned()
                 yield event
 
 

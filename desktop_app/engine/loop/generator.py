@@ -244,10 +244,12 @@ class SpeculativeLoop:
         return StatsUpdate(self.stats)
 
     # ------------------------------------------------------------------ the loop
-    def run(self, prompt: list[int], dropped_turns: int = 0) -> Iterator[Event]:
+    def run(self, prompt: list[int], dropped_turns: int = 0, began: float | None = None) -> Iterator[Event]:
         """Generate after ``prompt``; yields PromptProgress while reading it, TextChunk /
-        StatsUpdate events, then one Finished."""
+        StatsUpdate events, then one Finished. ``began``: when the request came (the time to the
+        first token counts from it; by default from here)."""
         start = self.clock()
+        began = start if began is None else began
         yield from self.prefill(prompt, dropped_turns)
         if self.config.opened:  # the answer's text carries the marker its prompt opened
             opened = self.stream.push(self.config.opened.encode())
@@ -263,7 +265,7 @@ class SpeculativeLoop:
             before = len(self.tokens_out)
             yield from self.emit(result, plan)
             now = self.clock()
-            self.count(len(self.tokens_out) - before, now, start)
+            self.count(len(self.tokens_out) - before, now, began)
             if self.done:
                 break
             if now - last_stats >= STATS_INTERVAL_S:
