@@ -29,7 +29,9 @@ class CostModel:
     # passes behind each size's cost (index b - 1): a calibration's sizes count as fully seen; a
     # prior's as none (empty: every size fully seen)
     seen: list[float] = field(default_factory=list)
-    anchored: bool = True  # False: a prior's table, in no unit yet (the first measured pass sets it)
+    # passes behind the level while it is thin (a prior's: its first passes set it, as their
+    # mean, up to fully_seen of them); None: a measured table's, which follows at ``decay``
+    level_seen: float | None = None
     learned: bool = False  # a pass moved these costs since they were last kept
     _pending: tuple[int, float] | None = None  # a verify pass (rows, seconds) awaiting the pass after it
 
@@ -42,6 +44,11 @@ class CostModel:
         """The passes after which a size's cost stands (follows only the level): as many as the
         level's own memory, ``1 / (1 - decay)``."""
         return float(round(1.0 / (1.0 - self.tunables.decay)))
+
+    @property
+    def anchored(self) -> bool:
+        """In seconds: measured, or a prior some pass has given its unit."""
+        return self.level_seen != 0
 
     @property
     def thin(self) -> bool:
@@ -66,11 +73,13 @@ class CostModel:
     def use_threads(self, count: int) -> None:
         """The engine now computes with ``count`` threads: plan with the batch costs measured at
         that count (as the machine's load has scaled them since), keeping these for a return."""
-        if count == self.threads or count not in self.by_threads:
+        if count == self.threads:
             return
         if self.threads:
             self.by_threads[self.threads] = list(self.target_batch_s)
-        self.target_batch_s = list(self.by_threads[count])
+        if count in self.by_threads:
+            self.target_batch_s = list(self.by_threads[count])
+        # else none measured at that count: these stand, and the level follows the passes there
         self.threads = count
         self._pending = None
 
@@ -118,15 +127,17 @@ class CostModel:
         draft's cost moves with the target's: moved apart, a stall that faded slowly left it
         raised, and after 50,000 passes on a noisy machine a lookup cost a second a token and
         Auto never drafted again (the bench, from its 4th round)."""
-        if not self.anchored:  # a prior's first measured pass gives the table its unit
-            self.anchored = True
-            self.target_batch_s = [s * ratio for s in self.target_batch_s]
-            self.draft_token_s *= ratio
-            return
-        factor = ratio ** (1.0 - self.tunables.decay)
+        seen = self.level_seen
+        thin = seen is not None and seen < self.fully_seen
+        # a prior's level is the mean (in log) of its first passes: the first gives it its unit,
+        # and one slow pass after a load does not set it for the whole answer
+        factor = ratio ** (1.0 / (seen + 1) if thin and seen is not None else 1.0 - self.tunables.decay)
         self.target_batch_s = [s * factor for s in self.target_batch_s]
         self.draft_token_s *= factor
-        self.load *= factor
+        if thin and seen is not None:
+            self.level_seen = seen + 1
+        else:
+            self.load *= factor  # load is measured from a level that stands
 
     def load_note(self) -> str:
         """How far the costs moved from the calibration, when it shows at one decimal ("" while
@@ -154,4 +165,4 @@ def prior_costs(k_max: int, on_cpu: bool, draft_ratio: float, tunables: AutoTuna
     thin so the first passes that measure it replace it."""
     row = CPU_ROW if on_cpu else GPU_ROW
     table = [1.0] + [1.0 + REBUILD + row * (b - 1) for b in range(2, k_max + 2)]
-    return CostModel(table, draft_ratio, tunables=tunables, seen=[0.0] * len(table), anchored=False)
+    return CostModel(table, draft_ratio, tunables=tunables, seen=[0.0] * len(table), level_seen=0.0)
