@@ -220,7 +220,7 @@ class ThreadTuner:
         self._recalled = True
         kept = self._memory.recall()
         if kept is None or kept.count not in self.candidates:
-            free = (os.cpu_count() or 1) - self._memory.busy()
+            free = max(1, (os.cpu_count() or 1) - self._memory.busy())
             fitting = [c for c in self.candidates if c <= free]
             if fitting and fitting[-1] < self.count:
                 self._set(fitting[-1])
