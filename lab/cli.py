@@ -136,6 +136,12 @@ def run_remote(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_field(args: argparse.Namespace) -> int:
+    from lab.field import run
+
+    return run(args)
+
+
 def run_window(args: argparse.Namespace) -> int:
     from lab.window import run  # it drives the real window
 
@@ -188,6 +194,11 @@ BENCHES: dict[str, tuple[str, Callable[[argparse.Namespace], int]]] = {
         "the real window vs `specchat generate`: streaming tokens/s of the same answer, interleaved",
         run_window,
     ),
+    "field": (
+        "SpecChat where users meet it (issue 45): the first answer on a new and a known machine, Auto on a busy "
+        "machine, the window vs the CLI, long interleaved conversations and cold prompt reading vs llama-server",
+        run_field,
+    ),
 }
 
 
@@ -214,6 +225,10 @@ def build_parser() -> argparse.ArgumentParser:
                 metavar="NAME=VALUE",
                 help="replay Auto with this AutoTunables field changed (repeatable)",
             )
+        if name == "field":
+            from lab.field import add_field_args
+
+            add_field_args(bench)
         if name in ("peer", "peer-api"):
             bench.add_argument("peer", type=Path, metavar="DIR", help="the folder of llama.cpp's built tools")
     return parser

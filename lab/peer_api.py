@@ -169,6 +169,17 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def peer_env(peer_bin: Path) -> dict[str, str]:
+    """llama-server's environment: its own libraries (to it alone: SpecChat loads its patched
+    ones, and the peer's crash it) and, on a CPU with AMX, no repacking, whose path crashes at
+    start there (docs/engine-notes.md, "AMX")."""
+    libraries = os.pathsep.join(p for p in (str(peer_bin), os.environ.get("LD_LIBRARY_PATH", "")) if p)
+    env = {**os.environ, "LD_LIBRARY_PATH": libraries}
+    if peer_cpu_flags():
+        env["LLAMA_ARG_REPACK"] = "0"
+    return env
+
+
 @contextlib.contextmanager
 def server(name: str, model: Path, peer_bin: Path, threads: int, ctx: int) -> Iterator[tuple[str, dict[str, Any]]]:
     """A fresh server for configuration ``name``: its base URL and the request fields it needs."""
@@ -184,11 +195,12 @@ def server(name: str, model: Path, peer_bin: Path, threads: int, ctx: int) -> It
             if (spec := PEER_SPEC_TYPES[name]) is not None:
                 command += ["--spec-type", spec]
             extra = {}
+        env = os.environ if name in OURS else peer_env(peer_bin)
         process = subprocess.Popen(
             command,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            env={**os.environ, "SPECCHAT_HOME": home},
+            env={**env, "SPECCHAT_HOME": home},
         )
         url = f"http://127.0.0.1:{port}"
         try:

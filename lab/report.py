@@ -14,3 +14,10 @@ def write_report(out: Path, name: str, report: dict[str, Any], table: str) -> No
     (out / f"{name}.md").write_text(table + "\n", encoding="utf-8")
     print(table)
     print(f"\nwrote {out / f'{name}.json'} and {out / f'{name}.md'}")
+
+
+def markdown_table(caption: str, headers: list[str], rows: list[list[str]]) -> str:
+    """A caption line, then a Markdown table of ``rows`` under ``headers``."""
+    lines = [caption, "", "| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
