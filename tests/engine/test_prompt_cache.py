@@ -182,3 +182,13 @@ def test_a_recurrent_target_restores_a_state_whose_tokens_start_the_prompt(hybri
     finally:
         fast_engine.close()
         fresh_engine.close()
+
+
+def test_an_entry_evicted_while_it_is_restored_stays_out() -> None:
+    store = PromptStore(budget=100)
+    store.add([1, 2, 3], _state(60))
+    found = store.best([1, 2, 3, 4], limit=4)
+    assert found is not None
+    store.add([7, 8, 9], _state(60))  # the live cache saved before the restore evicts it
+    store.used(found[0])
+    assert [e.tokens for e in store.entries()] == [(7, 8, 9)] and store.restored == 1

@@ -136,7 +136,10 @@ class KvCache:
         found = self.prompt_store.best(tokens, limit)
         restore = found is not None and found[1] - keep >= self.n_batch
         if len(self.kv_tokens) - keep >= self.n_batch and not self.prompt_store.covers(self.kv_tokens):
-            data = read_state(self._ctx)
+            try:
+                data = read_state(self._ctx)
+            except MemoryError:  # the budget is more than this machine can spare now: not saved
+                data = None
             if data is not None:
                 self.prompt_store.add(self.kv_tokens, data)
         if found is None or not restore:

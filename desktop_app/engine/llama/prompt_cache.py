@@ -27,7 +27,7 @@ from desktop_app.engine.llama.token_prefix import common_prefix
 SEQ = 0  # the one sequence our contexts decode into
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # entries are told apart by identity (their data is an array)
 class SavedPrompt:
     """One sequence state and the tokens its cache held, in order."""
 
@@ -128,8 +128,10 @@ class PromptStore:
         self._entries = []
 
     def _touch(self, entry: SavedPrompt) -> None:
-        self._entries.remove(entry)
-        self._entries.append(entry)
+        """Make an entry the most recent (one evicted meanwhile stays out)."""
+        if entry in self._entries:
+            self._entries.remove(entry)
+            self._entries.append(entry)
 
     def _superseded(self, old: SavedPrompt, new: SavedPrompt) -> bool:
         """``new`` serves every prompt ``old`` served."""
