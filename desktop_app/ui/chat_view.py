@@ -22,7 +22,7 @@ from desktop_app.engine_process.protocol import Piece
 from desktop_app.ui.message_body import MessageBody
 from desktop_app.ui.message_format import footer_details, format_footer, tooltip_html
 
-RENDER_MS = 80  # re-render a streaming message at most ~12 times a second
+RENDER_MS = 80  # refresh a streaming message at most ~12 times a second (its open block: RichText)
 # Messages made into widgets when a conversation opens, and per "show earlier" click: a message
 # widget costs a few milliseconds to build and lay out (2 busy cores: 100 stalled the window
 # 0.6 s, all 5000 for minutes), and 40 fill several screens.
@@ -154,12 +154,13 @@ class MessageWidget(QFrame):
         if self.role == "assistant":
             self.footer.setText(f"reading your message… {done:,}/{total:,} tokens" if done < total else "generating…")
 
-    def render_text(self) -> None:
+    def render_text(self, in_pieces: bool = False) -> None:
         """Markdown from the escaped text (an answer's reasoning in its folded block); with
         highlighting on, text from accepted drafts is underlined per drafter, and the body's
-        tooltip names the drafters in their colours."""
+        tooltip names the drafters in their colours. ``in_pieces``: while the text streams, only
+        its open block at the end is rendered again (:class:`RichText`)."""
         self.dirty = False
-        self.content.show_text(self.segments, self.highlight, self.reasoning_format, self.live, self.stats)
+        self.content.show_text(self.segments, self.highlight, self.reasoning_format, self.live, self.stats, in_pieces)
 
     def set_reasoning_format(self, fmt: ReasoningFormat | None) -> None:
         if self.role == "assistant":
@@ -297,11 +298,13 @@ class ChatView(QScrollArea):
         self._update_actions()
 
     def set_streaming(self, streaming: bool) -> None:
+        """While streaming, a timer refreshes the messages that grew, each in pieces (only its
+        open block at the end is rendered again); when it stops, each is rendered whole once."""
         if streaming:
             self._render_timer.start()
         else:
             self._render_timer.stop()
-            self._render_dirty()
+            self._render_dirty(in_pieces=False)
         for widget in self.messages:
             widget.action_button.setEnabled(not streaming and widget in self._last_of_roles())
 
@@ -327,12 +330,12 @@ class ChatView(QScrollArea):
         for widget in self.messages:
             widget.action_button.setEnabled(widget in last)
 
-    def _render_dirty(self) -> None:
+    def _render_dirty(self, in_pieces: bool = True) -> None:
         bar = self.verticalScrollBar()
         self._follow = bar.value() >= bar.maximum() - 4
         for widget in self.messages:
-            if widget.dirty:
-                widget.render_text()
+            if widget.dirty or (widget.content.in_pieces and not in_pieces):
+                widget.render_text(in_pieces)
 
     def _keep_bottom(self, _min: int, maximum: int) -> None:
         if self._follow:

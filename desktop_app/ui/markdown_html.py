@@ -168,26 +168,45 @@ class Block:
     code_blocks: tuple[str, ...]
 
 
+def markdown_env(
+    style: CodeStyle,
+    copied: int | None = None,
+    code_blocks: Sequence[str] = (),
+    references: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """What the renderer keeps while it renders one message: its colours, the code of the code
+    blocks before (the next one is numbered after them), the one whose Copy link reads "Copied",
+    and the link reference definitions markdown-it found (label -> href, title, lines)."""
+    return {"style": style, "code_blocks": list(code_blocks), "copied": copied, "references": dict(references or {})}
+
+
+def render_from(text: str, start: int, env: dict[str, Any]) -> list[Block]:
+    """The top-level blocks of ``text[start:]`` (``start``: where a top-level block begins, or
+    0), each with its place in ``text``; ``env`` (:func:`markdown_env`) gains the code of their
+    code blocks and the reference definitions found."""
+    source = text[start:]
+    line_starts = [0]
+    line_starts += [i + 1 for i, c in enumerate(source) if c == "\n"]
+    line_starts.append(len(source))
+    blocks: list[Block] = []
+    group: list[Token] = []
+    for token in _MD.parse(source, env):
+        group.append(token)
+        if token.level == 0 and token.nesting <= 0:  # the end of a top-level block
+            first, last = group[0].map or [0, 0]
+            begin, end = line_starts[min(first, len(line_starts) - 1)], line_starts[min(last, len(line_starts) - 1)]
+            before = len(env["code_blocks"])
+            html = _MD.renderer.render(group, _MD.options, env)
+            blocks.append(Block(source[begin:end], start + begin, html, tuple(env["code_blocks"][before:])))
+            group = []
+    return blocks
+
+
 def render_blocks(text: str, palette: QPalette | None = None, copied: int | None = None) -> list[Block]:
     """``text`` (Markdown) as HTML for Qt's rich text in ``palette``'s colours, block by block;
     ``copied``: the code block (counted over the whole text) whose Copy link reads "Copied"."""
     style = code_style(palette) if palette is not None else CodeStyle()
-    env: dict[str, Any] = {"style": style, "code_blocks": [], "copied": copied}
-    line_starts = [0]
-    line_starts += [i + 1 for i, c in enumerate(text) if c == "\n"]
-    line_starts.append(len(text))
-    blocks: list[Block] = []
-    group: list[Token] = []
-    for token in _MD.parse(text, env):
-        group.append(token)
-        if token.level == 0 and token.nesting <= 0:  # the end of a top-level block
-            first, last = group[0].map or [0, 0]
-            start, end = line_starts[min(first, len(line_starts) - 1)], line_starts[min(last, len(line_starts) - 1)]
-            before = len(env["code_blocks"])
-            html = _MD.renderer.render(group, _MD.options, env)
-            blocks.append(Block(text[start:end], start, html, tuple(env["code_blocks"][before:])))
-            group = []
-    return blocks
+    return render_from(text, 0, markdown_env(style, copied))
 
 
 def render_markdown(text: str, palette: QPalette | None = None, copied: int | None = None) -> Rendered:

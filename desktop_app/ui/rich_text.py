@@ -12,7 +12,7 @@ from PySide6.QtGui import QColor, QPalette, QTextCharFormat, QTextCursor, QTextD
 
 from desktop_app.engine_process.protocol import Piece
 from desktop_app.ui.drafter_tints import drafter_tint
-from desktop_app.ui.markdown_html import CHROME, Rendered, render_blocks
+from desktop_app.ui.markdown_html import CHROME, Block, Rendered, render_blocks
 
 _BODY = re.compile(r"<body[^>]*>(.*)</body>", re.S)
 
@@ -96,24 +96,45 @@ def _marked(html: str, source: str, drafters: tuple[str, ...], tints: Tints) -> 
     return body.group(1) if body else rebuilt
 
 
+def pieces_from(segments: Sequence[Piece], start: int, length: int) -> list[Piece]:
+    """The (text, drafter) pieces of the text of ``segments`` (``length`` characters long) from
+    ``start`` on, the first one cut there. Walks back from the end: costs what the end costs."""
+    pieces: list[Piece] = []
+    at = length
+    for text, drafter in reversed(segments):
+        if at <= start:
+            break
+        at -= len(text)
+        pieces.append((text[max(0, start - at) :], drafter))
+    pieces.reverse()
+    return pieces
+
+
+def marked_blocks(
+    blocks: Sequence[Block], pieces: Sequence[Piece], palette: QPalette, highlight: bool = True, offset: int = 0
+) -> list[str]:
+    """The HTML of each of ``blocks``, rendered from a text whose (text, drafter) pieces from
+    ``offset`` on are ``pieces``; with ``highlight``, the text of each drafter's accepted tokens
+    underlined in that drafter's colour (:func:`drafter_tint`). Each marked block is cached: while
+    an answer streams, only its last block is marked again."""
+    tints = tuple((d, drafter_tint(d, palette).name()) for d in dict.fromkeys(d for _, d in pieces if d))
+    if not highlight or not tints or not blocks:
+        return [b.html for b in blocks]
+    drafters = [d for t, d in pieces for _ in t]
+    parts = []
+    for block in blocks:
+        own = tuple(drafters[block.start - offset : block.start - offset + len(block.source)])
+        parts.append(_marked(block.html, block.source, own, tints) if any(own) else block.html)
+    return parts
+
+
 def message_html(
     segments: Sequence[Piece], palette: QPalette, highlight: bool = True, copied: int | None = None
 ) -> Rendered:
-    """The Markdown of ``segments`` (text, drafter) as rich text; with ``highlight``, the text of
-    each drafter's accepted tokens is underlined in that drafter's colour (:func:`drafter_tint`).
-    ``copied``: the code block whose Copy link reads "Copied".
-
-    Block by block (:func:`render_blocks`), each marked block cached: while an answer streams,
-    only its last block is marked again."""
+    """The Markdown of ``segments`` (text, drafter) as rich text, block by block
+    (:func:`render_blocks`, :func:`marked_blocks`); ``copied``: the code block whose Copy link
+    reads "Copied"."""
     source = "".join(t for t, _ in segments)
     blocks = render_blocks(source, palette, copied)
     code = tuple(c for b in blocks for c in b.code_blocks)
-    if not highlight or not any(d for _, d in segments):
-        return Rendered("".join(b.html for b in blocks).rstrip(), code)
-    drafters = [d for t, d in segments for _ in t]
-    tints = tuple((d, drafter_tint(d, palette).name()) for d in dict.fromkeys(d for _, d in segments if d))
-    parts = []
-    for block in blocks:
-        own = tuple(drafters[block.start : block.start + len(block.source)])
-        parts.append(_marked(block.html, block.source, own, tints) if any(own) else block.html)
-    return Rendered("".join(parts).rstrip(), code)
+    return Rendered("".join(marked_blocks(blocks, segments, palette, highlight)).rstrip(), code)

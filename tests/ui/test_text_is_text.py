@@ -14,7 +14,8 @@ from desktop_app.engine.reasoning import THINK_TAGS, split_reasoning
 from desktop_app.ui.chat_view import ChatView, MessageWidget
 from desktop_app.ui.conversation_list import TITLE_ROLE
 from desktop_app.ui.drafter_tints import drafter_tint
-from desktop_app.ui.message_body import COPIED_MS, thinking_title
+from desktop_app.ui.message_body import thinking_title
+from desktop_app.ui.rich_label import COPIED_MS, RichText
 from tests.ui.helpers import last_answer, send_and_wait
 
 QUESTION = "In Java, what does List<String> mean? And is <b>this</b> bold? a < b && c > d"
@@ -50,10 +51,10 @@ class UrlLog(QObject):
         self.opened.append(url.toString())
 
 
-def shown(label: QLabel) -> str:
-    """What a rich-text label shows, as plain text."""
+def shown(label: QLabel | RichText) -> str:
+    """What a rich-text label (or all the labels of a text shown in pieces) shows, as plain text."""
     doc = QTextDocument()
-    doc.setHtml(label.text())
+    doc.setHtml(label.shown_html() if isinstance(label, RichText) else label.text())
     return doc.toPlainText()
 
 
@@ -115,10 +116,10 @@ def test_angle_brackets_and_ampersands_show_as_typed_streamed_and_reloaded(
     answer.set_stats(None, live=True)
     view.set_streaming(True)
     answer.append(ANSWER[:90], "ngram")
-    qtbot.waitUntil(lambda: "List<String> holds" in shown(answer.body))
+    qtbot.waitUntil(lambda: "List<String> holds" in shown(answer.content.answer_text))
     answer.append(ANSWER[90:])
-    qtbot.waitUntil(lambda: "&amp; stays" in shown(answer.body))
-    view.set_streaming(False)
+    qtbot.waitUntil(lambda: "&amp; stays" in shown(answer.content.answer_text))
+    view.set_streaming(False)  # shown whole again
     text = shown(answer.body)
     for part in (*LITERAL, "&amp; stays as typed", "return a < b && b > 0"):
         assert part in text, part

@@ -1,0 +1,223 @@
+"""Rendered Markdown in the transcript (:mod:`desktop_app.ui.rich_text`): working links, a Copy
+link per code block, and text that streams in without being rendered again and again."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any
+
+from PySide6.QtCore import QEvent, Qt, QTimer, QUrl
+from PySide6.QtGui import QDesktopServices, QFont, QGuiApplication, QPalette, QTextDocument
+from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
+
+from desktop_app.engine_process.protocol import Piece
+from desktop_app.ui.drafter_tints import legend_html
+from desktop_app.ui.markdown_html import COPY_SCHEME, Block
+from desktop_app.ui.rich_text import marked_blocks, message_html, pieces_from
+from desktop_app.ui.streamed_markdown import StreamedMarkdown
+
+OPENED_SCHEMES = frozenset({"http", "https", "mailto"})  # links opened (on a click) in the system's browser
+COPIED_MS = 1500  # how long a code block's Copy link reads "Copied"
+_LEADING_TAGS = re.compile(r"(?:\s*<[^>]*>)*")  # the elements a block's HTML opens with
+
+
+@lru_cache(maxsize=64)
+def _height(html: str, font: str) -> float:
+    """The height of ``html`` laid out in ``font`` (QFont.toString()), as in a label."""
+    doc = QTextDocument()
+    qfont = QFont()
+    qfont.fromString(font)
+    doc.setDefaultFont(qfont)
+    doc.setDocumentMargin(0)  # as a label's
+    doc.setHtml(html)
+    doc.setTextWidth(1000)
+    return doc.size().height()
+
+
+def seam(above: str, below: str, font: QFont) -> int:
+    """The space Qt's rich text leaves between the HTML ``above`` and ``below`` in one document
+    (their margins, collapsed), which two labels stacked one on the other leave out."""
+    key = font.toString()
+    # never below 0: an empty block (a bare "#") is as high as a line alone, and none inside a
+    # document; a label cannot give that back, and the whole render mends it
+    return max(0, round(_height(above + below, key) - _height(above, key) - _height(below, key)))
+
+
+class TextLabel(QLabel):
+    """A label of rendered rich text: wraps, selectable, links activated (not opened) on a click.
+
+    Its height for a width is worked out once per text: QLabel lays its whole text out again each
+    time a layout asks, and while an answer streams the transcript's layouts ask every label on
+    each refresh, long answers above included."""
+
+    def __init__(self, name: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName(name)
+        self.setWordWrap(True)
+        self.setTextFormat(Qt.TextFormat.RichText)
+        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
+        self.setOpenExternalLinks(False)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
+        self._heights: dict[int, int] = {}
+
+    def heightForWidth(self, width: int) -> int:  # noqa: N802 - Qt API
+        if width not in self._heights:
+            self._heights[width] = super().heightForWidth(width)
+        return self._heights[width]
+
+    def setText(self, text: str) -> None:  # noqa: N802 - Qt API
+        self._heights = {}
+        super().setText(text)
+
+    def setContentsMargins(self, *margins: Any) -> None:  # noqa: N802 - Qt API
+        self._heights = {}
+        super().setContentsMargins(*margins)
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt API
+        self._heights = {}  # a font or style change lays the text out otherwise
+        super().changeEvent(event)
+
+
+class RichText(QWidget):
+    """Rendered Markdown (:func:`message_html`) that opens http(s)/mailto links in the system's
+    browser on a click (other links are shown, not opened) and copies a code block on its Copy
+    link, which reads "Copied" for a moment.
+
+    Shown whole, in one label (``label``). While the text streams (:meth:`show_pieces` with
+    ``in_pieces``), in pieces instead: each block that later text cannot change
+    (:class:`StreamedMarkdown`) gets a label of its own above ``label``, rendered and laid out
+    once, and ``label`` shows only the open block at the end; so a refresh costs what the end of
+    the text costs, however long the text. The labels are spaced as the blocks are in one
+    document (:func:`seam`), and the whole render that follows shows what a render of the whole
+    text gives.
+    """
+
+    def __init__(self, name: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._layout = QVBoxLayout(self)
+        self._layout.setContentsMargins(0, 0, 0, 0)
+        self._layout.setSpacing(0)
+        self.label = TextLabel(name)
+        self.label.linkActivated.connect(self.open_link)
+        self._layout.addWidget(self.label)
+        self.segments: list[Piece] = []
+        self.highlight = False
+        self.in_pieces = False
+        self.code_blocks: tuple[str, ...] = ()
+        self.copied: int | None = None
+        self._stream = StreamedMarkdown()
+        self._kept: list[tuple[Block, TextLabel]] = []  # the stable blocks shown, each in its label
+        self._gaps: dict[tuple[int, str], int] = {}  # (kept blocks, how the open one begins) -> its seam
+        self._drafters: dict[str, None] = {}  # the drafters whose text is shown, in order
+        self._copied_timer = QTimer(self)
+        self._copied_timer.setSingleShot(True)
+        self._copied_timer.setInterval(COPIED_MS)
+        self._copied_timer.timeout.connect(lambda: self._set_copied(None))
+
+    def set_foreground_role(self, role: QPalette.ColorRole) -> None:
+        self.label.setForegroundRole(role)
+        for _, label in self._kept:
+            label.setForegroundRole(role)
+
+    def show_pieces(self, segments: Sequence[Piece], highlight: bool, in_pieces: bool = False) -> None:
+        """Show the text of ``segments`` (text, drafter), with ``highlight`` the drafts' text
+        underlined; ``in_pieces`` while it streams (class docstring)."""
+        segments = list(segments)
+        if (segments, highlight, in_pieces) == (self.segments, self.highlight, self.in_pieces) and segments:
+            return  # shown already (an answer's end renders it more than once)
+        if highlight != self.highlight:
+            self._restart()  # the kept blocks' marks change
+        self.segments, self.highlight, self.in_pieces = segments, highlight, in_pieces
+        self.refresh()
+
+    def shown_html(self) -> str:
+        """The HTML shown, all labels' together."""
+        return "".join(label.text() for _, label in self._kept) + self.label.text()
+
+    def refresh(self) -> None:
+        if self.in_pieces:
+            self._show_in_pieces()
+        else:
+            self._restart()
+            rendered = message_html(self.segments, self.palette(), self.highlight, self.copied)
+            self.code_blocks = rendered.code_blocks
+            self.label.setContentsMargins(0, 0, 0, 0)
+            self.label.setText(rendered.html or " ")
+            self._drafters = dict.fromkeys(d for _, d in self.segments if d)
+        drafters = list(self._drafters) if self.highlight else []
+        tip = f"<p>Underlined text came from accepted drafts:<br>{legend_html(self.palette(), drafters)}</p>"
+        if self.label.toolTip() != (tip if drafters else ""):
+            for label in (self.label, *(label for _, label in self._kept)):
+                label.setToolTip(tip if drafters else "")
+
+    def _show_in_pieces(self) -> None:
+        palette, source = self.palette(), "".join(t for t, _ in self.segments)
+        split = self._stream.update(source, palette, self.copied)
+        if split.restarted:
+            self._drop_kept()
+            self._drafters = {}
+        new = split.stable[len(self._kept) :]
+        fresh = (*new, *split.open)  # what this refresh renders; an earlier one showed the text before
+        offset = 0 if split.restarted or not fresh else fresh[0].start
+        pieces = pieces_from(self.segments, offset, len(source))
+        self._drafters.update(dict.fromkeys(d for _, d in pieces if d))
+        parts = marked_blocks(fresh, pieces, palette, self.highlight, offset)
+        for block, part in zip(new, parts, strict=False):
+            self._keep(block, part)
+        self.code_blocks = split.code_blocks
+        html = "".join(parts[len(new) :]).rstrip()
+        gap = 0
+        if self._kept and split.open:
+            begins = _LEADING_TAGS.match(split.open[0].html)
+            key = (len(self._kept), begins.group(0) if begins else "")
+            if key not in self._gaps:
+                self._gaps[key] = seam(self._kept[-1][0].html, split.open[0].html, self.font())
+            gap = self._gaps[key]
+        self.label.setContentsMargins(0, gap, 0, 0)
+        self.label.setText(html or " ")
+
+    def _keep(self, block: Block, html: str) -> None:
+        label = TextLabel(f"{self.label.objectName()}Block")
+        label.setForegroundRole(self.label.foregroundRole())
+        label.setToolTip(self.label.toolTip())
+        label.linkActivated.connect(self.open_link)
+        gap = seam(self._kept[-1][0].html, block.html, self.font()) if self._kept else 0
+        label.setContentsMargins(0, gap, 0, 0)
+        label.setText(html)
+        self._layout.insertWidget(len(self._kept), label)
+        self._kept.append((block, label))
+
+    def _drop_kept(self) -> None:
+        for _, label in self._kept:
+            self._layout.removeWidget(label)
+            label.hide()
+            label.deleteLater()
+        self._kept = []
+        self._gaps = {}
+
+    def _restart(self) -> None:
+        """Show the next refresh in pieces from scratch."""
+        self._drop_kept()
+        self._stream = StreamedMarkdown()
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt API
+        super().changeEvent(event)
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.FontChange) and self.segments:
+            self._restart()
+            self.refresh()  # code colours and tints follow a light/dark theme switch
+
+    def open_link(self, href: str) -> None:
+        if href.startswith(COPY_SCHEME):
+            index = int(href.removeprefix(COPY_SCHEME) or -1)
+            if 0 <= index < len(self.code_blocks):
+                QGuiApplication.clipboard().setText(self.code_blocks[index])
+                self._set_copied(index)
+                self._copied_timer.start()
+        elif QUrl(href).scheme().lower() in OPENED_SCHEMES:
+            QDesktopServices.openUrl(QUrl(href))
+
+    def _set_copied(self, index: int | None) -> None:
+        self.copied = index
+        self.refresh()

@@ -1,0 +1,79 @@
+"""A growing message rendered block by block: every update shows what a render of the whole text
+so far gives, and an update parses only the open end of the text."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from desktop_app.ui.markdown_html import render_markdown
+from desktop_app.ui.streamed_markdown import StreamedMarkdown
+from tests.ui.sample_answers import CHARS_PER_TOKEN, SECTION, TRICKY, long_answer
+
+
+def assert_streams_as_rendered_whole(text: str, cuts: list[int]) -> None:
+    stream = StreamedMarkdown()
+    for end in [*cuts, len(text)]:
+        split = stream.update(text[:end])
+        whole = render_markdown(text[:end])
+        assert "".join(b.html for b in (*split.stable, *split.open)).rstrip() == whole.html, text[:end]
+        assert split.code_blocks == whole.code_blocks
+
+
+@pytest.mark.parametrize("name", TRICKY)
+@pytest.mark.parametrize("size", [1, 3, 8])
+def test_each_update_is_what_a_render_of_the_whole_text_gives(name: str, size: int) -> None:
+    text = TRICKY[name]
+    assert_streams_as_rendered_whole(text, list(range(0, len(text), size)))
+
+
+LINES = [
+    "",
+    "text",
+    "more text with *stars",
+    "# heading",
+    "#",
+    "===",
+    "---",
+    "- item",
+    "-",
+    "1. first",
+    "2",
+    "2. second",
+    "   continued",
+    "    indented",
+    "> quote",
+    "```",
+    "```py",
+    "~~~",
+    "| a | b |",
+    "|---|---|",
+    "[ref]: https://example.com/r",
+    "see [ref]",
+    "***",
+]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(LINES), max_size=14), st.lists(st.integers(1, 9), min_size=1, max_size=6))
+def test_any_text_streams_as_it_renders_whole(lines: list[str], steps: list[int]) -> None:
+    text = "\n".join(lines)
+    cuts, at, i = [], 0, 0
+    while at < len(text):
+        cuts.append(at)
+        at, i = at + steps[i % len(steps)], i + 1
+    assert_streams_as_rendered_whole(text, cuts)
+
+
+def test_an_update_parses_the_open_end_not_the_whole_text() -> None:
+    text = long_answer(14)  # about 4,000 tokens
+    stream = StreamedMarkdown()
+    parsed = {}
+    for end in range(0, len(text), 4 * CHARS_PER_TOKEN):
+        stream.update(text[:end])
+        parsed[end] = stream.parsed_chars
+    early = max(n for end, n in parsed.items() if end < len(SECTION))
+    late = max(n for end, n in parsed.items() if end > len(text) - len(SECTION))
+    assert early <= len(SECTION) and late <= len(SECTION)  # a block at most, never the text before it
+    assert late <= 2 * early
