@@ -103,8 +103,8 @@ class KvCache:
         if hidden_from is not None:
             limit = min(limit, max(hidden_from, 0))
         keep = min(common_prefix(self.kv_tokens, tokens), limit)
-        if self.prompt_store.enabled:
-            keep = self._swap_prompts(tokens, keep, limit)
+        if self.prompt_store.enabled and max(limit, len(self.kv_tokens)) - keep >= self.n_batch:
+            keep = self._swap_prompts(tokens, keep, limit)  # a batch to save or to spare: see there
         self.truncate(keep)
         keep = len(self.kv_tokens)  # a recurrent cache may have had to start again
         yield keep
