@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication, QPalette
 from PySide6.QtWidgets import (
     QFrame,
@@ -23,6 +24,11 @@ from desktop_app.ui.message_body import MessageBody
 from desktop_app.ui.message_format import footer_details, format_footer, tooltip_html
 
 RENDER_MS = 80  # refresh a streaming message at most ~12 times a second (its open block: RichText)
+# ... and never spend more than this share of a core on it (the engine needs the others): after a
+# refresh that took t (a long code block still open at the end, a slow machine), the next waits
+# t / RENDER_SHARE, up to MAX_RENDER_MS, so the text moves in bigger steps instead.
+RENDER_SHARE = 0.15
+MAX_RENDER_MS = 1000
 # Messages made into widgets when a conversation opens, and per "show earlier" click: a message
 # widget costs a few milliseconds to build and lay out (2 busy cores: 100 stalled the window
 # 0.6 s, all 5000 for minutes), and 40 fill several screens.
@@ -301,7 +307,7 @@ class ChatView(QScrollArea):
         """While streaming, a timer refreshes the messages that grew, each in pieces (only its
         open block at the end is rendered again); when it stops, each is rendered whole once."""
         if streaming:
-            self._render_timer.start()
+            self._render_timer.start(RENDER_MS)
         else:
             self._render_timer.stop()
             self._render_dirty(in_pieces=False)
@@ -333,9 +339,14 @@ class ChatView(QScrollArea):
     def _render_dirty(self, in_pieces: bool = True) -> None:
         bar = self.verticalScrollBar()
         self._follow = bar.value() >= bar.maximum() - 4
-        for widget in self.messages:
-            if widget.dirty or (widget.content.in_pieces and not in_pieces):
-                widget.render_text(in_pieces)
+        start = time.perf_counter()
+        dirty = [w for w in self.messages if w.dirty or (w.content.in_pieces and not in_pieces)]
+        for widget in dirty:
+            widget.render_text(in_pieces)
+        if dirty and self._render_timer.isActive():
+            QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)  # its layout, timed with it
+            spent_ms = (time.perf_counter() - start) * 1000
+            self._render_timer.setInterval(round(min(MAX_RENDER_MS, max(RENDER_MS, spent_ms / RENDER_SHARE))))
 
     def _keep_bottom(self, _min: int, maximum: int) -> None:
         if self._follow:

@@ -144,3 +144,29 @@ def test_a_code_blocks_copy_link_works_while_the_answer_streams(qtbot: Any, view
     assert QGuiApplication.clipboard().text() == text.code_blocks[0]
     assert text.code_blocks[0].startswith("def load_settings(path: Path) -> Settings:")
     assert "Copied" in text.shown_html() and text.in_pieces
+
+
+def test_a_long_open_code_block_never_takes_the_engines_core(
+    qtbot: Any, view: ChatView, monkeypatch: pytest.MonkeyPatch, record_property: Any
+) -> None:
+    """A code block is one block until its closing fence: each refresh renders all of it. The
+    transcript then refreshes less often, so that it never spends more than a small share of a
+    core (on a 2-core machine the engine needs the other one)."""
+    answer = streaming_answer(view)
+    line = "    total = compute(items[index], scale=2.5)  # one more step of the loop\n"
+    stream(qtbot, answer, [("Here is the code:\n\n```python\ndef run(items):\n" + line * 150, "")])
+    meter = RefreshMeter(monkeypatch)
+    meter.watch(answer)
+    start = time.perf_counter()
+    while time.perf_counter() - start < 3:
+        answer.append(line[:30], "ngram")
+        answer.append(line[30:])
+        qtbot.wait(10)  # ~7 lines (~140 tokens) a second, as a fast engine writes them
+    wall_ms = (time.perf_counter() - start) * 1000
+    share = sum(meter.ms[answer]) / wall_ms
+    record_property("refresh_share_of_a_core", round(share, 3))
+    print(
+        f"\n{len(meter.ms[answer])} refreshes, {share:.0%} of a core (median {statistics.median(meter.ms[answer]):.0f} ms)"
+    )
+    assert len(meter.ms[answer]) >= 2  # the text still moves
+    assert share <= 0.3
