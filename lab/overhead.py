@@ -84,7 +84,7 @@ def vs_llama_cpp_python(engine: Engine, max_tokens: int, threads: int) -> dict[s
 
 def vs_prediction(engine: Engine, prompts: list[str], k: int, drafter: DrafterKind, max_tokens: int) -> dict[str, Any]:
     """Measured fixed-k tokens/s against the formula fed with costs measured just before."""
-    d = engine.drafter_for(drafter)
+    d = engine.drafting.drafter_for(drafter)
     engine.auto.costs.clear()
     costs = engine.calibrate(d, k, reps=7)
     measured_tps, predicted_tps, per_cycle_tps, in_run_tps = [], [], [], []

@@ -78,13 +78,13 @@ def test_hostile_chat_template_runs_nothing(tmp_path: Path, source: str) -> None
 def test_hostile_template_in_engine_gives_error_and_engine_recovers(models, tmp_path: Path) -> None:
     engine = Engine()
     engine.load_target(models.target)
-    good = engine.template
+    good = engine.prompts.template
     marker = tmp_path / "pwned"
-    engine.template = ChatTemplate(HOSTILE[1].replace("{marker}", str(marker)))
+    engine.prompts.template = ChatTemplate(HOSTILE[1].replace("{marker}", str(marker)))
     with pytest.raises(TemplateError, match="unsafe"):
         run(engine, messages=user("Hi"), max_tokens=3)
     assert not marker.exists()
-    engine.template = good
+    engine.prompts.template = good
     result, _ = run(engine, messages=user("Hi"), max_tokens=3)
     assert len(result.token_ids) == 3
 

@@ -45,7 +45,7 @@ def drop_one_at_a_time(engine: Engine, request: GenerateRequest) -> tuple[list[i
     messages: list[Message] = validate_messages(list(request.messages))
     dropped = 0
     while True:
-        tokens = engine._render(messages)[1]
+        tokens = engine.prompts.render(messages)[1]
         if len(tokens) + min(request.max_tokens, 64) <= engine.target.n_ctx:
             return tokens, dropped
         first = 1 if messages[0]["role"] == "system" else 0
@@ -72,7 +72,7 @@ def test_keeps_the_same_turns_as_dropping_one_at_a_time(engine: Engine) -> None:
 def test_fitting_renders_a_logarithmic_number_of_times(engine: Engine) -> None:
     assert engine.target is not None
     for turns in (1001, 5001):
-        fitter = PromptFitter(engine._render, TokenCounts(engine._tokenize_text), N_CTX - 16)
+        fitter = PromptFitter(engine.prompts.render, TokenCounts(engine.prompts.tokenize_text), N_CTX - 16)
         first, _, tokens = fitter.fit(validate_messages(conversation(turns, random.Random(turns))))
         assert first > turns - 60 and len(tokens) <= N_CTX - 16
         assert fitter.renders <= 2 * math.log2(turns) + 4, fitter.renders
@@ -96,7 +96,7 @@ def test_five_thousand_turns_build_quickly(engine: Engine) -> None:
     elapsed = time.perf_counter() - start
     print(f"5001 turns: prompt built in {elapsed * 1000:.0f} ms, {dropped} dropped")
     one_more = validate_messages([messages[0]] + messages[dropped:])  # the system message, then one more turn
-    assert len(tokens) <= N_CTX - 32 < len(engine._render(one_more)[1])
+    assert len(tokens) <= N_CTX - 32 < len(engine.prompts.render(one_more)[1])
     assert elapsed < 2.0
 
 
@@ -119,9 +119,9 @@ def test_cancel_is_polled_between_renders(engine: Engine) -> None:
 
     def render(messages: Sequence[Message]) -> tuple[str, list[int]]:  # the user cancels while the first render runs
         cancel.set()
-        return engine._render(messages)
+        return engine.prompts.render(messages)
 
-    fitter = PromptFitter(render, TokenCounts(engine._tokenize_text), N_CTX - 16, cancel)
+    fitter = PromptFitter(render, TokenCounts(engine.prompts.tokenize_text), N_CTX - 16, cancel)
     with pytest.raises(FitCancelled):
         fitter.fit(validate_messages(conversation(1001)))
     assert fitter.renders == 1
@@ -132,9 +132,11 @@ def test_fitting_past_its_time_budget_is_refused_in_one_line(engine: Engine) -> 
 
     def slow_count(text: str) -> list[int]:  # each message text takes 10 ms of the clock
         now[0] += 0.01
-        return engine._tokenize_text(text)
+        return engine.prompts.tokenize_text(text)
 
-    fitter = PromptFitter(engine._render, TokenCounts(slow_count), 10_000_000, budget_s=5.0, clock=lambda: now[0])
+    fitter = PromptFitter(
+        engine.prompts.render, TokenCounts(slow_count), 10_000_000, budget_s=5.0, clock=lambda: now[0]
+    )
     with pytest.raises(PromptFitTimeoutError) as caught:
         fitter.fit(validate_messages(conversation(1001)))
     assert isinstance(caught.value, EngineError)

@@ -212,8 +212,8 @@ def test_system_prompts_reach_the_prompt_tokens(
         return target_engine.build_prompt(sent[-1])[0]
 
     default, own = "You are a pirate named Zorblax.", "Reply only in French, please."
-    default_tokens = target_engine._tokenize_text(default)
-    own_tokens = target_engine._tokenize_text(own)
+    default_tokens = target_engine.prompts.tokenize_text(default)
+    own_tokens = target_engine.prompts.tokenize_text(own)
     # no prompt: the request starts with the user's message
     send_and_wait(qtbot, window, "Hello")
     assert sent[-1].messages is not None and sent[-1].messages[0]["role"] == "user"

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from desktop_app.engine.api import DRAFT_K, DrafterKind, SpecMode
-from desktop_app.engine.auto.cost_memory import PairCosts
+from desktop_app.engine.auto.cost_memory import CostMemory, PairCosts
 from desktop_app.engine.auto.cost_model import CostModel, prior_costs
 from desktop_app.engine.auto.drafter_choice import DrafterChoice
 from desktop_app.engine.auto.policy import AutoPolicy, FixedPolicy, OffPolicy, Policy
@@ -27,7 +27,8 @@ from desktop_app.engine.auto.probes import ProbeBackoff
 from desktop_app.engine.auto.run_tracker import RunTracker
 from desktop_app.engine.auto.tunables import DEFAULT_TUNABLES, AutoTunables
 from desktop_app.engine.drafters import CostProbe, Drafter
-from desktop_app.engine.llama.model import LlamaModel
+from desktop_app.engine.llama.model import LlamaModel, runs_on_cpu
+from desktop_app.engine.llama.thread_memory import model_fingerprint
 from desktop_app.engine.llama.threads import ThreadTuner
 from desktop_app.engine.llama.timing import CalibrationInterrupted, time_decodes, tune_threads
 
@@ -74,12 +75,18 @@ class AutoSetup:
         self.on_cpu = True  # where the target computes (the prior's shape)
         self.draft_ratio = 0.0  # a drafted token's prior cost, in target tokens
 
-    def on_models(self, kept: PairCosts | None, on_cpu: bool, draft_ratio: float) -> None:
-        """A new target or draft: what is kept for the pair, where it computes, and what a
-        drafted token costs against a target token by the models' sizes (the prior's)."""
-        self.kept = kept
-        self.on_cpu = on_cpu
-        self.draft_ratio = draft_ratio
+    def on_models(self, target: LlamaModel, draft: object, memory: CostMemory | None) -> None:
+        """A new target or draft: what ``memory`` kept for the pair, where it computes, and what
+        a drafted token costs against a target token by the models' sizes (the prior's: a draft
+        model its size over the target's, a head on the target's states about one layer)."""
+        pair = model_fingerprint(target.info, target.options)
+        ratio = 1.0 / max(target.info.arch_int("block_count") or 1, 1)
+        if isinstance(draft, LlamaModel):
+            pair += "+" + model_fingerprint(draft.info, draft.options)
+            ratio = draft.info.file_size / max(target.info.file_size, 1)
+        self.kept = memory.for_pair(pair) if memory is not None else None
+        self.on_cpu = runs_on_cpu(target.options)
+        self.draft_ratio = min(ratio, 1.0)
 
     def forget(self, target_costs: bool = False) -> None:
         """Drop what Auto learned of this pair: its costs (measured again on first use), the

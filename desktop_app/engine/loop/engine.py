@@ -5,6 +5,7 @@ No Qt here. One Engine is used by one thread at a time (the GUI runs it in a chi
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -33,12 +34,11 @@ from desktop_app.engine.drafters.ngram_cache import ChatNgrams
 from desktop_app.engine.errors import EngineError
 from desktop_app.engine.events import Event, Finished
 from desktop_app.engine.llama.backend import BackendInfo, backend_info
-from desktop_app.engine.llama.chat_template import ChatTemplate, Message
 from desktop_app.engine.llama.compat import DraftCompatibility
 from desktop_app.engine.llama.grammar import GrammarState
-from desktop_app.engine.llama.model import LlamaModel, ProgressFn, runs_on_cpu
+from desktop_app.engine.llama.model import LlamaModel, ProgressFn
 from desktop_app.engine.llama.nextn import AssistantWeights
-from desktop_app.engine.llama.thread_memory import ThreadMemory, model_fingerprint
+from desktop_app.engine.llama.thread_memory import ThreadMemory
 from desktop_app.engine.llama.threads import ThreadTuner
 from desktop_app.engine.loop.drafter_factory import DrafterFactory
 from desktop_app.engine.loop.generator import LoopConfig, SpeculativeLoop
@@ -95,14 +95,6 @@ class Engine:
         self.models.threads = tuner
 
     @property
-    def template(self) -> ChatTemplate | None:
-        return self.prompts.template
-
-    @template.setter
-    def template(self, template: ChatTemplate | None) -> None:
-        self.prompts.template = template
-
-    @property
     def ngrams(self) -> ChatNgrams:
         return self.drafting.ngrams
 
@@ -121,17 +113,9 @@ class Engine:
         self.prompts.on_target(model)
 
     def _pair_changed(self) -> None:
-        """Tell Auto which pair it plans for: what is kept for it, and its prior's figures."""
-        target, draft = self.models.target, self.models.draft
-        if target is None:
-            return
-        pair = model_fingerprint(target.info, target.options)
-        ratio = 1.0 / max(target.info.arch_int("block_count") or 1, 1)  # a head on the target's states: a layer
-        if isinstance(draft, LlamaModel):
-            pair += "+" + model_fingerprint(draft.info, draft.options)
-            ratio = draft.info.file_size / max(target.info.file_size, 1)
-        kept = self._cost_memory.for_pair(pair) if self._cost_memory is not None else None
-        self.auto.on_models(kept, runs_on_cpu(target.options), min(ratio, 1.0))
+        """Tell Auto which pair it plans for (what is kept for it, its prior's figures)."""
+        if self.models.target is not None:
+            self.auto.on_models(self.models.target, self.models.draft, self._cost_memory)
 
     def load_draft(
         self, path: str | Path, options: ModelOptions | None = None, progress: ProgressFn | None = None
@@ -218,12 +202,6 @@ class Engine:
         with self._lock:
             return self.prompts.count(request, self.clock)
 
-    def _render(self, messages: Sequence[Message]) -> tuple[str, list[int]]:
-        return self.prompts.render(messages)
-
-    def _tokenize_text(self, text: str) -> list[int]:
-        return self.prompts.tokenize_text(text)
-
     # ------------------------------------------------------------------ drafters and Auto
     def drafters_available(self) -> tuple[DrafterKind, ...]:
         """The drafters this target (and draft) can use now, in Auto's order of preference."""
@@ -232,10 +210,6 @@ class Engine:
     def drafting_note(self, drafters: tuple[DrafterKind, ...]) -> str:
         """Which drafting this pair supports, and why (the model bar's and the CLI's line)."""
         return self.drafting.note()
-
-    def drafter_for(self, requested: DrafterKind | None) -> Drafter | None:
-        """The drafter instance for a request (None when this target cannot speculate)."""
-        return self.drafting.drafter_for(requested)
 
     def calibrate(
         self,
@@ -264,7 +238,7 @@ class Engine:
         for exactly the drafter and maximum k the next answer will use.
 
         ``should_stop`` is polled between timed decodes: when it says so (the user sent a
-        message, the app is closing) this gives way at once and auto measures on first use.
+        message, the app is closing) this gives way at once, and answers plan without it.
         """
         if self.target is None:
             return None
@@ -279,13 +253,8 @@ class Engine:
         target = self._require_target()
         k_max = min(request.draft_max, target.max_draft or request.draft_max)
         # never measured here: an answer plans with what is known, or the prior its passes refine
-        return self.auto.choice(
-            request.spec,
-            candidates,
-            k_max,
-            copy_limit(target),
-            lambda drafter, k: self.auto.known(drafter, k, self.threads.batch_count),
-        )
+        costs_for = functools.partial(self.auto.known, threads=self.threads.batch_count)
+        return self.auto.choice(request.spec, candidates, k_max, copy_limit(target), costs_for)
 
     # ------------------------------------------------------------------ generating
     def generate(self, request: GenerateRequest, cancel: threading.Event | None = None) -> Iterator[Event]:
