@@ -94,6 +94,7 @@ def interleaved(args: argparse.Namespace, count: Callable[[str], int]) -> dict[s
     sizes: list[dict[str, Any]] = []
     for size in args.doc_tokens:
         per_request = [Paired(SIDES) for _ in order]
+        prompt_ms = [Paired(SIDES) for _ in order]  # the servers' own prefill timings
         total = Paired(SIDES)
         for r in range(args.repeats):
             docs = {c: document(2 * r + i, size, count) for i, c in enumerate(CONVERSATIONS)}
@@ -111,10 +112,12 @@ def interleaved(args: argparse.Namespace, count: Callable[[str], int]) -> dict[s
                         reply = ask_whole(url, messages, ANSWER_TOKENS, extra)
                         messages.append({"role": "assistant", "content": reply.text})
                         per_request[i].add(side, reply.seconds)
+                        prompt_ms[i].add(side, float("nan") if reply.prompt_ms is None else reply.prompt_ms)
                         seconds[side] += reply.seconds
                         print(
                             f"  {size} tokens round {r + 1} request {i + 1} ({conversation}) {side:12}: "
-                            f"{reply.seconds:6.2f} s, prompt {reply.prompt_tokens} tokens, read {reply.prompt_new}",
+                            f"{reply.seconds:6.2f} s, prompt {reply.prompt_tokens} tokens, read {reply.prompt_new} "
+                            f"in {reply.prompt_ms} ms",
                             file=sys.stderr,
                             flush=True,
                         )
@@ -132,7 +135,11 @@ def interleaved(args: argparse.Namespace, count: Callable[[str], int]) -> dict[s
                 "speed_vs_llama_server": round(median_ratio(theirs, ours), 3),
                 "slowest_follow_up_s": {s: round(v, 2) for s, v in follow_up_s.items()},
                 "cold_first_read_s": {s: round(per_request[0].median(s), 2) for s in SIDES},
-                "runs": {"total_s": total.runs, "per_request": [p.runs for p in per_request]},
+                "runs": {
+                    "total_s": total.runs,
+                    "per_request_s": [p.runs for p in per_request],
+                    "per_request_server_prompt_ms": [p.runs for p in prompt_ms],
+                },
             }
         )
     return {
