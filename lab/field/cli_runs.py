@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -74,6 +75,11 @@ def generate(args: argparse.Namespace, prompt: str, spec: str, home: str, max_to
     )
 
 
+def _home(home: str | None) -> AbstractContextManager[str]:
+    """``home`` itself, or when None a new one, removed afterwards."""
+    return nullcontext(home) if home is not None else tempfile.TemporaryDirectory(prefix="specchat-field-home-")
+
+
 def _pair(args: argparse.Namespace, load: str, turn: int, home: str | None, label: str) -> dict[str, CliRun]:
     """Off and Auto back to back under ``load`` (the first alternating by ``turn``), each in
     ``home`` or, when None, in a new home of its own."""
@@ -81,8 +87,8 @@ def _pair(args: argparse.Namespace, load: str, turn: int, home: str | None, labe
     runs: dict[str, CliRun] = {}
     with background(load):
         for spec in alternating(SIDES, turn):
-            with tempfile.TemporaryDirectory(prefix="specchat-field-home-") as fresh:
-                runs[spec] = generate(args, FIRST_PROMPT, spec, home or fresh, FIRST_TOKENS)
+            with _home(home) as used:
+                runs[spec] = generate(args, FIRST_PROMPT, spec, used, FIRST_TOKENS)
             run = runs[spec]
             print(
                 f"  {load} {label} round {turn + 1} {spec:4}: wall {run.wall_s:6.2f} s, ttft {run.ttft_s:6.3f} s",
