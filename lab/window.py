@@ -55,33 +55,54 @@ def _cli_speed(args: argparse.Namespace, prompt: str) -> float:
     return float(stats["generated_tokens"]) / float(stats["decode_s"])
 
 
-def measure(args: argparse.Namespace, prompt: str, rounds: int) -> dict[str, Any]:
-    home = tempfile.mkdtemp(prefix="specchat-bench-window-")
-    os.environ["SPECCHAT_HOME"] = home
-    if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
-        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6.QtCore import QEventLoop, QTimer
-    from PySide6.QtWidgets import QApplication
+class WindowDriver:
+    """The real window with its engine process, in a temporary home, answering as a user asks:
+    :meth:`answer` sends a message in a new conversation, with the speculation mode picked in
+    the side panel, and returns the answer's stats once it ends."""
 
-    from desktop_app.store import History, Settings
-    from desktop_app.ui.engine_client import GenerationHandle
-    from desktop_app.ui.main_window import MainWindow
+    def __init__(self, args: argparse.Namespace, spec: str = SPEC) -> None:
+        os.environ["SPECCHAT_HOME"] = tempfile.mkdtemp(prefix="specchat-bench-window-")
+        if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
+            os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+        from PySide6.QtCore import QTimer
+        from PySide6.QtWidgets import QApplication
 
-    app = QApplication.instance() or QApplication(sys.argv[:1])
-    settings = Settings.load()
-    settings.set("target_path", str(args.target or ""))
-    settings.set("spec_mode", SPEC)
-    settings.set("max_tokens", args.max_tokens)
-    settings.set("n_ctx", args.ctx)
-    settings.set("n_threads", args.threads or 0)
-    settings.save()
-    history = History()
-    window = MainWindow(Settings.load(), history)
-    window.resize(1100, 800)
-    window.show()
+        from desktop_app.store import History, Settings
+        from desktop_app.ui.main_window import MainWindow
 
-    def wait(done: Any) -> None:
+        self.app = QApplication.instance() or QApplication(sys.argv[:1])
+        settings = Settings.load()
+        settings.set("target_path", str(args.target or ""))
+        settings.set("spec_mode", spec)
+        settings.set("max_tokens", args.max_tokens)
+        settings.set("n_ctx", args.ctx)
+        settings.set("n_threads", args.threads or 0)
+        settings.save()
+        self.history = History()
+        self.window = MainWindow(Settings.load(), self.history)
+        self.window.resize(1100, 800)
+        self.window.show()
+        loaded: list[object] = []
+        self.window.client.model_loaded.connect(loaded.append)
+        self.window.start()
+        self.wait(lambda: bool(loaded))
+        time.sleep(2.0)  # Auto's cost measurement runs right after a load
+        self.gaps: list[float] = []  # the event loop's gaps between PROBE_MS ticks while answering
+        self.cpu: list[float] = []  # the window process's CPU time per second of decoding
+        self._last = time.perf_counter()
+        self._probe = QTimer()
+        self._probe.setInterval(PROBE_MS)
+        self._probe.timeout.connect(self._tick)
+
+    def _tick(self) -> None:
+        now = time.perf_counter()
+        self.gaps.append(now - self._last)
+        self._last = now
+
+    def wait(self, done: Any) -> None:
         """Run the event loop (sleeping between events, as the app does) until ``done()``."""
+        from PySide6.QtCore import QEventLoop, QTimer
+
         loop = QEventLoop()
         deadline = time.monotonic() + ANSWER_TIMEOUT_S
         check = QTimer()
@@ -93,25 +114,18 @@ def measure(args: argparse.Namespace, prompt: str, rounds: int) -> dict[str, Any
         if not done():
             raise TimeoutError("the window did not finish in time")
 
-    loaded: list[object] = []
-    window.client.model_loaded.connect(loaded.append)
-    window.start()
-    wait(lambda: bool(loaded))
-    time.sleep(2.0)  # Auto's cost measurement runs right after a load
+    def answer(self, prompt: str, spec: str | None = None) -> Any:
+        from desktop_app.ui.engine_client import GenerationHandle
 
-    gaps: list[float] = []
-    last = [time.perf_counter()]
-    probe = QTimer()
-    probe.setInterval(PROBE_MS)
+        window = self.window
+        if spec is not None:  # as a user picks it in the side panel (Auto is "the best drafter")
+            from desktop_app.ui.speculation_choice import AUTO
 
-    def tick() -> None:
-        now = time.perf_counter()
-        gaps.append(now - last[0])
-        last[0] = now
-
-    probe.timeout.connect(tick)
-
-    def window_speed() -> float:
+            mode = window.side.mode
+            index = mode.findData(AUTO if spec == "auto" else spec)
+            if index < 0:
+                raise ValueError(f"the window offers no speculation mode {spec!r}")
+            mode.setCurrentIndex(index)
         finished: list[Any] = []
 
         def attach(handle: GenerationHandle) -> None:
@@ -121,21 +135,36 @@ def measure(args: argparse.Namespace, prompt: str, rounds: int) -> dict[str, Any
         window.client.generation_started.connect(attach)
         window.session.open(None)  # a new conversation: the same prompt as the CLI's
         cpu = time.process_time()
-        last[0] = time.perf_counter()
-        probe.start()
+        self._last = time.perf_counter()
+        self._probe.start()
         window.send(prompt)
-        wait(lambda: bool(finished))
-        probe.stop()
+        self.wait(lambda: bool(finished))
+        self._probe.stop()
         window.client.generation_started.disconnect(attach)
         done = finished[0]
         if isinstance(done, str):
             raise RuntimeError(f"the window's answer failed: {done}")
-        gui_cpu.append((time.process_time() - cpu) / float(done.stats.decode_s))
+        self.cpu.append((time.process_time() - cpu) / float(done.stats.decode_s))
+        return done
+
+    def close(self) -> str:
+        """Close the window; returns what its status bar said of the threads."""
+        threads = self.window.status.threads.text()
+        self.window.close()
+        self.history.close()
+        self.app.processEvents()
+        return str(threads)
+
+
+def measure(args: argparse.Namespace, prompt: str, rounds: int) -> dict[str, Any]:
+    driver = WindowDriver(args)
+
+    def window_speed() -> float:
+        done = driver.answer(prompt)
         return float(done.stats.generated_tokens) / float(done.stats.decode_s)
 
     cli: list[float] = []
     win: list[float] = []
-    gui_cpu: list[float] = []  # the window process's CPU time per second of decoding
     for r in range(rounds + 1):  # round 0 warms up both
         wait_for_quiet(args.quiet_wait)
         pair = (
@@ -147,10 +176,7 @@ def measure(args: argparse.Namespace, prompt: str, rounds: int) -> dict[str, Any
         if r:
             cli.append(pair[0])
             win.append(pair[1])
-    threads = window.status.threads.text()
-    window.close()
-    history.close()
-    app.processEvents()
+    threads = driver.close()
     ratio = statistics.median(w / c for w, c in zip(win, cli, strict=True))
     return {
         "model": Path(args.target).name if args.target else "the embedded default model",
@@ -161,11 +187,11 @@ def measure(args: argparse.Namespace, prompt: str, rounds: int) -> dict[str, Any
         "window_tok_s": round(statistics.median(win), 1),
         "window_vs_cli": round(ratio, 3),
         "target_met": ratio >= WINDOW_VS_CLI,
-        "max_event_loop_gap_ms": round(max(gaps, default=0.0) * 1000, 1),
+        "max_event_loop_gap_ms": round(max(driver.gaps, default=0.0) * 1000, 1),
         "window_threads": threads,
         "cli": cli,
         "window": win,
-        "window_cpu_share": round(statistics.median(gui_cpu[1:] or gui_cpu), 3),
+        "window_cpu_share": round(statistics.median(driver.cpu[1:] or driver.cpu), 3),
     }
 
 

@@ -6,6 +6,8 @@ Scenarios, each runnable alone, each writing ``SCENARIO.json`` and ``SCENARIO.md
   known machine, under each ``--loads`` (default idle, busy): wall time and ``ttft_s``;
 - ``busy``: Auto vs off decoding speed through the CLI on the bench's chat, code and rewrite
   prompts under a busy loop and another llama process (default ``--loads busy,llama``);
+- ``window-busy``: Auto vs off in the real window on the same prompts under the same loads
+  (default ``--loads busy,llama``), and how often the footer said "slower than plain";
 - ``window-vs-cli``: a long answer (``--answer-tokens``, 2,000) in the real window vs the CLI
   (lab/window.py);
 - ``interleaved``: two conversations about long documents asked A, B, A, B, A through the API,
@@ -31,7 +33,7 @@ from lab.field.loads import parse_loads
 from lab.report import write_report
 
 WINDOW_PROMPT = "Write a long poem about the sea and the wind."  # greedy, it runs to any length
-DEFAULT_LOADS = {"first-answer": ["idle", "busy"], "busy": ["busy", "llama"]}
+DEFAULT_LOADS = {"first-answer": ["idle", "busy"], "busy": ["busy", "llama"], "window-busy": ["busy", "llama"]}
 DEFAULT_ROUNDS = 5
 WINDOW_VS_CLI = 0.95  # issue 45's done-when: window decoding over the CLI's on a 2,000-token answer
 
@@ -103,6 +105,24 @@ def _busy(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     return report, busy_table(report)
 
 
+def _window_busy(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    from desktop_app.bench.runner import load_prompts, single_prompts
+    from lab.field.window_busy import window_busy, window_busy_table
+    from lab.peer_api import NEW_CATEGORIES
+
+    prompts = load_prompts(args.prompts)
+    chosen = args.categories or list(NEW_CATEGORIES)
+    home = os.environ.get("SPECCHAT_HOME")
+    try:
+        report = window_busy(_with_loads(args, "window-busy"), {c: single_prompts(prompts[c]) for c in chosen})
+    finally:
+        if home is None:
+            os.environ.pop("SPECCHAT_HOME", None)
+        else:
+            os.environ["SPECCHAT_HOME"] = home
+    return report, window_busy_table(report)
+
+
 def _window_vs_cli(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     from lab.window import markdown, measure
 
@@ -157,7 +177,8 @@ SCENARIOS: dict[str, Callable[[argparse.Namespace], tuple[dict[str, Any], str]]]
     "busy": _busy,
     "interleaved": _interleaved,
     "prompt-read": _prompt_read,
-    "window-vs-cli": _window_vs_cli,  # last: it starts Qt in this process
+    "window-busy": _window_busy,  # the window scenarios last: they start Qt in this process
+    "window-vs-cli": _window_vs_cli,
 }
 
 
