@@ -97,24 +97,50 @@ def highlighted_code(code: str, language: str, style: str) -> str:
     return str(highlight(code, lexer, HtmlFormatter(nowrap=True, noclasses=True, style=style)))
 
 
-def _code_block(code: str, language: str, env: dict[str, Any]) -> str:
-    style: CodeStyle = env["style"]
-    blocks: list[str] = env["code_blocks"]
-    code = code.removesuffix("\n")  # the fence's last line break is not the code's
-    index = len(blocks)
-    blocks.append(code)
-    copy = COPIED_LABEL if env.get("copied") == index else COPY_LABEL
-    label = _chrome(language or "code", style.label)
-    link = f'<a href="{COPY_SCHEME}{index}" title="{CHROME}" style="color:{style.label};">{copy}</a>'
-    body = highlighted_code(code, language, style.pygments_style)
+def code_frame(
+    code: str, language: str, style: CodeStyle, index: int, copied: int | None, top: bool = True, bottom: bool = True
+) -> str:
+    """A code block: a frame with a bar (its language and Copy link, ``copy-code:index``) over its
+    highlighted ``code``. A part of one (``top`` or ``bottom`` False), to be stacked with the
+    other parts in labels of their own, leaves out the bar, or the frame's bottom edge and
+    margin: stacked, the parts look as the whole does, pixel for pixel (the whole's frame is its
+    table's border and its cell's, 2 px; a part's is its cell's on the sides it has)."""
+    body = highlighted_code(
+        code.removesuffix("\n"), language, style.pygments_style
+    )  # the last line break is not the code's
+    bar = ""
+    if top:
+        copy = COPIED_LABEL if copied == index else COPY_LABEL
+        label = _chrome(language or "code", style.label)
+        link = f'<a href="{COPY_SCHEME}{index}" title="{CHROME}" style="color:{style.label};">{copy}</a>'
+        bar = (
+            f'<table width="100%" cellspacing="0" cellpadding="4" style="background-color: {style.header};">'
+            f'<tr><td>{label}</td><td align="right">{link}</td></tr></table>'
+        )
+    pre = f'<pre style="margin: 0px;">{body}</pre>'
+    if top and bottom:
+        return (
+            f'<table width="100%" cellspacing="0" cellpadding="0" style="border: 1px solid {style.border}; '
+            f'background-color: {style.background}; margin-top: 4px; margin-bottom: 4px;"><tr><td>{bar}'
+            f'<table width="100%" cellspacing="0" cellpadding="6"><tr><td>{pre}'
+            "</td></tr></table></td></tr></table>\n"
+        )
+    sides = ("left", "right", *(("top",) if top else ()), *(("bottom",) if bottom else ()))
+    edges = " ".join(f"border-{side}: 2px solid {style.border};" for side in sides)
+    pads = f"padding: {6 if top else 0}px 6px {6 if bottom else 0}px 6px;"
     return (
-        f'<table width="100%" cellspacing="0" cellpadding="0" style="border: 1px solid {style.border}; '
-        f'background-color: {style.background}; margin-top: 4px; margin-bottom: 4px;"><tr><td>'
-        f'<table width="100%" cellspacing="0" cellpadding="4" style="background-color: {style.header};">'
-        f'<tr><td>{label}</td><td align="right">{link}</td></tr></table>'
-        f'<table width="100%" cellspacing="0" cellpadding="6"><tr><td><pre style="margin: 0px;">{body}</pre>'
+        f'<table width="100%" cellspacing="0" cellpadding="0" style="border-collapse: collapse; '
+        f"background-color: {style.background}; margin-top: {4 if top else 0}px; "
+        f'margin-bottom: {4 if bottom else 0}px;"><tr><td style="{edges} background-color: {style.background};">'
+        f'{bar}<table width="100%" cellspacing="0" cellpadding="0"><tr><td style="{pads}">{pre}'
         "</td></tr></table></td></tr></table>\n"
     )
+
+
+def _code_block(code: str, language: str, env: dict[str, Any]) -> str:
+    blocks: list[str] = env["code_blocks"]
+    blocks.append(code.removesuffix("\n"))  # the fence's last line break is not the code's
+    return code_frame(code, language, env["style"], len(blocks) - 1, env.get("copied"))
 
 
 def _fence(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
@@ -160,12 +186,14 @@ _MD = _parser()
 @dataclass(frozen=True)
 class Block:
     """A top-level block of a message (a paragraph, a list, a code block, a table...): its
-    source, where that starts in the message, its HTML and the code of its code blocks."""
+    source, where that starts in the message, its HTML, the code of its code blocks, and its
+    kind (the type of its first token: "paragraph_open", "fence"...)."""
 
     source: str
     start: int
     html: str
     code_blocks: tuple[str, ...]
+    kind: str = ""
 
 
 def markdown_env(
@@ -197,9 +225,19 @@ def render_from(text: str, start: int, env: dict[str, Any]) -> list[Block]:
             begin, end = line_starts[min(first, len(line_starts) - 1)], line_starts[min(last, len(line_starts) - 1)]
             before = len(env["code_blocks"])
             html = _MD.renderer.render(group, _MD.options, env)
-            blocks.append(Block(source[begin:end], start + begin, html, tuple(env["code_blocks"][before:])))
+            code = tuple(env["code_blocks"][before:])
+            blocks.append(Block(source[begin:end], start + begin, html, code, group[0].type))
             group = []
     return blocks
+
+
+def fence_code(opener: str, lines: str) -> tuple[str, str]:
+    """The code and the language of ``lines`` in the fenced code block whose first line is
+    ``opener``, as the parser reads them (the opener's indentation taken off each line); the
+    lines hold no closing fence."""
+    tokens = _MD.parse(opener + lines)
+    info = tokens[0].info.strip().split(maxsplit=1) if tokens else []
+    return (tokens[0].content if tokens else ""), (info[0] if info else "")
 
 
 def render_blocks(text: str, palette: QPalette | None = None, copied: int | None = None) -> list[Block]:

@@ -89,9 +89,11 @@ class RichText(QWidget):
     ``in_pieces``), in pieces instead: each block that later text cannot change
     (:class:`StreamedMarkdown`) gets a label of its own above ``label``, rendered and laid out
     once, and ``label`` shows only the open block at the end; so a refresh costs what the end of
-    the text costs, however long the text. The labels are spaced as the blocks are in one
-    document (:func:`seam`), and the whole render that follows shows what a render of the whole
-    text gives.
+    the text costs, however long the text. A long code block still open at the end is shown the
+    same way in parts of a few lines, each in a label of its own and ``label`` the last one,
+    stacked with no space between them (their frame is drawn to look as one). The labels are
+    spaced as the blocks are in one document (:func:`seam`), and the whole render that follows
+    shows what a render of the whole text gives.
     """
 
     def __init__(self, name: str, parent: QWidget | None = None) -> None:
@@ -109,6 +111,7 @@ class RichText(QWidget):
         self.copied: int | None = None
         self._stream = StreamedMarkdown()
         self._kept: list[tuple[Block, TextLabel]] = []  # the stable blocks shown, each in its label
+        self._parts: list[tuple[Block, TextLabel]] = []  # the parts shown of an open code block
         self._gaps: dict[tuple[int, str], int] = {}  # (kept blocks, how the open one begins) -> its seam
         self._drafters: dict[str, None] = {}  # the drafters whose text is shown, in order
         self._copied_timer = QTimer(self)
@@ -117,9 +120,11 @@ class RichText(QWidget):
         self._copied_timer.timeout.connect(lambda: self._set_copied(None))
 
     def set_foreground_role(self, role: QPalette.ColorRole) -> None:
-        self.label.setForegroundRole(role)
-        for _, label in self._kept:
+        for label in self._labels():
             label.setForegroundRole(role)
+
+    def _labels(self) -> list[TextLabel]:
+        return [*(label for _, label in (*self._kept, *self._parts)), self.label]
 
     def show_pieces(self, segments: Sequence[Piece], highlight: bool, in_pieces: bool = False) -> None:
         """Show the text of ``segments`` (text, drafter), with ``highlight`` the drafts' text
@@ -134,7 +139,8 @@ class RichText(QWidget):
 
     def shown_html(self) -> str:
         """The HTML shown, all labels' together."""
-        return "".join(label.text() for _, label in self._kept) + self.label.text()
+        shown = self._labels()[:-1] if self.label.isHidden() else self._labels()
+        return "".join(label.text() for label in shown)
 
     def refresh(self) -> None:
         if self.in_pieces:
@@ -145,11 +151,12 @@ class RichText(QWidget):
             self.code_blocks = rendered.code_blocks
             self.label.setContentsMargins(0, 0, 0, 0)
             self.label.setText(rendered.html or " ")
+            self.label.show()
             self._drafters = dict.fromkeys(d for _, d in self.segments if d)
         drafters = list(self._drafters) if self.highlight else []
         tip = f"<p>Underlined text came from accepted drafts:<br>{legend_html(self.palette(), drafters)}</p>"
         if self.label.toolTip() != (tip if drafters else ""):
-            for label in (self.label, *(label for _, label in self._kept)):
+            for label in self._labels():
                 label.setToolTip(tip if drafters else "")
 
     def _show_in_pieces(self) -> None:
@@ -159,17 +166,22 @@ class RichText(QWidget):
             self._drop_kept()
             self._drafters = {}
         new = split.stable[len(self._kept) :]
-        fresh = (*new, *split.open)  # what this refresh renders; an earlier one showed the text before
+        if new or not split.parts or (self._parts and split.parts[0] is not self._parts[0][0]):
+            self._drop(self._parts)  # the code block closed (or another began): shown whole now
+        new_parts = split.parts[len(self._parts) :]
+        fresh = (*new, *new_parts, *split.open)  # what this refresh renders; an earlier one showed the text before
         offset = 0 if split.restarted or not fresh else fresh[0].start
         pieces = pieces_from(self.segments, offset, len(source))
         self._drafters.update(dict.fromkeys(d for _, d in pieces if d))
-        parts = marked_blocks(fresh, pieces, palette, self.highlight, offset)
-        for block, part in zip(new, parts, strict=False):
-            self._keep(block, part)
+        htmls = marked_blocks(fresh, pieces, palette, self.highlight, offset)
+        for block, html in zip(new, htmls, strict=False):
+            self._keep(block, html, self._kept)
+        for block, html in zip(new_parts, htmls[len(new) :], strict=False):
+            self._keep(block, html, self._parts)
         self.code_blocks = split.code_blocks
-        html = "".join(parts[len(new) :]).rstrip()
+        html = "".join(htmls[len(new) + len(new_parts) :]).rstrip()
         gap = 0
-        if self._kept and split.open:
+        if self._kept and split.open and not self._parts:
             begins = _LEADING_TAGS.match(split.open[0].html)
             key = (len(self._kept), begins.group(0) if begins else "")
             if key not in self._gaps:
@@ -177,24 +189,32 @@ class RichText(QWidget):
             gap = self._gaps[key]
         self.label.setContentsMargins(0, gap, 0, 0)
         self.label.setText(html or " ")
+        self.label.setVisible(bool(html) or not self._kept)  # all of it stable (a code block just closed)
 
-    def _keep(self, block: Block, html: str) -> None:
+    def _keep(self, block: Block, html: str, into: list[tuple[Block, TextLabel]]) -> None:
+        """Show ``block`` in a label of its own, after those ``into`` holds (``_kept`` or ``_parts``)."""
         label = TextLabel(f"{self.label.objectName()}Block")
         label.setForegroundRole(self.label.foregroundRole())
         label.setToolTip(self.label.toolTip())
         label.linkActivated.connect(self.open_link)
-        gap = seam(self._kept[-1][0].html, block.html, self.font()) if self._kept else 0
+        gap = 0  # between parts of a code block: none
+        if self._kept and (into is self._kept or not self._parts):
+            gap = seam(self._kept[-1][0].html, block.html, self.font())
         label.setContentsMargins(0, gap, 0, 0)
         label.setText(html)
-        self._layout.insertWidget(len(self._kept), label)
-        self._kept.append((block, label))
+        self._layout.insertWidget(len(self._kept) + len(self._parts), label)
+        into.append((block, label))
 
-    def _drop_kept(self) -> None:
-        for _, label in self._kept:
+    def _drop(self, shown: list[tuple[Block, TextLabel]]) -> None:
+        for _, label in shown:
             self._layout.removeWidget(label)
             label.hide()
             label.deleteLater()
-        self._kept = []
+        shown.clear()
+
+    def _drop_kept(self) -> None:
+        self._drop(self._parts)
+        self._drop(self._kept)
         self._gaps = {}
 
     def _restart(self) -> None:

@@ -14,6 +14,10 @@ cases would break that rule, and are handled:
   definitions each update sees are compared with those the kept blocks were rendered with;
   when they differ, everything is rendered again (rare in answers: a few updates).
 
+A fenced code block closed by a finished line is stable too (nothing after it can change it);
+one still open at the end is, when long, rendered in parts (:class:`OpenFence`), so that an
+update inside it renders its last lines, not all of it.
+
 Everything else markdown-it keeps while it renders (the numbering of code blocks for their Copy
 links, the colours) is carried over to the part rendered again, so the blocks of an update are
 those a render of the whole text gives (tests check it prefix by prefix).
@@ -27,6 +31,7 @@ from typing import Any
 from PySide6.QtGui import QPalette
 
 from desktop_app.ui.markdown_html import Block, CodeStyle, code_style, markdown_env, render_from
+from desktop_app.ui.open_fence import PART_LINES, OpenFence, closed_fence
 
 Links = dict[str, tuple[str, str]]  # reference label -> (href, title)
 
@@ -38,24 +43,30 @@ def _links(references: dict[str, Any]) -> Links:
 @dataclass(frozen=True)
 class Split:
     """One update's blocks: ``stable`` (those later text cannot change; the previous update's
-    stable blocks, the same objects, then any new ones, unless ``restarted``) and ``open``."""
+    stable blocks, the same objects, then any new ones, unless ``restarted``) and ``open``; where
+    the open block is a long code block, ``parts`` of it before ``open`` (its last part), each
+    rendered once (the same objects from update to update while the block stays open)."""
 
     stable: tuple[Block, ...]
     open: tuple[Block, ...]
     restarted: bool
+    parts: tuple[Block, ...] = ()
 
     @property
     def code_blocks(self) -> tuple[str, ...]:
-        return tuple(c for b in (*self.stable, *self.open) for c in b.code_blocks)
+        return tuple(c for b in (*self.stable, *self.parts, *self.open) for c in b.code_blocks)
 
 
 class StreamedMarkdown:
     """The rendered blocks of one growing message (module docstring: the rule).
 
     ``parsed_chars``: how many characters of Markdown the last :meth:`update` handed to the
-    parser (the tail, or all of it after a restart)."""
+    parser (the tail, or all of it after a restart). ``part_lines``: the lines of code in each
+    part of a long open code block (:class:`OpenFence`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, part_lines: int = PART_LINES) -> None:
+        self._part_lines = part_lines
+        self._fence: OpenFence | None = None
         self._key: tuple[CodeStyle, int | None] | None = None
         self._stable: list[Block] = []
         self._stable_text = ""  # the text the stable blocks (and what lies between them) came from
@@ -65,6 +76,7 @@ class StreamedMarkdown:
 
     def _restart(self, key: tuple[CodeStyle, int | None]) -> None:
         self._key, self._stable, self._stable_text, self._defined, self._rendered_with = key, [], "", {}, {}
+        self._fence = None
 
     def update(self, text: str, palette: QPalette | None = None, copied: int | None = None) -> Split:
         """The blocks of ``text``, which usually is the last update's text and more."""
@@ -73,6 +85,12 @@ class StreamedMarkdown:
         restarted = key != self._key or not text.startswith(self._stable_text)
         if restarted:
             self._restart(key)
+        if self._fence is not None:
+            parts = self._fence.update(text)
+            if parts is not None:  # still open: no reference definition can come up inside it
+                self.parsed_chars = self._fence.parsed_chars
+                return Split(tuple(self._stable), (parts.end,), restarted, parts.done)
+            self._fence = None  # closed, maybe: render it whole
         start = len(self._stable_text)
         code = [c for b in self._stable for c in b.code_blocks]
         env = markdown_env(style, copied, code, self._defined)
@@ -90,8 +108,10 @@ class StreamedMarkdown:
         keep = len(blocks) - 1
         if keep > 0 and blocks[-1].start >= text.rfind("\n") + 1:
             keep -= 1  # the last block begins on an unfinished line: it may yet join the one before
+        elif blocks and closed_fence(blocks[-1]):
+            keep += 1
         if keep > 0:
-            end = blocks[keep].start
+            end = blocks[keep].start if keep < len(blocks) else blocks[-1].start + len(blocks[-1].source)
             self._stable += blocks[:keep]
             # definitions end before the first open block's line, in lines of the text parsed
             open_line = text.count("\n", start, end)
@@ -100,4 +120,11 @@ class StreamedMarkdown:
             }
             self._stable_text = text[:end]
             blocks = blocks[keep:]
+        if len(blocks) == 1:
+            index = len(env["code_blocks"]) - len(blocks[0].code_blocks)
+            fence = OpenFence.of(blocks[0], index, style, copied, self._part_lines)
+            parts = fence.update(text) if fence is not None else None
+            if fence is not None and parts is not None:
+                self._fence, self.parsed_chars = fence, self.parsed_chars + fence.parsed_chars
+                return Split(tuple(self._stable), (parts.end,), restarted, parts.done)
         return Split(tuple(self._stable), tuple(blocks), restarted)

@@ -73,3 +73,25 @@ def drafted(text: str, size: int) -> Iterator[Piece]:
     """``text`` in pieces of ``size`` characters, every third one from the n-gram drafter."""
     for i, start in enumerate(range(0, len(text), size)):
         yield text[start : start + size], "ngram" if i % 3 == 0 else ""
+
+
+# A source file as a small model writes one in a single code block: one function after another,
+# with docstrings, comments, strings and numbers (about 10 tokens a line).
+_FUNCTION = '''def step_{n}(items: list[Item], scale: float = 2.5) -> list[float]:
+    """Scale each item's weight; an empty list gives an empty list."""
+    totals = []
+    for index, item in enumerate(items):  # one pass, in order
+        if item.weight > {n}:
+            totals.append(item.weight * scale + index)
+        else:
+            totals.append(f"skipped {{item.name!r}} at {{index}}")
+    return totals
+
+'''
+CODE_LINES_PER_FUNCTION = _FUNCTION.count("\n")
+
+
+def code_file(lines: int) -> str:
+    """``lines`` lines of Python source (each ending in a line break)."""
+    text = "".join(_FUNCTION.format(n=i) for i in range(lines // CODE_LINES_PER_FUNCTION + 1))
+    return "".join(text.splitlines(keepends=True)[:lines])

@@ -15,9 +15,10 @@ from PySide6.QtCore import QCoreApplication
 from PySide6.QtGui import QGuiApplication
 
 from desktop_app.engine_process.protocol import Piece
+from desktop_app.ui import markdown_html
 from desktop_app.ui.chat_view import ChatView, MessageWidget
 from desktop_app.ui.rich_text import message_html
-from tests.ui.sample_answers import CHARS_PER_TOKEN, SECTION, TRICKY, drafted, long_answer
+from tests.ui.sample_answers import CHARS_PER_TOKEN, SECTION, TRICKY, code_file, drafted, long_answer
 
 TOKENS_PER_REFRESH = 8  # an answer at ~40 tok/s brings 3 tokens per refresh (80 ms); fewer refreshes, same cost
 
@@ -47,32 +48,40 @@ def stream(qtbot: Any, answer: MessageWidget, pieces: Iterable[Piece]) -> None:
 
 class RefreshMeter:
     """Times each refresh of a message (its render, then the layout and painting it posted) and
-    counts the characters of Markdown it handed to the parser."""
+    counts the characters of Markdown it handed to the parser and of code it highlighted."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.ms: dict[MessageWidget, list[float]] = {}
         self.parsed: dict[MessageWidget, list[int]] = {}
-        self._chars = 0
-        parse = MarkdownIt.parse
+        self.highlighted: dict[MessageWidget, list[int]] = {}
+        self._chars = self._code = 0
+        parse, highlight = MarkdownIt.parse, markdown_html.highlight
 
         def counting(md: MarkdownIt, src: str, env: Any = None) -> Any:
             self._chars += len(src)
             return parse(md, src, env)
 
+        def counting_code(code: str, *args: Any) -> Any:
+            self._code += len(code)
+            return highlight(code, *args)
+
         monkeypatch.setattr(MarkdownIt, "parse", counting)
+        monkeypatch.setattr(markdown_html, "highlight", counting_code)
+        markdown_html.highlighted_code.cache_clear()
         self._monkeypatch = monkeypatch
 
     def watch(self, widget: MessageWidget) -> None:
         render = widget.render_text
-        self.ms[widget], self.parsed[widget] = [], []
+        self.ms[widget], self.parsed[widget], self.highlighted[widget] = [], [], []
 
         def measured(in_pieces: bool = False) -> None:
-            self._chars = 0
+            self._chars = self._code = 0
             start = time.perf_counter()
             render(in_pieces)
             QCoreApplication.sendPostedEvents()  # the layout and painting the refresh asked for
             self.ms[widget].append((time.perf_counter() - start) * 1000)
             self.parsed[widget].append(self._chars)
+            self.highlighted[widget].append(self._code)
 
         self._monkeypatch.setattr(widget, "render_text", measured)
 
@@ -170,3 +179,71 @@ def test_a_long_open_code_block_never_takes_the_engines_core(
     )
     assert len(meter.ms[answer]) >= 2  # the text still moves
     assert share <= 0.3
+
+
+def test_a_refresh_inside_a_long_open_code_block_costs_what_one_at_its_start_does(
+    qtbot: Any, view: ChatView, monkeypatch: pytest.MonkeyPatch, record_property: Any
+) -> None:
+    """Small models often answer with one long code block (a whole file): it is one block until
+    its closing fence, and a refresh still renders only the lines at its end. Three answers get the
+    same lines, refresh by refresh in turn: one from the fence's first line (~100 tokens of code
+    when measured), one 2,000 and one 4,000 tokens of code into the block."""
+    opening = "Here is the whole file:\n\n```python\n"
+    answers = {tokens: streaming_answer(view) for tokens in (0, 2000, 4000)}
+    for tokens, answer in answers.items():
+        stream(qtbot, answer, [(opening + code_file(tokens * CHARS_PER_TOKEN // 38), "")])
+    assert len(answers[4000].text) // CHARS_PER_TOKEN > 4000
+    meter = RefreshMeter(monkeypatch)
+    for answer in answers.values():
+        meter.watch(answer)
+    chunk = TOKENS_PER_REFRESH * CHARS_PER_TOKEN
+    for piece in drafted(code_file(26), chunk):  # ~250 tokens: the first answer's median refresh is at ~120
+        for answer in answers.values():
+            stream(qtbot, answer, [piece])
+    ms = {tokens: statistics.median(meter.ms[answer]) for tokens, answer in answers.items()}
+    for tokens, median in ms.items():
+        record_property(f"open_code_refresh_ms_at_{tokens}_tokens", round(median, 2))
+    print(
+        f"\nrefresh in an open code block at ~100 / 2,000 / 4,000 tokens: {ms[0]:.1f} / {ms[2000]:.1f} / {ms[4000]:.1f} ms"
+    )
+    start, end = answers[0], answers[4000]
+    assert len(meter.ms[end]) >= 30
+    # the work, counted: what a refresh parses and highlights is the block's last lines
+    assert max(meter.parsed[end]) <= 2 * max(meter.parsed[start])
+    assert max(meter.highlighted[end]) <= 2 * max(meter.highlighted[start])
+    # and timed: the refresh, with its layout, costs about the same
+    assert ms[4000] <= 2 * ms[0], f"a refresh costs {ms[4000]:.1f} ms at 4,000 tokens of code, {ms[0]:.1f} ms at 100"
+    assert "```" not in end.body.text()  # still open
+    for answer in answers.values():  # the Copy link copies the whole block so far
+        assert answer.content.answer_text.code_blocks == (answer.text.removeprefix(opening).removesuffix("\n"),)
+
+
+def test_a_long_open_code_block_shows_as_one_block_in_parts(qtbot: Any, view: ChatView) -> None:
+    """Shown in parts of a few lines, each in its label, a long open code block looks as it does
+    rendered whole (pixel for pixel: one frame, no seams), and its Copy link copies all of it."""
+    answer = streaming_answer(view)
+    answer.set_highlight(False)
+    stream(qtbot, answer, drafted("The file:\n\n```python\n" + code_file(90), 64))
+    text = answer.content.answer_text
+    parts = [label for label in text.findChildren(type(answer.body)) if label is not answer.body]
+    assert len(parts) > 4  # the paragraph, then parts of the code block
+    with_copy = next(label for label in parts if "copy-code:0" in label.text())
+    with_copy.linkActivated.emit("copy-code:0")
+    assert QGuiApplication.clipboard().text() == code_file(90).removesuffix("\n")
+
+    def laid_out() -> bool:
+        width = text.width()
+        label = text.label.geometry()
+        return text.height() == text.heightForWidth(
+            width
+        ) == label.bottom() + 1 and label.height() == text.label.heightForWidth(width)
+
+    qtbot.waitUntil(laid_out)
+    in_parts = text.grab().toImage()
+    view.set_streaming(False)  # the answer ends with its fence open (a length limit)
+    answer.set_stats({"generated_tokens": 900})
+    qtbot.waitUntil(laid_out)
+    assert not text.in_pieces and "Copied" in answer.body.text()
+    whole = text.grab().toImage()
+    assert (in_parts.width(), in_parts.height()) == (whole.width(), whole.height())
+    assert in_parts == whole
