@@ -29,6 +29,10 @@ RENDER_MS = 80  # refresh a streaming message at most ~12 times a second (its op
 # t / RENDER_SHARE, up to MAX_RENDER_MS, so the text moves in bigger steps instead.
 RENDER_SHARE = 0.15
 MAX_RENDER_MS = 1000
+# A label's new height reaches the scroll area in a round of layout requests per level (label,
+# its text, the message, the transcript, the scroll area: 5): all of them right after a refresh,
+# so that no paint shows a message squeezed into its old height (lines over lines for a moment).
+LAYOUT_ROUNDS = 8
 # Messages made into widgets when a conversation opens, and per "show earlier" click: a message
 # widget costs a few milliseconds to build and lay out (2 busy cores: 100 stalled the window
 # 0.6 s, all 5000 for minutes), and 40 fill several screens.
@@ -344,7 +348,8 @@ class ChatView(QScrollArea):
         for widget in dirty:
             widget.render_text(in_pieces)
         if dirty and self._render_timer.isActive():
-            QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)  # its layout, timed with it
+            for _ in range(LAYOUT_ROUNDS):  # its layout, timed with it
+                QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
             spent_ms = (time.perf_counter() - start) * 1000
             self._render_timer.setInterval(round(min(MAX_RENDER_MS, max(RENDER_MS, spent_ms / RENDER_SHARE))))
 

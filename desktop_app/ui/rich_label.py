@@ -120,10 +120,11 @@ class RichText(QWidget):
         self._copied_timer.timeout.connect(lambda: self._set_copied(None))
 
     def set_foreground_role(self, role: QPalette.ColorRole) -> None:
-        for label in self._labels():
+        for label in self.labels():
             label.setForegroundRole(role)
 
-    def _labels(self) -> list[TextLabel]:
+    def labels(self) -> list[TextLabel]:
+        """The labels that show the text, top to bottom (``label`` last)."""
         return [*(label for _, label in (*self._kept, *self._parts)), self.label]
 
     def show_pieces(self, segments: Sequence[Piece], highlight: bool, in_pieces: bool = False) -> None:
@@ -139,7 +140,7 @@ class RichText(QWidget):
 
     def shown_html(self) -> str:
         """The HTML shown, all labels' together."""
-        shown = self._labels()[:-1] if self.label.isHidden() else self._labels()
+        shown = self.labels()[:-1] if self.label.isHidden() else self.labels()
         return "".join(label.text() for label in shown)
 
     def refresh(self) -> None:
@@ -156,7 +157,7 @@ class RichText(QWidget):
         drafters = list(self._drafters) if self.highlight else []
         tip = f"<p>Underlined text came from accepted drafts:<br>{legend_html(self.palette(), drafters)}</p>"
         if self.label.toolTip() != (tip if drafters else ""):
-            for label in self._labels():
+            for label in self.labels():
                 label.setToolTip(tip if drafters else "")
 
     def _show_in_pieces(self) -> None:
@@ -203,6 +204,7 @@ class RichText(QWidget):
         label.setContentsMargins(0, gap, 0, 0)
         label.setText(html)
         self._layout.insertWidget(len(self._kept) + len(self._parts), label)
+        label.show()  # now, not when the event loop next runs: the layout that follows counts it
         into.append((block, label))
 
     def _drop(self, shown: list[tuple[Block, TextLabel]]) -> None:

@@ -247,3 +247,23 @@ def test_a_long_open_code_block_shows_as_one_block_in_parts(qtbot: Any, view: Ch
     whole = text.grab().toImage()
     assert (in_parts.width(), in_parts.height()) == (whole.width(), whole.height())
     assert in_parts == whole
+
+
+def test_each_refresh_lays_out_every_label_it_made(qtbot: Any, view: ChatView) -> None:
+    """A label made for a block (or a part of a code block) is shown at once, and the layout that
+    follows a refresh (timed with it) reaches the scroll area before anything paints: no frame
+    shows the open block moved up over a block that is missing, or labels squeezed over each other."""
+    answer = streaming_answer(view)
+    text = answer.content.answer_text
+    stream(qtbot, answer, [("Some text first.\n\n", "")])  # laid out once, as the window is
+    source = answer.text + "```python\n" + code_file(60)
+    for start in range(len(answer.text), len(source), 40):
+        answer.append(source[start : start + 40])
+        view._render_dirty()  # what the render timer calls
+        labels = [label for label in text.labels() if not (label is text.label and label.isHidden())]
+        assert not any(label.isHidden() for label in labels)
+        tops = [label.geometry().top() for label in labels]
+        bottoms = [label.geometry().bottom() + 1 for label in labels]
+        assert tops == [0, *bottoms[:-1]], source[: start + 40]
+        assert [label.height() for label in labels] == [label.heightForWidth(text.width()) for label in labels]
+    assert len(text.labels()) > 4
