@@ -24,6 +24,7 @@ TARGET = 0.97  # issue 45's done-when: Auto >= 0.97x of off under load, in the w
 
 
 def window_busy(args: argparse.Namespace, prompts: dict[str, list[str]]) -> dict[str, Any]:
+    from desktop_app.ui.message_format import format_speedup
     from lab.peer_api import _rotated
     from lab.window import WindowDriver
 
@@ -52,8 +53,8 @@ def window_busy(args: argparse.Namespace, prompts: dict[str, list[str]]) -> dict
                             tokens[spec] += stats.generated_tokens
                             seconds[spec] += stats.decode_s
                             texts[spec] = done.text
-                            if spec == "auto" and 0 < stats.measured_speedup < 1:
-                                slower_notes += 1  # the footer would say "slower than plain decoding"
+                            if spec == "auto" and "slower than" in format_speedup(stats.to_dict()):
+                                slower_notes += 1  # the footer said "... slower than plain decoding"
                             print(
                                 f"  window {load} round {r + 1} {category:8} {spec:4}: "
                                 f"{stats.generated_tokens / stats.decode_s:6.1f} tok/s",
