@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from desktop_app.engine.api import NO_DRAFTER, DrafterKind, FinishReason, NoDrafter, SpecMode, drafter_named
 
+PER_CYCLE = ("k_history", "cycles")  # per-cycle records: in the engine's stats, not in their dict
 MIN_PLAIN_PASSES = 4  # plain passes an answer needs before its measured speed-up is given
 
 
@@ -106,9 +107,10 @@ class GenerationStats:
         return self.generated_tokens / self.decode_s if self.decode_s > 0 else 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data.pop("k_history")
-        data.pop("cycles")
+        # Not asdict: it deep-copies the per-cycle lists only to drop them, and the window asks
+        # for this ten times a second: at 2,000 tokens that was a fifth of its CPU while streaming.
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in PER_CYCLE}
+        data["by_drafter"] = {kind: tuple(pair) for kind, pair in self.by_drafter.items()}
         data.update(
             mode=self.mode.value,
             drafter=self.drafter.value,
