@@ -14,14 +14,15 @@ DEFAULT_MODEL_WHEEL := $(shell sed -n 's/^default-model-wheel *= *"\(.*\)"/\1/p'
 # Our patches to the llama.cpp that llama-cpp-python vendors (docs/engine-notes.md, "Batch rows").
 LLAMA_PATCHES := $(sort $(wildcard packaging/llama/*.patch))
 
-# Every build has llama.cpp's RPC backend (`specchat worker`, `--workers`) and no llamafile
-# matrix kernels (they compute a row differently inside a batch than alone: docs/engine-notes.md).
+# Every build has llama.cpp's RPC backend (`specchat worker`, `--workers`) and llamafile's matrix
+# kernels, which compute a row differently inside a batch than alone: prefill-gemm.patch keeps them
+# to batches larger than any verify pass, i.e. prompt reading (docs/engine-notes.md, "Prompt reading").
 ifeq ($(GPU),cuda)
-  LLAMA_CMAKE_ARGS := -DGGML_RPC=on -DGGML_LLAMAFILE=OFF -DGGML_CUDA=on
+  LLAMA_CMAKE_ARGS := -DGGML_RPC=on -DGGML_LLAMAFILE=ON -DGGML_CUDA=on
 else ifeq ($(GPU),metal)
-  LLAMA_CMAKE_ARGS := -DGGML_RPC=on -DGGML_LLAMAFILE=OFF -DGGML_METAL=on
+  LLAMA_CMAKE_ARGS := -DGGML_RPC=on -DGGML_LLAMAFILE=ON -DGGML_METAL=on
 else ifeq ($(GPU),)
-  LLAMA_CMAKE_ARGS := -DGGML_RPC=on -DGGML_LLAMAFILE=OFF
+  LLAMA_CMAKE_ARGS := -DGGML_RPC=on -DGGML_LLAMAFILE=ON
 else
   $(error GPU must be cuda, metal or empty, not '$(GPU)')
 endif

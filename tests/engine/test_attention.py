@@ -3,8 +3,9 @@
 llama.cpp's automatic choice enables flash attention wherever the backend supports it; its CPU
 kernel costs more the deeper the context (at 354 tokens into a conversation SmolLM2 decoded at
 60 tok/s with it and 92 without), so a CPU-only model has it off unless the user asks for it,
-on builds without llamafile's kernels (ours): with them, a row decoded inside a batch differs
-from the same row alone, and greedy answers with and without speculation would part.
+on builds whose verify passes never take llamafile's kernels (ours: they multiply only prompt
+reading's larger batches): with them, a row decoded inside a batch differs from the same row
+alone, and greedy answers with and without speculation would part.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import pytest
 
 from desktop_app.engine.api import ModelOptions, WorkerAddress
 from desktop_app.engine.llama import model as model_module
-from desktop_app.engine.llama.backend import cpu_has_llamafile
+from desktop_app.engine.llama.backend import cpu_has_inexact_llamafile
 from desktop_app.engine.llama.model import LlamaModel, context_params, runs_on_cpu
 
 FLASH_OFF, FLASH_ON, FLASH_AUTO = 0, 1, -1  # llama.cpp's llama_flash_attn_type
@@ -54,9 +55,10 @@ def test_workers_compute_attention_as_this_machine_does() -> None:
     assert runs_on_cpu(spread) and model_module.default_flash_attn(spread) is False
 
 
-def test_our_build_has_no_llamafile_kernels() -> None:
-    """The Makefile builds llama.cpp without them (what keeps flash attention off exact)."""
-    assert not cpu_has_llamafile()
+def test_our_build_keeps_llamafile_kernels_out_of_verify_passes() -> None:
+    """The Makefile's build lets them multiply only batches larger than any verify pass (what keeps
+    flash attention off exact)."""
+    assert not cpu_has_inexact_llamafile()
 
 
 def test_a_build_with_llamafile_kernels_keeps_llama_cpp_s_choice(
@@ -64,7 +66,7 @@ def test_a_build_with_llamafile_kernels_keeps_llama_cpp_s_choice(
 ) -> None:
     model = LlamaModel(default_model, ModelOptions(n_gpu_layers=0))
     try:
-        monkeypatch.setattr(model_module, "cpu_has_llamafile", lambda: True)
+        monkeypatch.setattr(model_module, "cpu_has_inexact_llamafile", lambda: True)
         assert context_params(model.handle[0], ModelOptions()).flash_attn_type == FLASH_AUTO
         assert context_params(model.handle[0], ModelOptions(flash_attn=False)).flash_attn_type == FLASH_OFF
     finally:

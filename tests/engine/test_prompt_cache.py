@@ -3,6 +3,12 @@
 Conversation A, then B, then A's follow-up: the follow-up reads only its new turn (A's state is
 restored from host memory) and says exactly what an engine without the cache says after reading
 the whole prompt again. A small batch (``n_batch``) lets short prompts count as worth saving.
+
+The small batch also keeps every prompt chunk within 65 rows, on the kernels a verify pass takes,
+so a fresh read of the whole prompt computes what the restored state holds bit for bit. Chunks of
+more rows are read by llamafile's kernels (packaging/llama/prefill-gemm.patch), and there the
+cache's claim is that a restored follow-up equals the same follow-up on an undisturbed live cache
+(both read only the new turn); a fresh read may part from it at a near-tie, as in llama.cpp.
 """
 
 from __future__ import annotations

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import re
 import threading
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import llama_cpp
+
+from desktop_app.engine.api import DRAFT_K
 
 _lock = threading.Lock()
 _initialised = False
@@ -163,7 +166,7 @@ def build_gaps(system_info: str) -> tuple[str, ...]:
     gaps = []
     if not llama_cpp.llama_supports_rpc():
         gaps.append("no RPC backend: workers are unavailable")
-    if "LLAMAFILE = 1" in system_info:
+    if llamafile_in_verify_passes(system_info):
         gaps.append("llamafile kernels: greedy text with speculation may part from plain decoding at near-ties")
     if "AVX2 = 1" in system_info and "SPECCHAT_BATCH_ROWS = 1" not in system_info:
         gaps.append("no batch-row kernels: verifying a draft costs more on this CPU")
@@ -175,10 +178,30 @@ def _cpu_feature(name: str) -> bool:
     return f"{name} = 1" in llama_cpp.llama_print_system_info().decode(errors="replace")
 
 
-def cpu_has_llamafile() -> bool:
-    """Whether this llama.cpp build multiplies batches on the CPU with llamafile's kernels
-    (its system info says ``LLAMAFILE = 1``)."""
-    return _cpu_feature("LLAMAFILE")
+def prefill_gemm_rows(system_info: str) -> int | None:
+    """The row count above which this build lets llamafile's kernels multiply a batch
+    (``packaging/llama/prefill-gemm.patch``: ``SPECCHAT_PREFILL_GEMM = 65``), or None where the
+    build does not say (no llamafile, or llamafile for every batch)."""
+    found = re.search(r"SPECCHAT_PREFILL_GEMM = (\d+)", system_info)
+    return int(found.group(1)) if found else None
+
+
+def llamafile_in_verify_passes(system_info: str) -> bool:
+    """Whether llamafile's kernels may compute a speculative verify pass on this build, where a row
+    inside a batch comes out differently from the same row alone: ``LLAMAFILE = 1`` without our
+    patch's limit, or with one below the largest verify pass (the last token and the largest
+    draft). With the patch they multiply only the larger batches of prompt reading."""
+    if "LLAMAFILE = 1" not in system_info:
+        return False
+    rows = prefill_gemm_rows(system_info)
+    return rows is None or rows < DRAFT_K.high + 1
+
+
+def cpu_has_inexact_llamafile() -> bool:
+    """Whether this llama.cpp build may multiply a verify pass on the CPU with llamafile's
+    kernels (:func:`llamafile_in_verify_passes` of its system info)."""
+    ensure_backend()
+    return llamafile_in_verify_passes(llama_cpp.llama_print_system_info().decode(errors="replace"))
 
 
 def cpu_has_batch_rows() -> bool:

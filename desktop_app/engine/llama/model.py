@@ -19,7 +19,12 @@ from desktop_app.engine.api import ModelOptions
 from desktop_app.engine.context_size import available_memory
 from desktop_app.engine.errors import ModelLoadError
 from desktop_app.engine.llama import rpc
-from desktop_app.engine.llama.backend import clear_log, cpu_has_llamafile, ensure_backend, load_failure_reason
+from desktop_app.engine.llama.backend import (
+    clear_log,
+    cpu_has_inexact_llamafile,
+    ensure_backend,
+    load_failure_reason,
+)
 from desktop_app.engine.llama.drafting import has_mtp_layers
 from desktop_app.engine.llama.gguf_file import GGUFInfo, read_gguf
 from desktop_app.engine.llama.kv_cache import KvCache
@@ -97,8 +102,8 @@ def runs_on_cpu(options: ModelOptions) -> bool:
 
 
 def default_flash_attn(options: ModelOptions) -> bool | None:
-    """Flash attention when the user did not choose: off for a model on the CPU of a build
-    without llamafile's kernels, otherwise llama.cpp's choice (None).
+    """Flash attention when the user did not choose: off for a model on the CPU of a build whose
+    verify passes never take llamafile's kernels, otherwise llama.cpp's choice (None).
 
     llama.cpp's automatic choice turns it on wherever the backend supports it, and its CPU
     kernel costs more the deeper the context: SmolLM2-135M on 2 x86 cores decoded at 60 tok/s
@@ -106,10 +111,11 @@ def default_flash_attn(options: ModelOptions) -> bool | None:
     took 86-108 ms with it and 45-61 ms without. Without it, attention is two matrix products,
     and llamafile's kernels compute a row inside a batch differently from the same row alone,
     so answers with and without speculation parted at near-ties (24 of 34 greedy answers
-    identical with them, 34 of 34 without): off only where the build has no llamafile (ours).
+    identical with them, 34 of 34 without): off only where llamafile cannot reach a verify pass
+    (ours: `packaging/llama/prefill-gemm.patch` keeps it to prompt reading's larger batches).
     Workers holding layers compute them the same way: a target spread over computers then
     answers token for token as it does whole on this one."""
-    if runs_on_cpu(options) and not cpu_has_llamafile():
+    if runs_on_cpu(options) and not cpu_has_inexact_llamafile():
         return False
     return None
 
