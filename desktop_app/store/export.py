@@ -2,8 +2,8 @@
 
 The Markdown export writes every message as it was typed or answered (a ``<b>`` stays ``<b>``).
 The JSON file holds the messages with their generation stats and the conversation's own options;
-importing it checks the whole file before writing anything, and creates a new conversation with
-the same messages and stats, or nothing at all.
+importing it (:mod:`desktop_app.store.conversation_import`) checks the whole file before writing
+anything, and creates a new conversation with the same messages and stats, or nothing at all.
 """
 
 from __future__ import annotations
@@ -13,17 +13,18 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from desktop_app.store.errors import StoreError
+from desktop_app.store.conversation_import import (
+    FORMAT,
+    OPTIONS,
+    VERSION,
+    ConversationFileError,
+    Progress,
+    read_conversation,
+)
 from desktop_app.store.history import Conversation, History
 
-FORMAT = "specchat-conversation"
-VERSION = 1
-OPTIONS = ("system_prompt", "think")  # the per-conversation options an export carries
+__all__ = ["ConversationFileError", "export_file", "import_file", "to_json", "to_markdown"]
 ROLES = {"system": "System", "user": "You", "assistant": "Assistant"}
-
-
-class ConversationFileError(StoreError):
-    """A file that cannot be imported as a conversation; the message says why."""
 
 
 def _conversation(history: History, conversation_id: int) -> Conversation:
@@ -68,48 +69,12 @@ def export_file(history: History, conversation_id: int, path: Path, as_json: boo
     path.write_text(text, encoding="utf-8")
 
 
-def _checked(data: Any, name: str) -> tuple[str, dict[str, Any], list[tuple[str, str, dict[str, Any] | None]]]:
-    """The title, options and messages of an export, or ConversationFileError saying what is wrong."""
-    bad = f"{name} is not a SpecChat conversation"
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise ConversationFileError(f'{bad} (it has no "format": "{FORMAT}")')
-    if data.get("version") != VERSION:
-        raise ConversationFileError(
-            f"{name} is a SpecChat conversation of version {data.get('version')!r}, not {VERSION}"
-        )
-    title, options, messages = data.get("title"), data.get("options", {}), data.get("messages")
-    if not isinstance(title, str) or not isinstance(options, dict) or not isinstance(messages, list):
-        raise ConversationFileError(f"{bad}: it needs a title, options and a list of messages")
-    checked = []
-    for number, message in enumerate(messages, 1):
-        if not isinstance(message, dict):
-            raise ConversationFileError(f"{bad}: message {number} is not an object")
-        role, content, stats = message.get("role"), message.get("content"), message.get("stats")
-        if role not in ROLES or not isinstance(content, str) or not (stats is None or isinstance(stats, dict)):
-            raise ConversationFileError(
-                f"{bad}: message {number} needs a role ({', '.join(ROLES)}), a text content and stats or null"
-            )
-        checked.append((role, content, stats))
-    return title, {k: v for k, v in options.items() if k in OPTIONS}, checked
-
-
-def import_file(history: History, path: Path) -> Conversation:
-    """A new conversation from an exported JSON file; ConversationFileError when the file cannot
-    be read or is not one (nothing is written then, nor left half-written when the history fails)."""
+def import_file(history: History, path: Path, progress: Progress | None = None) -> Conversation:
+    """A new conversation from an exported JSON file, checked whole and written in one
+    transaction (:mod:`desktop_app.store.conversation_import`); ConversationFileError when the
+    file cannot be read, is not one or passes a limit: nothing is written then."""
+    conv = read_conversation(path, progress)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConversationFileError(f"{path.name} could not be read: {exc.strerror or exc}") from exc
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ConversationFileError(f"{path.name} is not a SpecChat conversation (not valid JSON: {exc})") from exc
-    title, options, messages = _checked(data, path.name)
-    conv = history.create_conversation(title.strip() or "Imported chat")
-    try:
-        for role, content, stats in messages:
-            history.add_message(conv.id, role, content, stats)
-        for name, value in options.items():
-            history.set_option(conv.id, name, value)
+        return history.add_conversation(conv.title, conv.messages, conv.options)
     except sqlite3.Error as exc:
-        history.delete(conv.id)  # its messages and options go with it
         raise ConversationFileError(f"{path.name} could not be imported: {exc}") from exc
-    return history.conversation(conv.id) or conv

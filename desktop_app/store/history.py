@@ -27,6 +27,11 @@ from desktop_app.store.history_schema import DESCEND, FORKS, PATH, SUBTREE, upgr
 from desktop_app.store.tool_calls import ToolCalls
 
 HISTORY_FILE = "history.sqlite3"
+# The longest conversation title kept (a longer one is cut when made or renamed, and read cut: a
+# 10 MB title once imported stalled every conversation switch for 20-38 s).
+MAX_TITLE_CHARS = 500
+# A conversation's columns as read: the title cut to MAX_TITLE_CHARS whatever the file holds.
+CONVERSATION = f"id, substr(title, 1, {MAX_TITLE_CHARS}) AS title, created, updated"
 
 
 @dataclass(frozen=True)
@@ -140,24 +145,50 @@ class History:
 
     # ------------------------------------------------------------------ conversations
     def create_conversation(self, title: str = "New chat") -> Conversation:
-        now = time.time()
+        now, title = time.time(), title[:MAX_TITLE_CHARS]
         cur = self._db.execute(
             "INSERT INTO conversations (title, created, updated) VALUES (?, ?, ?)", (title, now, now)
         )
         return Conversation(int(cur.lastrowid or 0), title, now, now)
 
     def conversation(self, conversation_id: int) -> Conversation | None:
-        row = self._db.execute("SELECT * FROM conversations WHERE id = ?", (conversation_id,)).fetchone()
+        row = self._db.execute(f"SELECT {CONVERSATION} FROM conversations WHERE id = ?", (conversation_id,)).fetchone()
         return _conversation(row) if row else None
 
     def conversations(self) -> list[Conversation]:
         """Every conversation, the most recently updated first."""
-        rows = self._db.execute("SELECT * FROM conversations ORDER BY updated DESC, id DESC").fetchall()
+        rows = self._db.execute(f"SELECT {CONVERSATION} FROM conversations ORDER BY updated DESC, id DESC").fetchall()
         return [_conversation(r) for r in rows]
 
     def rename(self, conversation_id: int, title: str) -> None:
-        title = title.strip() or "Untitled"
+        title = title.strip()[:MAX_TITLE_CHARS] or "Untitled"
         self._db.execute("UPDATE conversations SET title = ? WHERE id = ?", (title, conversation_id))
+
+    def add_conversation(
+        self, title: str, messages: list[tuple[str, str, dict[str, Any] | None]], options: dict[str, Any]
+    ) -> Conversation:
+        """A new conversation holding ``messages`` (role, text, stats) one after another and its
+        ``options``, written in one transaction: all of it, or nothing (sqlite3.Error)."""
+        now, parent = time.time(), None
+        with self._transaction():
+            cur = self._db.execute(
+                "INSERT INTO conversations (title, created, updated) VALUES (?, ?, ?)",
+                (title[:MAX_TITLE_CHARS], now, now),
+            )
+            conv = int(cur.lastrowid or 0)
+            for role, content, stats in messages:
+                parent = self._db.execute(
+                    "INSERT INTO messages (conversation_id, parent_id, active, role, content, stats, created) "
+                    "VALUES (?, ?, 1, ?, ?, ?, ?)",
+                    (conv, parent, role, content, None if stats is None else json.dumps(stats), now),
+                ).lastrowid
+            self._db.execute("UPDATE conversations SET leaf_id = ? WHERE id = ?", (parent, conv))
+            for name, value in options.items():
+                self._db.execute(
+                    "INSERT INTO conversation_options (conversation_id, name, value) VALUES (?, ?, ?)",
+                    (conv, name, json.dumps(value)),
+                )
+        return Conversation(conv, title[:MAX_TITLE_CHARS], now, now)
 
     def delete(self, conversation_id: int) -> None:
         self._db.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
@@ -166,7 +197,7 @@ class History:
         """Conversations whose title or any message contains ``text`` (case-insensitive), newest first."""
         pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         rows = self._db.execute(
-            """SELECT * FROM conversations c
+            f"""SELECT {CONVERSATION} FROM conversations c
                WHERE c.title LIKE ? ESCAPE '\\'
                   OR EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = c.id AND m.content LIKE ? ESCAPE '\\')
                ORDER BY updated DESC, id DESC""",

@@ -1,15 +1,17 @@
 """User settings, each declared once (name, type, default, description) and saved as JSON.
 
-The file lives in :func:`desktop_app.paths.config_dir` (``SPECCHAT_HOME`` relocates it). A file
-with unknown keys, values of the wrong type or broken JSON never stops the app: what cannot be
-used falls back to the declared default.
+The file lives in :func:`desktop_app.paths.config_dir` (``SPECCHAT_HOME`` relocates it). Nothing
+in it stops the app, and nothing in it is lost: a value that cannot be used (wrong type, out of
+range, past :data:`MAX_TEXT_CHARS`) falls back to the declared default and is reported once, the
+file being copied aside first (``settings.json.bad-<time>``) since the next save rewrites it;
+keys this version does not know (a later version's) are written back as they were; a file that
+is not JSON at all is set aside (:mod:`desktop_app.store.settings_file` reads it).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,12 +41,17 @@ from desktop_app.engine.api import (
     SpecMode,
     parse_workers,
 )
+from desktop_app.engine.ranges import shown
 from desktop_app.paths import config_dir
+from desktop_app.store import settings_file
 from desktop_app.store.errors import DataDirError, set_aside
 from desktop_app.store.tool_servers import valid_servers
 
 SETTINGS_FILE = "settings.json"
 MAX_RECENT_FILES = 8
+# The longest text a setting holds (a system prompt, a preset, a path): a million characters is
+# far more than any model's context; a longer one is refused as a value.
+MAX_TEXT_CHARS = 1_000_000
 # The window's own number (the engine's are in engine/api.py): the transcript's and input's text size.
 FONT_SIZE = NumberRange("font_size", int, 6, 40, 10, "Text size of the conversation and the message box, in points")
 
@@ -63,22 +70,33 @@ class Setting:
     number: NumberRange[int] | NumberRange[float] | None = None
 
     def accepts(self, value: Any) -> bool:
-        if self.type is float and isinstance(value, int) and not isinstance(value, bool):
-            value = float(value)
-        if self.type is not bool and isinstance(value, bool):
-            return False
-        if not isinstance(value, self.type):
-            return False
+        return self.problem(value) is None
+
+    def problem(self, value: Any) -> str | None:
+        """Why ``value`` cannot be this setting's value (in words for the user); None when it can."""
+        if self.number is not None:
+            try:
+                self.number.check(value)
+            except ValueError as exc:
+                return str(exc)
+        elif self.type is not bool and isinstance(value, bool) or not isinstance(value, self.type):
+            return f"{self.name} must be {_KINDS[self.type]}, not {shown(value)}"
+        elif _too_long(value):
+            return f"{self.name} holds text longer than {MAX_TEXT_CHARS:,} characters"
         if isinstance(value, list) and self.check is None and not all(isinstance(item, str) for item in value):
-            return False  # a list of strings, unless its own check says what it holds
+            return f"{self.name} must be a list of texts"  # unless its own check says what it holds
         if isinstance(value, dict) and not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
-            return False
+            return f"{self.name} must map names to texts"
         if self.choices is not None and value not in self.choices:
-            return False
-        return self.check is None or self.check(value)
+            return f"{self.name} must be one of {', '.join(map(str, self.choices))}, not {shown(value)}"
+        if self.number is None and self.check is not None and not self.check(value):
+            return f"{self.name} cannot be {shown(value)}"
+        return None
 
     def coerce(self, value: Any) -> Any:
         """``value`` in the declared type (ints become floats for float settings)."""
+        if self.number is not None:
+            return self.number.check(value)
         if self.type is float:
             return float(value)
         if self.type is list:
@@ -86,6 +104,17 @@ class Setting:
         if self.type is dict:
             return dict(value)
         return value
+
+
+_KINDS = {str: "a text", bool: "true or false", int: "a whole number", list: "a list", dict: "an object"}
+
+
+def _too_long(value: Any) -> bool:
+    """A text (or a list's or mapping's text) past MAX_TEXT_CHARS."""
+    if isinstance(value, str):
+        return len(value) > MAX_TEXT_CHARS
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    return any(isinstance(item, str) and len(item) > MAX_TEXT_CHARS for item in items)
 
 
 # The drafter setting's extra choices: NO_DRAFTER (speculation off; engine/api.py's word for an answer
@@ -212,42 +241,64 @@ class Settings:
     def __init__(self, path: Path | None = None) -> None:
         self.path = path or config_dir() / SETTINGS_FILE
         self._values: dict[str, Any] = {s.name: s.coerce(s.default) for s in SETTINGS}
+        self._kept: dict[str, Any] = {}  # entries of the file written back as they were (unknown keys)
         self.ignored: list[str] = []  # what the loaded file held that could not be used
         self.problem: str | None = None  # what to tell the user once (a file set aside, a failed save)
 
     @classmethod
     def load(cls, path: Path | None = None) -> Settings:
-        """The saved settings. A file that is not valid JSON is never overwritten: it is kept as
-        ``settings.json.broken-<time>``, the keys still readable in it (a stray trailing comma
-        is forgiven) are used, and :attr:`problem` says what happened."""
+        """The saved settings; never raises for what the file holds. A file that is not valid
+        JSON is never overwritten: it is kept as ``settings.json.broken-<time>``, the entries still
+        readable in it are used, and :attr:`problem` says what happened. A value that cannot be
+        used is said in :attr:`problem` and kept in a copy, ``settings.json.bad-<time>``, made
+        before the next save rewrites the file without it."""
         settings = cls(path)
         try:
-            text = settings.path.read_text(encoding="utf-8")
+            text = settings_file.read(settings.path)
         except FileNotFoundError:
             return settings
-        except (OSError, UnicodeDecodeError) as exc:
+        except (OSError, ValueError) as exc:  # UnicodeDecodeError is a ValueError
             settings._set_aside(f"it could not be read ({exc})")
             return settings
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            data = _lenient_json(text)
+        data, why = settings_file.parse(text)
+        if why is not None:
             kept = len(data) if isinstance(data, dict) else 0
-            settings._set_aside(
-                f"it is not valid JSON ({exc.msg} at line {exc.lineno})"
-                + (f"; the {kept} settings readable in it are used" if kept else "")
-            )
+            settings._set_aside(why + (f"; the {kept} settings readable in it are used" if kept else ""))
         if not isinstance(data, dict):
             if settings.problem is None:
                 settings._set_aside("it does not hold a settings object")
             return settings
+        settings._use(data, copy=why is None)
+        return settings
+
+    def _use(self, data: dict[str, Any], copy: bool) -> None:
+        """Take the usable values of ``data``; keep unknown keys; report and copy aside the rest."""
+        unusable: dict[str, str] = {}
         for name, value in data.items():
             setting = BY_NAME.get(name)
-            if setting is None or not setting.accepts(value):
-                settings.ignored.append(name)
-                continue
-            settings._values[name] = setting.coerce(value)
-        return settings
+            if setting is None:
+                self.ignored.append(name)
+                self._kept[name] = value
+            elif (problem := setting.problem(value)) is not None:
+                self.ignored.append(name)
+                unusable[name] = problem
+            else:
+                self._values[name] = setting.coerce(value)
+        if not unusable:
+            return
+        said = "; ".join(unusable.values())
+        if len(said) > 600:
+            said = said[:600] + "…"
+        if not copy:
+            self.problem = f"{self.problem} Not used either: {said}"  # the file was set aside whole
+            return
+        try:
+            kept = settings_file.copy_aside(self.path)
+        except OSError as exc:
+            self._kept.update((name, data[name]) for name in unusable)  # no copy: written back as they were
+            self.problem = f"Settings not used, the defaults instead: {said} (kept in {self.path.name}; {exc})"
+            return
+        self.problem = f"Settings not used, the defaults instead: {said}. The file as it was is kept as {kept.name}"
 
     def __getitem__(self, name: str) -> Any:
         value = self._values[name]
@@ -256,9 +307,10 @@ class Settings:
     def set(self, name: str, value: Any) -> None:
         """Set one value; raises KeyError for unknown names and ValueError for bad values."""
         setting = BY_NAME[name]
-        if not setting.accepts(value):
-            raise ValueError(f"{value!r} is not a valid {name} ({setting.description})")
+        if (problem := setting.problem(value)) is not None:
+            raise ValueError(f"{problem} ({setting.description})")
         self._values[name] = setting.coerce(value)
+        self._kept.pop(name, None)
 
     def as_dict(self) -> dict[str, Any]:
         return {name: self[name] for name in self._values}
@@ -279,22 +331,15 @@ class Settings:
         self.problem = f"Your settings file had a problem: {why}. The file is kept as {kept.name} next to the new one."
 
     def save(self) -> None:
-        """Write atomically (a crash mid-write leaves the previous file); raises DataDirError
-        with the reason when the config folder cannot be written."""
+        """Write atomically (a crash mid-write leaves the previous file), with the entries kept
+        from the file (keys of a later version); raises DataDirError with the reason when the
+        config folder cannot be written."""
         tmp = self.path.with_suffix(".json.tmp")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp.write_text(json.dumps(self.as_dict(), indent=2, sort_keys=True), encoding="utf-8")
+            tmp.write_text(json.dumps({**self._kept, **self.as_dict()}, indent=2, sort_keys=True), encoding="utf-8")
             os.replace(tmp, self.path)
         except OSError as exc:
             raise DataDirError(
                 f"SpecChat cannot save its settings in {self.path.parent}: {exc.strerror or exc}"
             ) from exc
-
-
-def _lenient_json(text: str) -> Any:
-    """The object in ``text`` with trailing commas forgiven, or None."""
-    try:
-        return json.loads(re.sub(r",\s*([}\]])", r"\1", text))
-    except json.JSONDecodeError:
-        return None

@@ -54,7 +54,8 @@ def test_export_from_the_list_and_import_from_the_file_menu(
     assert [m["content"] for m in data["messages"]][0] == QUESTION
 
     monkeypatch.setattr(dialog, "getOpenFileName", lambda *_a, **_k: (str(exported), ""))
-    window.transfer.import_action.trigger()
+    with qtbot.waitSignal(window.transfer.imported):  # read and checked on a background thread
+        window.transfer.import_action.trigger()
 
     new_id = window.session.conversation_id
     assert new_id and new_id != original
