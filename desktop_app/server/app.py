@@ -109,7 +109,7 @@ def create_app(
         except ClientGone:
             return _client_gone("the client went away during its upload")
         try:
-            engine_request, stream = parse(body)
+            engine_request, stream = await asyncio.to_thread(parse, body)  # grammars are built off the loop
             job = backend.submit(engine_request)
         except BadRequest as exc:
             return shape.bad_request(exc)
@@ -207,8 +207,8 @@ def create_app(
             return ANTHROPIC.unauthorized()
         try:
             body = await read_json(request, limits)
-            engine_request, _, _ = parse_messages_request(
-                body, default_spec, backend.tool_format(), backend.reasoning_format(), counting=True
+            engine_request, _, _ = await asyncio.to_thread(  # the tools' grammar is built off the loop
+                parse_messages_request, body, default_spec, backend.tool_format(), backend.reasoning_format(), True
             )
             size = await asyncio.to_thread(backend.count_prompt, engine_request)
         except ClientGone:

@@ -11,19 +11,16 @@ grammar the engine follows, and the check of the finished answer.
 Fails closed: the finished answer is parsed and validated (``jsonschema``); an answer cut short
 by ``max_tokens`` or one that does not validate is an error for the client, never a success.
 
-The converter is loaded from its file: importing ``llama_cpp.llama_grammar`` would run the
-package's ``__init__``, which loads llama.cpp, and the window's side of the API must not.
+The schema is prepared within bounds and converted in the grammar worker, off the event loop's
+thread and within a time and memory budget (:mod:`~desktop_app.server.schema_prep`,
+:mod:`~desktop_app.server.grammar_worker`): a schema past them is a 400 saying where and why.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import cache, lru_cache
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import jsonschema
@@ -33,7 +30,10 @@ from desktop_app.engine.api import FinishReason
 from desktop_app.engine.events import Finished
 from desktop_app.engine.stats import GenerationStats
 from desktop_app.server.errors import error
+from desktop_app.server.grammar_worker import budgeted
 from desktop_app.server.openai_schema import BadRequest
+from desktop_app.server.schema_gbnf import json_object_gbnf, schema_gbnf
+from desktop_app.server.schema_prep import SchemaRefused
 
 # JSON Schema keywords the grammar converter reads nowhere: a schema using one is refused,
 # because the answer could follow the grammar and still break the schema.
@@ -58,18 +58,6 @@ UNENFORCED = (
 )
 # Keywords whose value is itself a schema, a list or a map of them (where the walk looks for UNENFORCED).
 _SUBSCHEMAS = ("items", "additionalProperties", "prefixItems", "anyOf", "oneOf", "allOf", "properties", "$defs")
-
-
-@cache
-def _converter() -> ModuleType:
-    spec = importlib.util.find_spec("llama_cpp")  # finds the package without running its __init__
-    assert spec is not None and spec.submodule_search_locations
-    path = Path(next(iter(spec.submodule_search_locations))) / "llama_grammar.py"
-    module_spec = importlib.util.spec_from_file_location("specchat_llama_grammar", path)
-    assert module_spec is not None and module_spec.loader is not None
-    module = importlib.util.module_from_spec(module_spec)
-    module_spec.loader.exec_module(module)
-    return module
 
 
 @dataclass(frozen=True)
@@ -112,7 +100,7 @@ def parse_response_format(value: object, param: str = "response_format") -> Outp
     if kind == "text":
         return TEXT
     if kind == "json_object":
-        return OutputFormat(_converter().JSON_GBNF)
+        return OutputFormat(json_object_gbnf())
     if kind != "json_schema":
         raise BadRequest(f"'{param}.type' must be text, json_object or json_schema, not {kind!r}", param)
     spec = value.get("json_schema", value)  # the chat API nests it; the Responses API does not
@@ -123,28 +111,17 @@ def parse_response_format(value: object, param: str = "response_format") -> Outp
 
 
 def schema_grammar(schema: dict[str, Any], param: str) -> str:
-    """GBNF for ``schema``; BadRequest naming a keyword the grammar cannot enforce."""
+    """GBNF for ``schema``; BadRequest naming a keyword the grammar cannot enforce, or the part of
+    the schema past the grammars' bounds."""
     for keyword in _keywords(schema):
         if keyword in UNENFORCED:
             raise BadRequest(f"'{param}': the JSON schema keyword '{keyword}' is not supported", param)
     try:
-        jsonschema.Draft202012Validator.check_schema(schema)
-        return _gbnf(json.dumps(schema))
-    except jsonschema.exceptions.SchemaError as exc:
-        raise BadRequest(f"'{param}': not a valid JSON schema: {exc.message}", param) from None
-    except (ValueError, AssertionError, KeyError, TypeError, RecursionError) as exc:
+        return budgeted(schema_gbnf, json.dumps(schema))
+    except SchemaRefused as exc:
+        raise BadRequest(f"'{param}': {exc}", param) from None
+    except (ValueError, RecursionError) as exc:
         raise BadRequest(f"'{param}': the JSON schema is not supported: {exc}", param) from None
-
-
-# llama-cpp-python's string character lets raw control characters through, which JSON forbids
-# inside strings (json.loads refuses them); llama.cpp's own converter excludes them, as here.
-_LOOSE_CHAR = r'char ::= [^"\\] |'
-_STRICT_CHAR = r'char ::= [^"\\\x7F\x00-\x1F] |'
-
-
-@lru_cache(maxsize=64)
-def _gbnf(schema: str) -> str:
-    return str(_converter().json_schema_to_gbnf(schema)).replace(_LOOSE_CHAR, _STRICT_CHAR)
 
 
 def _keywords(schema: object) -> Iterator[str]:

@@ -5,6 +5,11 @@ family's call syntax around each function's arguments, the arguments built from 
 function's JSON schema by llama-cpp-python's converter (the one llama.cpp's
 ``json-schema-to-grammar`` is ported from), as llama.cpp's ``common/chat.cpp`` builds its own.
 
+Each function's parameters are prepared first (:mod:`~desktop_app.server.schema_prep`: their
+``$ref`` resolved against the parameters' own root and hoisted beside the call, counts and sizes
+bounded), and the grammar is built in the grammar worker (:mod:`~desktop_app.server.grammar_worker`),
+within its time and memory budget.
+
 The grammar's ``root`` is one call, or with ``parallel`` one or more. Gemma 4 writes arguments in
 its own notation (:mod:`~desktop_app.engine.tool_values`): the grammar fixes its syntax and
 the argument names; the values' types are the model's.
@@ -17,7 +22,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from desktop_app.engine.api import Tool
-from desktop_app.engine.tool_calls import GEMMA4, GPT_OSS, HERMES, LLAMA3, MISTRAL, ToolFormat
+from desktop_app.engine.tool_calls import GEMMA4, GPT_OSS, HERMES, LLAMA3, MISTRAL, TOOL_FORMATS, ToolFormat
+from desktop_app.server.grammar_worker import budgeted
+from desktop_app.server.schema_gbnf import convert, finished, new_converter
+from desktop_app.server.schema_prep import SchemaRefused, prepare
 
 # Gemma 4's values: strings between <|"|> quotes, bare numbers and literals, objects, lists.
 _GEMMA_RULES = r"""
@@ -41,19 +49,24 @@ def _parameters(tool: Tool) -> dict[str, Any]:
 
 def tool_call_grammar(fmt: ToolFormat, tools: Sequence[Tool], parallel: bool) -> str:
     """GBNF (root rule ``root``) for a call of one of ``tools`` in ``fmt``'s syntax; ValueError
-    when a function's schema cannot become a grammar."""
-    from llama_cpp.llama_grammar import SchemaConverter  # loads llama.cpp: only when a call is forced
+    naming the function when its schema cannot become a grammar within the budget."""
+    try:
+        return budgeted(build_tool_grammar, fmt.name, [dict(t) for t in tools], parallel)
+    except SchemaRefused as exc:
+        raise ValueError(str(exc)) from None
 
-    converter = SchemaConverter(
-        prop_order={"name": 0, "arguments": 1, "parameters": 1}, allow_fetch=False, dotall=False, raw_pattern=False
-    )
+
+def build_tool_grammar(fmt_name: str, tools: list[Tool], parallel: bool) -> str:
+    """:func:`tool_call_grammar`'s work, in the grammar worker."""
+    fmt = next(f for f in TOOL_FORMATS if f.name == fmt_name)
+    converter = new_converter({"name": 0, "arguments": 1, "parameters": 1})
     calls: list[str] = []
     for i, tool in enumerate(tools):
         name = tool["function"]["name"]
         try:
             calls.append(_call_rule(fmt, converter, f"call{i}", name, _parameters(tool)))
-        except (KeyError, TypeError, ValueError, RecursionError) as exc:
-            raise ValueError(f"the parameters of the function '{name}' cannot be enforced: {exc}") from None
+        except SchemaRefused as exc:
+            raise SchemaRefused(f"the parameters of the function '{name}' cannot be enforced: {exc}") from None
     call = " | ".join(calls)
     if fmt == MISTRAL:
         items = f"({call})" + (f' ("," space ({call}))*' if parallel else "")
@@ -61,24 +74,29 @@ def tool_call_grammar(fmt: ToolFormat, tools: Sequence[Tool], parallel: bool) ->
     else:
         separator = '"\\n"' if fmt == HERMES else '";" space' if fmt == LLAMA3 else '""'
         root = f"({call})" + (f" ({separator} ({call}))*" if parallel else "")
-    return f"root ::= {root}\n{converter.format_grammar()}\n{_GEMMA_RULES if fmt == GEMMA4 else ''}"
+    return finished(f"root ::= {root}\n{converter.format_grammar()}\n{_GEMMA_RULES if fmt == GEMMA4 else ''}")
 
 
 def _call_rule(fmt: ToolFormat, converter: Any, rule: str, name: str, parameters: dict[str, Any]) -> str:
-    def schema_rule(schema: dict[str, Any], rule_name: str) -> str:
-        return str(converter.visit(converter.resolve_refs(schema, rule_name), rule_name))
+    def schema_rule(schema: dict[str, Any], defs: dict[str, Any]) -> str:
+        whole = {**schema, "$defs": defs} if defs else schema  # the parameters' refs resolve here
+        return str(convert(lambda: converter.visit(converter.resolve_refs(whole, rule), rule)))
 
     if fmt in (HERMES, LLAMA3, MISTRAL):
+        arguments, defs = prepare(parameters, f"{rule}-")
         key = "parameters" if fmt == LLAMA3 else "arguments"
-        body = {"type": "object", "properties": {"name": {"const": name}, key: parameters}, "required": ["name", key]}
-        call = schema_rule(body, rule)
+        body = {"type": "object", "properties": {"name": {"const": name}, key: arguments}, "required": ["name", key]}
+        call = schema_rule(body, defs)
         return f'"<tool_call>\\n" {call} "\\n</tool_call>"' if fmt == HERMES else call
     if fmt == GPT_OSS:
+        arguments, defs = prepare(parameters, f"{rule}-")
         head = _literal(f"<|channel|>commentary to=functions.{name} <|constrain|>json<|message|>")
-        return f"{head} {schema_rule(parameters, rule)}"
+        if "$ref" in arguments:
+            arguments = {"anyOf": [arguments]}  # the converter resolves nothing beside a root $ref
+        return f"{head} {schema_rule(arguments, defs)}"
     if fmt == GEMMA4:
         keys = [k for k in parameters.get("properties", {}) if isinstance(k, str)]
         key = " | ".join(_literal(k) for k in keys) if keys else "gemma-key"
         pair = f'({key}) ":" gemma-value'
         return f'{_literal(f"<|tool_call>call:{name}")} "{{" ({pair} ("," {pair})*)? "}}" "<tool_call|>"'
-    raise ValueError(f"no grammar for the {fmt.name} call syntax")
+    raise SchemaRefused(f"no grammar for the {fmt.name} call syntax")

@@ -18,6 +18,7 @@ import llama_cpp
 import numpy as np
 
 from desktop_app.engine.errors import GrammarError
+from desktop_app.engine.grammar_limits import grammar_problem
 from desktop_app.engine.llama.backend import clear_log, ensure_backend, recent_log
 
 ROOT = b"root"  # the rule an answer must match (GenerateRequest.grammar's contract)
@@ -47,6 +48,9 @@ class _Candidates:
 
 
 def _init(vocab: Any, grammar: str) -> Any:
+    problem = grammar_problem(grammar)  # llama.cpp's recursive parser must never see a grammar it overflows on
+    if problem is not None:
+        raise GrammarError(problem)
     ensure_backend()
     clear_log()
     sampler = llama_cpp.llama_sampler_init_grammar(vocab, grammar.encode("utf-8"), ROOT)

@@ -1,0 +1,135 @@
+"""llama-cpp-python's JSON schema → GBNF converter (``llama_cpp/llama_grammar.py``, a port of
+llama.cpp's ``json_schema_to_grammar``), loaded as SpecChat uses it.
+
+- Loaded from its file: importing ``llama_cpp.llama_grammar`` would run the package's
+  ``__init__``, which loads llama.cpp, and the window's side of the API must not.
+- Our copy writes counts with GBNF's own ``{m,n}`` (:func:`repetition`) where the original
+  unrolls them into nested optional groups (``maxItems: 20000`` nested 20,000 deep overflowed
+  llama.cpp's recursive parser and killed the process).
+- Its string character excludes raw control characters, as llama.cpp's own converter does (JSON
+  forbids them inside strings, and ``json.loads`` refuses them).
+- Every schema goes through :func:`~desktop_app.server.schema_prep.prepare` first, and every
+  grammar it gives is measured (:func:`~desktop_app.engine.grammar_limits.grammar_problem`).
+
+These functions run in the grammar worker (:mod:`~desktop_app.server.grammar_worker`), which
+bounds their time and memory.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from desktop_app.engine.grammar_limits import grammar_problem
+from desktop_app.server.schema_prep import SchemaRefused, rooted
+
+_LOOSE_CHAR = r'char ::= [^"\\] |'
+_STRICT_CHAR = r'char ::= [^"\\\x7F\x00-\x1F] |'
+
+
+def _times(item: str, low: int, high: int | None) -> str:
+    if high == 0:
+        return ""
+    if high is None:
+        return f"{item}*" if low == 0 else f"{item}+" if low == 1 else f"{item}{{{low},}}"
+    if low == high:
+        return item if low == 1 else f"{item}{{{low}}}"
+    return f"{item}?" if (low, high) == (0, 1) else f"{item}{{{low},{high}}}"
+
+
+def repetition(
+    item_rule: str,
+    min_items: int,
+    max_items: int | None,
+    separator_rule: str | None = None,
+    item_rule_is_literal: bool = False,
+) -> str:
+    """The converter's ``_build_repetition`` in GBNF's ``{m,n}``: ``item`` ``min_items`` to
+    ``max_items`` (None: any number of) times, ``separator_rule`` between them."""
+    del item_rule_is_literal  # the original's shortcut for literals: a group is the same grammar
+    if not separator_rule:
+        return _times(f"({item_rule})", min_items, max_items)
+    if max_items == 0:
+        return ""
+    rest = _times(
+        f"({separator_rule} {item_rule})", max(min_items - 1, 0), None if max_items is None else max_items - 1
+    )
+    whole = f"{item_rule} {rest}".rstrip()
+    return whole if min_items > 0 else f"({whole})?"
+
+
+@cache
+def converter_module() -> ModuleType:
+    spec = importlib.util.find_spec("llama_cpp")  # finds the package without running its __init__
+    assert spec is not None and spec.submodule_search_locations
+    path = Path(next(iter(spec.submodule_search_locations))) / "llama_grammar.py"
+    module_spec = importlib.util.spec_from_file_location("specchat_llama_grammar", path)
+    assert module_spec is not None and module_spec.loader is not None
+    module = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(module)
+    module.__dict__["_build_repetition"] = repetition  # our copy only: the converter looks it up here
+    return module
+
+
+def json_object_gbnf() -> str:
+    """llama.cpp's grammar of any JSON object (``response_format`` json_object)."""
+    return str(converter_module().JSON_GBNF)
+
+
+def new_converter(prop_order: dict[str, int] | None = None) -> Any:
+    return converter_module().SchemaConverter(
+        prop_order=prop_order or {}, allow_fetch=False, dotall=False, raw_pattern=False
+    )
+
+
+def finished(grammar: str) -> str:
+    """``grammar`` with the strict string character, measured; SchemaRefused past the limits."""
+    grammar = grammar.replace(_LOOSE_CHAR, _STRICT_CHAR)
+    problem = grammar_problem(grammar)
+    if problem is not None:
+        raise SchemaRefused(problem)
+    return grammar
+
+
+def convert(visit: Any) -> Any:
+    """Run ``visit()`` (the converter at work), its failures as SchemaRefused (the converter
+    asserts, and raises whatever a schema it did not expect makes it raise)."""
+    try:
+        return visit()
+    except SchemaRefused:
+        raise
+    except RecursionError:
+        raise SchemaRefused("the schema is nested too deep") from None
+    except Exception as exc:  # noqa: BLE001 - any failure of the converter is the schema's
+        detail = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+        raise SchemaRefused(f"the JSON schema is not supported: {detail}") from None
+
+
+def checked(schema: Any) -> None:
+    """SchemaRefused when ``schema`` is not a valid JSON schema (draft 2020-12)."""
+    import jsonschema
+
+    try:
+        jsonschema.Draft202012Validator.check_schema(schema)
+    except jsonschema.exceptions.SchemaError as exc:
+        raise SchemaRefused(f"not a valid JSON schema: {exc.message[:200]}") from None
+    except RecursionError:
+        raise SchemaRefused("the schema is nested too deep") from None
+
+
+def schema_gbnf(schema_json: str) -> str:
+    """GBNF (root rule ``root``) of the JSON schema ``schema_json``; SchemaRefused saying why not."""
+    original = json.loads(schema_json)
+    checked(original)
+    schema = rooted(original)
+    converter = new_converter()
+
+    def visit() -> None:
+        converter.visit(converter.resolve_refs(schema, "schema"), "")
+
+    convert(visit)
+    return finished(str(converter.format_grammar()))
