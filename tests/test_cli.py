@@ -192,4 +192,4 @@ def test_repeat_penalty_changes_greedy_output_and_a_bad_one_is_refused(models) -
 
     assert tokens("--repeat-penalty", "0.5") != tokens()  # below 1 it favours the prompt's tokens
     bad = specchat("generate", "--prompt", "Hi", "--repeat-penalty", "0", timeout=60)
-    assert bad.returncode == 1 and "repeat_penalty must be above 0.0 and at most 10.0, not 0.0" in bad.stderr
+    assert bad.returncode == 1 and "repeat_penalty must be between 0.1 and 10.0, not 0.0" in bad.stderr

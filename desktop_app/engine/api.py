@@ -230,7 +230,9 @@ TOP_K = NumberRange("top_k", int, 0, 1 << 20, 0, "Sample among the k likeliest t
 TOP_P = NumberRange("top_p", float, 0.0, 1.0, 1.0, "Nucleus sampling mass (1: off)", low_open=True)
 MIN_P = NumberRange("min_p", float, 0.0, 0.999999, 0.0, "Drop tokens below this share of the likeliest (0: off)")
 _PENALTY = "Make tokens among the last few less likely (llama.cpp's repeat penalty; 1: off)"
-REPEAT_PENALTY = NumberRange("repeat_penalty", float, 0.0, 10.0, 1.0, _PENALTY, low_open=True)
+# Below 1 the penalty favours recent tokens (llama.cpp allows it); far below, it makes them certain:
+# at 1e-300 every answer was the prompt's last token over and over, or nothing. 0.1 is the floor.
+REPEAT_PENALTY = NumberRange("repeat_penalty", float, 0.1, 10.0, 1.0, _PENALTY)
 REPEAT_LAST_N = NumberRange("repeat_last_n", int, 0, 1 << 20, 64, "How many recent tokens the repeat penalty looks at")
 SEED = NumberRange("seed", int, 0, 2**63 - 1, 42, "Sampling seed (used when temperature > 0)")
 API_HOST = "127.0.0.1"  # the local API answers this machine only unless told otherwise

@@ -337,7 +337,7 @@ class Settings:
         tmp = self.path.with_suffix(".json.tmp")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp.write_text(json.dumps({**self._kept, **self.as_dict()}, indent=2, sort_keys=True), encoding="utf-8")
+            tmp.write_text(json.dumps({**self.as_dict(), **self._kept}, indent=2, sort_keys=True), encoding="utf-8")
             os.replace(tmp, self.path)
         except OSError as exc:
             raise DataDirError(

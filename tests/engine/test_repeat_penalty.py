@@ -32,7 +32,7 @@ def test_the_penalty_divides_positive_and_multiplies_negative_scores_of_recent_t
 def test_the_ranges_are_declared_once() -> None:
     assert SamplingParams().repeat_penalty == REPEAT_PENALTY.default == 1.0
     assert SamplingParams().repeat_last_n == REPEAT_LAST_N.default
-    with pytest.raises(ValueError, match="repeat_penalty must be above 0.0"):
+    with pytest.raises(ValueError, match="repeat_penalty must be between 0.1 and 10.0"):
         SamplingParams(repeat_penalty=0.0)
 
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from desktop_app.engine.api import DRAFT_K
-from desktop_app.store.settings import BY_NAME, FONT_SIZE, MAX_RECENT_FILES, SETTINGS, Settings
+from desktop_app.store.settings import BY_NAME, FONT_SIZE, MAX_RECENT_FILES, MAX_TEXT_CHARS, SETTINGS, Settings
+from desktop_app.store.settings_file import MAX_SETTINGS_BYTES
 
 
 @pytest.fixture()
@@ -169,3 +170,103 @@ def test_system_prompt_presets_and_font_size_survive_a_save(home: Path) -> None:
             settings.set("prompt_presets", bad)
     with pytest.raises(ValueError):
         settings.set("font_size", FONT_SIZE.high + 1)
+
+
+# Issue 46, point 5: settings never lose data; whatever the file holds, the app starts.
+def _file(home: Path, text: str) -> Path:
+    path = home / "config" / "settings.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _copies(path: Path, kind: str) -> list[Path]:
+    return sorted(p for p in path.parent.iterdir() if p.name.startswith(f"settings.json.{kind}-"))
+
+
+def test_unusable_values_are_reported_kept_in_a_copy_and_unknown_keys_survive_a_save(home: Path) -> None:
+    original = json.dumps(
+        {"draft_max": "4", "top_k": -3, "a_later_setting": {"x": [1, 2]}, "temperature": 0.5, "repeat_penalty": 1e-300}
+    )
+    path = _file(home, original)
+    settings = Settings.load()
+    assert (settings["draft_max"], settings["top_k"], settings["repeat_penalty"]) == (DRAFT_K.default, 0, 1.0)
+    assert settings["temperature"] == 0.5
+    (copy,) = _copies(path, "bad")
+    assert copy.read_text() == original  # byte for byte, before anything rewrites the file
+    problem = settings.problem or ""
+    assert problem.count("\n") == 0 and copy.name in problem
+    assert "repeat_penalty must be between 0.1 and 10.0, not 1e-300" in problem
+    assert "draft_max must be a number between 1 and 64, not '4'" in problem and "top_k must be between 0" in problem
+    assert "a_later_setting" not in problem  # a later version's key is not a problem
+    settings.set("spec_mode", "on")
+    settings.save()
+    saved = json.loads(path.read_text())
+    assert saved["a_later_setting"] == {"x": [1, 2]} and saved["spec_mode"] == "on" and saved["temperature"] == 0.5
+    assert Settings.load().problem is None  # the defaults now written; the old values are in the copy
+    assert _copies(path, "bad") == [copy]
+
+
+def test_the_same_unusable_file_read_twice_is_copied_once(home: Path) -> None:
+    path = _file(home, '{"max_tokens": "lots"}')
+    first, second = Settings.load(), Settings.load()
+    assert first.problem == second.problem and len(_copies(path, "bad")) == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "used"),
+    [
+        ('{"temperature": 0.5, "max_tokens": 1' + "0" * 5000 + ', "top_k": 7}', {"temperature": 0.5, "top_k": 7}),
+        ('{"temperature": 0.5, "recent_files": ' + "[" * 100_000 + "]" * 100_000 + "}", {"temperature": 0.5}),
+        ('{"temperature": 0.5, "top_k": 3, "recent_files": ' + "[" * 100_000, {"temperature": 0.5, "top_k": 3}),
+    ],
+    ids=["a 5,000-digit integer", "100k-deep nesting", "deep and cut short"],
+)
+def test_huge_numbers_and_deep_nesting_never_stop_the_app(home: Path, text: str, used: dict[str, object]) -> None:
+    path = _file(home, text)
+    settings = Settings.load()
+    assert {name: settings[name] for name in used} == used
+    assert settings["max_tokens"] == 512 and settings.problem
+    kept = _copies(path, "bad") + _copies(path, "broken")
+    assert [p.read_text() for p in kept] == [text]  # nothing lost
+    settings.save()
+    assert Settings.load().problem is None
+
+
+def test_a_long_number_is_said_in_a_few_words(home: Path) -> None:
+    _file(home, '{"max_tokens": 1' + "0" * 5000 + "}")
+    problem = Settings.load().problem or ""
+    assert "max_tokens must be" in problem and len(problem) < 400
+
+
+def test_text_settings_have_a_size_limit(home: Path) -> None:
+    huge = "x" * (MAX_TEXT_CHARS + 1)
+    path = _file(home, json.dumps({"system_prompt": huge, "prompt_presets": {"Big": huge, "Small": "y"}}))
+    settings = Settings.load()
+    assert settings["system_prompt"] == "" and settings["prompt_presets"] == {}
+    assert f"system_prompt holds text longer than {MAX_TEXT_CHARS:,} characters" in (settings.problem or "")
+    assert json.loads(_copies(path, "bad")[0].read_text())["system_prompt"] == huge
+    with pytest.raises(ValueError, match="longer than"):
+        settings.set("system_prompt", huge)
+    settings.set("system_prompt", "x" * MAX_TEXT_CHARS)
+
+
+def test_a_settings_file_past_its_size_limit_is_set_aside(home: Path) -> None:
+    path = _file(home, '{"temperature": 0.5, "pad": "' + "x" * MAX_SETTINGS_BYTES + '"}')
+    settings = Settings.load()
+    assert settings["temperature"] == 0.0 and "more than a settings file holds" in (settings.problem or "")
+    assert len(_copies(path, "broken")) == 1 and not path.exists()
+
+
+def test_without_a_copy_the_unusable_values_are_written_back(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from desktop_app.store import settings_file
+
+    def no_room(_path: Path) -> Path:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(settings_file, "copy_aside", no_room)
+    path = _file(home, '{"top_k": -3, "temperature": 0.5}')
+    settings = Settings.load()
+    assert "No space left" in (settings.problem or "")
+    settings.save()
+    assert json.loads(path.read_text())["top_k"] == -3  # kept where it was: nothing lost

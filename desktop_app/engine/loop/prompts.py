@@ -24,6 +24,7 @@ from desktop_app.engine.errors import ContextOverflowError, EmptyPromptError, En
 from desktop_app.engine.events import Finished
 from desktop_app.engine.llama.chat_template import ChatTemplate, Message, validate_messages
 from desktop_app.engine.llama.model import LlamaModel
+from desktop_app.engine.llama.template_limits import MAX_RENDER_CHARS
 from desktop_app.engine.llama.template_reasoning import NO_REASONING, TemplateReasoning, detect_reasoning
 from desktop_app.engine.llama.template_tools import NO_TOOLS, TemplateTools, detect_tools, template_message
 from desktop_app.engine.loop.answer_memory import AnswerMemory
@@ -129,12 +130,33 @@ class PromptBuilder:
         clock: Callable[[], float],
     ) -> tuple[PromptSize, str, list[int]]:
         limit = self._limit(request)
+        self._check_system_prompt(messages, limit)
         fitter = PromptFitter(
             lambda ms: self.render(ms, request.think, request.tools), self._token_counts, limit, cancel, clock=clock
         )
         kept_from, text, tokens = fitter.fit(messages)
         dropped = kept_from - (1 if messages[0]["role"] == "system" else 0)
         return PromptSize(len(tokens), self._models.require_target().n_ctx, limit, dropped), text, tokens
+
+    def _check_system_prompt(self, messages: list[Message], limit: int) -> None:
+        """Refuse a system prompt that cannot fit however many turns are left out, naming it: it
+        is part of the prompt (a 10 MB one was once reported as the template's fault). A token
+        most often covers a character or more, so only one longer than ``limit`` characters is
+        tokenized to be measured; one past what any template may render is refused unmeasured."""
+        if not messages or messages[0]["role"] != "system" or len(messages[0]["content"]) <= limit:
+            return
+        n_ctx, chars = self._models.require_target().n_ctx, len(messages[0]["content"])
+        if chars > MAX_RENDER_CHARS:
+            raise ContextOverflowError(
+                f"The system prompt is {chars:,} characters long, more than any context holds "
+                f"(this one {n_ctx:,} tokens): shorten the system prompt"
+            )
+        tokens = len(self.tokenize_text(messages[0]["content"]))
+        if tokens > limit:
+            raise ContextOverflowError(
+                f"The system prompt is {tokens:,} tokens long but the context holds {n_ctx:,} ({limit:,} for the "
+                "prompt): shorten the system prompt or raise the context length (Preferences → Model → Context length)"
+            )
 
     def _refuse(self, messages: list[Message], size: PromptSize) -> None:
         whole = len(self.render(messages)[1])
