@@ -25,6 +25,7 @@ from desktop_app.engine.tool_calls import ToolFormat
 from desktop_app.server.anthropic_stream import AnswerParts, stop_reason, usage
 from desktop_app.server.anthropic_thinking import parse_thinking, thinking_block, with_thinking
 from desktop_app.server.anthropic_tools import add_turn, anthropic_tool_use, plain_blocks, tool_use_block
+from desktop_app.server.body_types import ANTHROPIC_MESSAGES
 from desktop_app.server.errors import anthropic_error
 from desktop_app.server.openai_schema import MAX_STOP_STRINGS, BadRequest
 from desktop_app.server.tool_use import with_tools
@@ -105,6 +106,7 @@ def parse_messages_request(
     for name in sorted(body):
         if name not in FIELDS:
             raise BadRequest(f"{name}: Extra inputs are not permitted")
+    ANTHROPIC_MESSAGES.check(body)  # a list where a string belongs is a 400 naming it, before any parsing
     max_tokens = body.get("max_tokens", MAX_TOKENS.high if counting else None)
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int):
         raise BadRequest("max_tokens: Field required (an integer)")

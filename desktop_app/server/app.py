@@ -225,8 +225,8 @@ def create_app(
         output: list[OutputFormat] = [TEXT]
 
         def parse(body: object) -> tuple[GenerateRequest, bool]:
-            output[0] = text_format(body)
             engine_request, stream, use = parse_responses_request(body, default_spec, backend.tool_format())
+            output[0] = text_format(body)  # after the body's types are checked
             tools.append(use)
             return engine_request, stream
 

@@ -31,6 +31,7 @@ from desktop_app.engine.reasoning import ReasoningFormat, SectionStream, split_r
 from desktop_app.engine.stats import GenerationStats
 from desktop_app.engine.tool_calls import ToolFormat
 from desktop_app.server.backend import Failed, Job
+from desktop_app.server.body_types import RESPONSES
 from desktop_app.server.jobs import batched
 from desktop_app.server.openai_schema import EFFORTS, ROLES, BadRequest
 from desktop_app.server.responses_tools import TOOL_ITEMS, add_tool_item, function_call_item, responses_tool_use
@@ -90,6 +91,7 @@ def parse_responses_request(
     if not isinstance(body, dict):
         raise BadRequest("the request body must be a JSON object")
     body = {k: v for k, v in body.items() if v is not None and k not in IGNORED}
+    RESPONSES.check(body)  # a list where a string belongs is a 400 naming it, before any parsing
     grammar = text_format(body).grammar
     body.pop("text", None)
     for name in sorted(body):

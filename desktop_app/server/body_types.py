@@ -1,0 +1,160 @@
+"""The JSON types of a request body's fields, declared once per endpoint and checked before any
+parsing, so that a list or an object where a string is expected (``"type": ["text"]``) is a 400
+naming the field, never a TypeError deep in a parser (a 500).
+
+A declaration maps a field's path to the JSON types it may have: ``"messages.*.content.*.type"``
+(``*``: every item of a list). Only declared paths are looked at, and only under declared
+parents: what a client owns (a tool's ``input_schema``, ``metadata``, a call's ``input``) is not
+walked. ``null`` anywhere means absent (each parser treats it so). The walk is linear in the
+body. Values (one of a set, a range) stay the parsers' to check: this is about types only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from desktop_app.server.errors import BadRequest
+
+Kinds = tuple[type, ...]
+STR: Kinds = (str,)
+LIST: Kinds = (list,)
+OBJ: Kinds = (dict,)
+BOOL: Kinds = (bool,)
+STR_OR_LIST: Kinds = (str, list)
+STR_OR_OBJ: Kinds = (str, dict)
+_NAMES = {str: "a string", list: "a list", dict: "an object", bool: "a boolean", int: "an integer", float: "a number"}
+
+
+class BodyTypes:
+    """One endpoint's declared types; :meth:`check` raises BadRequest naming the first field whose
+    value has another type (``param``: the body's top-level field, for OpenAI's error object)."""
+
+    def __init__(self, declared: Mapping[str, Kinds]) -> None:
+        self._kinds = {tuple(path.split(".")): kinds for path, kinds in declared.items()}
+        # A value is walked into only when some declared path goes deeper under it.
+        self._parents = {key[:n] for key in self._kinds for n in range(1, len(key))}
+
+    def check(self, body: dict[str, Any]) -> None:
+        stack: list[tuple[tuple[str, ...], tuple[str, ...], Any]] = [
+            ((name,), (name,), value) for name, value in body.items()
+        ]
+        while stack:
+            pattern, where, value = stack.pop()
+            if value is None:
+                continue
+            kinds = self._kinds.get(pattern)
+            if kinds is not None and (not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds)):
+                raise BadRequest(f"{'.'.join(where)}: must be {_kinds_text(kinds)}, not {_type_text(value)}", where[0])
+            if pattern not in self._parents:
+                continue
+            if isinstance(value, list):
+                stack.extend((pattern + ("*",), where + (str(i),), item) for i, item in enumerate(value))
+            elif isinstance(value, dict):
+                stack.extend((pattern + (str(k),), where + (str(k),), v) for k, v in value.items())
+
+
+def _kinds_text(kinds: Kinds) -> str:
+    return " or ".join(_NAMES.get(k, k.__name__) for k in kinds)
+
+
+def _type_text(value: object) -> str:
+    return _NAMES.get(type(value), type(value).__name__)
+
+
+# Blocks of text inside a turn, a system prompt or a tool's result (Anthropic's), and their parts.
+_ANTHROPIC_BLOCK = {
+    "type": STR,
+    "text": STR,
+    "id": STR,
+    "name": STR,
+    "input": OBJ,
+    "tool_use_id": STR,
+    "content": STR_OR_LIST,
+    "content.*": OBJ,
+    "content.*.type": STR,
+    "content.*.text": STR,
+    "is_error": BOOL,
+    "thinking": STR,
+    "signature": STR,
+    "data": STR,
+}
+
+ANTHROPIC_MESSAGES = BodyTypes(
+    {
+        "model": STR,
+        "system": STR_OR_LIST,
+        "system.*": OBJ,
+        "system.*.type": STR,
+        "system.*.text": STR,
+        "messages": LIST,
+        "messages.*": OBJ,
+        "messages.*.role": STR,
+        "messages.*.content": STR_OR_LIST,
+        "messages.*.content.*": OBJ,
+        **{f"messages.*.content.*.{path}": kinds for path, kinds in _ANTHROPIC_BLOCK.items()},
+        "stop_sequences": LIST,
+        "stream": BOOL,
+        "metadata": OBJ,
+        "tools": LIST,
+        "tools.*": OBJ,
+        "tools.*.type": STR,
+        "tools.*.name": STR,
+        "tools.*.description": STR,
+        "tools.*.input_schema": OBJ,
+        "tool_choice": OBJ,
+        "tool_choice.type": STR,
+        "tool_choice.name": STR,
+        "tool_choice.disable_parallel_tool_use": BOOL,
+        "thinking": OBJ,
+        "thinking.type": STR,
+        "thinking.display": STR,
+        "output_config": OBJ,
+        "output_config.effort": STR,
+        "speculation": STR,
+    }
+)
+
+RESPONSES = BodyTypes(
+    {
+        "model": STR,
+        "instructions": STR,
+        "input": STR_OR_LIST,
+        "input.*": OBJ,
+        "input.*.type": STR,
+        "input.*.role": STR,
+        "input.*.content": STR_OR_LIST,
+        "input.*.content.*": OBJ,
+        "input.*.content.*.type": STR,
+        "input.*.content.*.text": STR,
+        "input.*.id": STR,
+        "input.*.status": STR,
+        "input.*.call_id": STR,
+        "input.*.name": STR,
+        "input.*.arguments": STR,
+        "reasoning": OBJ,
+        "reasoning.effort": STR,
+        "reasoning.summary": STR,
+        "tools": LIST,
+        "tools.*": OBJ,
+        "tools.*.type": STR,
+        "tools.*.name": STR,
+        "tools.*.description": STR,
+        "tools.*.parameters": OBJ,
+        "tools.*.strict": BOOL,
+        "tool_choice": STR_OR_OBJ,
+        "tool_choice.type": STR,
+        "tool_choice.name": STR,
+        "parallel_tool_calls": BOOL,
+        "stream": BOOL,
+        "speculation": STR,
+        "text": OBJ,
+        "text.format": OBJ,
+        "text.format.type": STR,
+        "text.format.name": STR,
+        "text.format.description": STR,
+        "text.format.schema": OBJ,
+        "text.format.strict": BOOL,
+        "text.verbosity": STR,
+    }
+)
