@@ -49,3 +49,11 @@ class PromptFitTimeoutError(EngineError):
 
 class GrammarError(EngineError):
     """A request's grammar (GBNF) cannot be parsed, or it allows no token where the answer must go on."""
+
+
+class EmbeddingLimitError(EngineError):
+    """One embeddings request's texts take more tokens than a request may (the caller's limit)."""
+
+
+class EmbeddingCancelled(EngineError):
+    """The embeddings request was cancelled (its client went away) before its last text."""

@@ -130,18 +130,21 @@ class _Worker:
             try:
                 if isinstance(job, Load):
                     self.load(job)
-                elif isinstance(job, Embed):
-                    self.send(Embedded(job.id, self.engine.embed(job.texts)))
+                    continue
+                with self._state:  # an answer or an embedding: a Cancel reaches it by its id
+                    skipped = job.id in self.cancelled
+                    self.cancelled.discard(job.id)
+                    self.running = None if skipped else job.id
+                    self.cancel.clear()
+                if isinstance(job, Embed):
+                    result = None if skipped else self.engine.embed(job.texts, self.cancel)
+                    self.send(
+                        Embedded(job.id, result, "" if result is not None else "the embeddings request was cancelled")
+                    )
+                elif skipped:
+                    self.send(Done(job.id, "", GenerationStats(finish_reason=FinishReason.CANCELLED)))
                 else:
-                    with self._state:
-                        skipped = job.id in self.cancelled
-                        self.cancelled.discard(job.id)
-                        self.running = None if skipped else job.id
-                        self.cancel.clear()
-                    if skipped:
-                        self.send(Done(job.id, "", GenerationStats(finish_reason=FinishReason.CANCELLED)))
-                    else:
-                        self.generate(job.id, job.request)
+                    self.generate(job.id, job.request)
             except Exception as exc:  # noqa: BLE001 - reported to the window, the process lives on
                 message = str(exc) if _is_user_error(exc) else f"{type(exc).__name__}: {exc}"
                 if not _is_user_error(exc):

@@ -34,7 +34,7 @@ from desktop_app.server.backend import Busy, Counter, Failed, GenerationBackend,
 from desktop_app.server.embeddings_api import check_dimensions, embedding_response, parse_embedding_request
 from desktop_app.server.errors import CLIENT_GONE, EXCEPTION_HANDLERS, anthropic_error, error
 from desktop_app.server.infill_api import infill_events, infill_result, parse_infill_request
-from desktop_app.server.jobs import batched, next_event
+from desktop_app.server.jobs import batched, next_event, unless_gone
 from desktop_app.server.limits import DEFAULT_LIMITS, ServerLimits
 from desktop_app.server.openai_schema import BadRequest, Field, chunk, complete_response, new_id, parse_request, usage
 from desktop_app.server.openai_tools import chat_tool_use
@@ -170,7 +170,9 @@ def create_app(
             return _client_gone("the client went away during its upload")
         try:
             texts, as_base64, dimensions = parse_embedding_request(body)
-            result = await asyncio.to_thread(backend.embed, texts)
+            result = await unless_gone(lambda cancel: backend.embed(texts, cancel), request)
+            if result is None:  # the work stops before its next text
+                return _client_gone("the client went away")
             check_dimensions(dimensions, len(result.vectors[0]))
         except BadRequest as exc:
             return error(400, str(exc), param=exc.param, code=exc.code)

@@ -120,7 +120,7 @@ class GenerationBackend(Protocol):
     """Where API requests are generated: the headless engine or the window's engine process."""
 
     def served_models(self) -> list[ServedModel]: ...
-    def embed(self, texts: list[str]) -> Embeddings: ...
+    def embed(self, texts: list[str], cancel: threading.Event | None = None) -> Embeddings: ...
     def reasoning_format(self) -> ReasoningFormat | None: ...
     def tool_format(self) -> ToolFormat | None: ...
     def submit(self, request: GenerateRequest) -> Job: ...
@@ -160,11 +160,12 @@ class EngineBackend:
         """The loaded target's tool-call syntax (None: its template offers no tools we parse)."""
         return self.engine.prompts.tools.format
 
-    def embed(self, texts: list[str]) -> Embeddings:
+    def embed(self, texts: list[str], cancel: threading.Event | None = None) -> Embeddings:
         """Vectors for ``texts`` (called from a server thread: the engine's lock puts it between
-        answers); Failed with the engine's message when it cannot."""
+        answers; ``cancel`` stops it before its next text); Failed with the engine's message when
+        it cannot."""
         try:
-            return self.engine.embed(texts)
+            return self.engine.embed(texts, cancel)
         except EngineError as exc:
             raise Failed(str(exc)) from None
 

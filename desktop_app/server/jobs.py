@@ -6,9 +6,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import queue
+import threading
 from collections import deque
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Callable
+from typing import Any, TypeVar
 
 from starlette.requests import Request
 
@@ -30,6 +31,25 @@ async def next_event(job: Job, request: Request) -> Any:
             pass  # nothing yet: see whether the client is still there, then wait again
         if await request.is_disconnected():
             job.cancel.set()
+            return None
+
+
+T = TypeVar("T")
+
+
+async def unless_gone(work: Callable[[threading.Event], T], request: Request) -> T | None:
+    """``work(cancel)`` run on a worker thread; None, and ``cancel`` set, when the client
+    disconnects first (the work stops at its next look at ``cancel``; its outcome is retrieved
+    when it ends, so nothing is logged about it)."""
+    cancel = threading.Event()
+    task = asyncio.ensure_future(asyncio.to_thread(work, cancel))
+    while True:
+        done, _ = await asyncio.wait({task}, timeout=POLL_S)
+        if done:
+            return task.result()
+        if await request.is_disconnected():
+            cancel.set()
+            task.add_done_callback(lambda t: t.cancelled() or t.exception())
             return None
 
 

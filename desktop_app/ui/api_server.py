@@ -46,6 +46,7 @@ class WindowBackend(QObject):
     _submitted = Signal(object)
     _embed_asked = Signal(object, object)  # the texts, and the Future their vectors are set on
     _count_asked = Signal(object, object)  # a chat request, and the Future its prompt's size is set on
+    _embed_cancelled = Signal(object)  # the Future of an embedding whose client went away
 
     def __init__(self, client: EngineClient, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -55,6 +56,8 @@ class WindowBackend(QObject):
         self._embeds: set[Future[Embeddings]] = set()  # embedding requests not answered yet
         self._submitted.connect(self._start)
         self._embed_asked.connect(self._embed)
+        self._embed_ids: dict[Future[Embeddings], int] = {}  # the engine client's ids of those sent (GUI thread)
+        self._embed_cancelled.connect(self._cancel_embed)
         self._counts: dict[int, Future[PromptSize]] = {}  # by the engine client's question id (GUI thread)
         self._count_asked.connect(self._count)
         client.prompt_counted.connect(self._counted)
@@ -78,10 +81,11 @@ class WindowBackend(QObject):
         models = self.client.models
         return models.target.tool_format if models is not None else None
 
-    def embed(self, texts: list[str]) -> Embeddings:
+    def embed(self, texts: list[str], cancel: threading.Event | None = None) -> Embeddings:
         """Vectors for ``texts`` from the window's engine process, in turn with the answers queued
         before them. Called from a server thread, which waits; the GUI thread only sends the
-        command and sets the answer. Busy when the queue is full, Failed saying why it cannot."""
+        command and sets the answer. Busy when the queue is full, Failed saying why it cannot;
+        ``cancel`` set meanwhile cancels it in the engine too (before its next text)."""
         answer: Future[Embeddings] = Future()
         with self._lock:
             queued = len(self._active) + len(self._embeds)
@@ -90,7 +94,13 @@ class WindowBackend(QObject):
             self._embeds.add(answer)
         self._embed_asked.emit(texts, answer)
         try:
-            return answer.result()
+            while True:
+                try:
+                    return answer.result(timeout=CANCEL_POLL_MS / 1000)
+                except TimeoutError:
+                    if cancel is not None and cancel.is_set():
+                        self._embed_cancelled.emit(answer)
+                        raise Failed("the embeddings request was cancelled") from None
         finally:
             with self._lock:
                 self._embeds.discard(answer)
@@ -106,7 +116,17 @@ class WindowBackend(QObject):
             loading = " (one is loading; retry when it is loaded)" if self.client.loading else ""
             answer.set_exception(Failed(f"no model is loaded in the window{loading}", user_error=False, status=503))
         else:
-            self.client.embed(texts, lambda reply: _answer_embedding(answer, reply))
+            self._embed_ids[answer] = self.client.embed(texts, lambda reply: self._embedded(answer, reply))
+
+    def _embedded(self, answer: Future[Embeddings], reply: Embedded | EngineLost) -> None:
+        self._embed_ids.pop(answer, None)
+        _answer_embedding(answer, reply)
+
+    @Slot(object)
+    def _cancel_embed(self, answer: Future[Embeddings]) -> None:
+        request_id = self._embed_ids.pop(answer, None)
+        if request_id is not None:
+            self.client.cancel(request_id)
 
     def count_prompt(self, request: GenerateRequest) -> PromptSize:
         """The size of this chat request's prompt, counted by the window's engine process (after

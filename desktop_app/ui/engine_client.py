@@ -268,17 +268,18 @@ class EngineClient(QObject):
         self._send(CountPrompt(self._next_id, request, keep))
         return self._next_id
 
-    def embed(self, texts: list[str], answer: EmbedAnswer) -> None:
-        """Vectors for ``texts`` from the loaded target, in turn; ``answer`` is called once (PendingEmbeds)."""
+    def embed(self, texts: list[str], answer: EmbedAnswer) -> int:
+        """Vectors for ``texts`` from the loaded target, in turn; ``answer`` is called once (PendingEmbeds); its id."""
         self._next_id += 1
         self._embeds.add(self._next_id, answer)
         if not self._send(Embed(self._next_id, tuple(texts))) and self._conn is None:  # no process: none other waits
             self._embeds.lose_all("the engine is not running")
+        return self._next_id
 
-    def cancel(self, handle: GenerationHandle) -> None:
-        """Stop this answer (at its next token, or before it starts)."""
-        if handle.id in self.pending:
-            self._send(Cancel(handle.id))
+    def cancel(self, handle: GenerationHandle | int) -> None:
+        """Stop this answer (at its next token, or before it starts), or an embedding by its id (before its next text)."""
+        if isinstance(handle, int) or handle.id in self.pending:
+            self._send(Cancel(handle if isinstance(handle, int) else handle.id))
 
     def history_changed(self, deleted: bool = False) -> None:
         """The chat history named in the last load changed: the engine re-syncs its n-gram cache

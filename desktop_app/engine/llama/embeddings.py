@@ -4,21 +4,35 @@ A second llama.cpp context on the same weights (no second copy of the model) wit
 a text's vector is the pooled hidden state of its tokens, L2-normalised as OpenAI's are. The
 pooling is the model's own when its GGUF declares one (an embedding model: CLS, last token...),
 otherwise the mean over the tokens, which is what llama.cpp's server uses for a generative model
-asked for embeddings. Texts longer than the context are refused, never cut silently.
+asked for embeddings. Texts longer than the context are refused, never cut silently, and so is
+a request whose texts together take more than ``max_tokens`` (:data:`MAX_REQUEST_TOKENS` unless
+the caller says otherwise): counted before any is computed, while tokenizing, so a request far
+over it costs no more than the tokens up to the limit. A ``cancel`` event set meanwhile stops the
+work before the next text (a client that went away).
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 
 import llama_cpp
 import numpy as np
 
 from desktop_app.engine.api import Embeddings
-from desktop_app.engine.errors import ContextOverflowError, EmptyPromptError, EngineError
+from desktop_app.engine.errors import (
+    ContextOverflowError,
+    EmbeddingCancelled,
+    EmbeddingLimitError,
+    EmptyPromptError,
+    EngineError,
+)
 from desktop_app.engine.llama.model import LlamaModel
 
 EMBEDDING_CTX = 2048  # tokens per text at most (a context this size costs a few MB of KV cache)
+# Tokens of one request, its texts together: 8 full texts, a few seconds of a small model on a
+# laptop's cores (about 0.2 ms a token for a 135M model on one core; a 7B model, 20 times that).
+MAX_REQUEST_TOKENS = 16_384
 
 
 class Embedder:
@@ -46,17 +60,35 @@ class Embedder:
         self.width = int(llama_cpp.llama_model_n_embd(weights))
         self._batch = llama_cpp.llama_batch_init(self.n_ctx, 0, 1)
 
-    def embed(self, texts: Sequence[str]) -> Embeddings:
-        """A unit vector per text; ContextOverflowError naming a text that does not fit."""
-        token_lists = [self.model.tokenize(text, add_special=True, parse_special=False) for text in texts]
-        for i, tokens in enumerate(token_lists):
+    def embed(
+        self, texts: Sequence[str], cancel: threading.Event | None = None, max_tokens: int = MAX_REQUEST_TOKENS
+    ) -> Embeddings:
+        """A unit vector per text; ContextOverflowError naming a text that does not fit,
+        EmbeddingLimitError when the texts take more than ``max_tokens`` together, and
+        EmbeddingCancelled when ``cancel`` is set before the last one is done."""
+        token_lists: list[list[int]] = []
+        total = 0
+        for i, text in enumerate(texts):
+            _stop_if(cancel)
+            tokens = self.model.tokenize(text, add_special=True, parse_special=False)
             if len(tokens) > self.n_ctx:
                 raise ContextOverflowError(
                     f"input {i} is {len(tokens):,} tokens; an embedding takes at most {self.n_ctx:,}"
                 )
             if not tokens:
                 raise EmptyPromptError(f"input {i} is empty")
-        return Embeddings([self._one(tokens) for tokens in token_lists], sum(map(len, token_lists)))
+            total += len(tokens)
+            if total > max_tokens:
+                raise EmbeddingLimitError(
+                    f"the inputs take more than {max_tokens:,} tokens (input {i} is past it); one embeddings "
+                    f"request takes at most {max_tokens:,}: send them in several requests"
+                )
+            token_lists.append(tokens)
+        vectors = []
+        for tokens in token_lists:
+            _stop_if(cancel)
+            vectors.append(self._one(tokens))
+        return Embeddings(vectors, total)
 
     def _one(self, tokens: list[int]) -> list[float]:
         llama_cpp.llama_memory_clear(llama_cpp.llama_get_memory(self._ctx), True)
@@ -84,3 +116,8 @@ class Embedder:
         if self._ctx:
             llama_cpp.llama_free(self._ctx)
             self._ctx = None
+
+
+def _stop_if(cancel: threading.Event | None) -> None:
+    if cancel is not None and cancel.is_set():
+        raise EmbeddingCancelled("the embeddings request was cancelled")

@@ -139,10 +139,11 @@ class Engine:
                 self.auto.costs.clear()
                 self._pair_changed()
 
-    def embed(self, texts: Sequence[str]) -> Embeddings:
-        """Unit vectors of ``texts`` from the target's pooled hidden states (see :mod:`embeddings`)."""
+    def embed(self, texts: Sequence[str], cancel: threading.Event | None = None) -> Embeddings:
+        """Unit vectors of ``texts`` from the target's pooled hidden states (see :mod:`embeddings`:
+        at most MAX_REQUEST_TOKENS in all; ``cancel`` stops it before the next text)."""
         with self._lock:
-            return self.models.embedder().embed(texts)
+            return self.models.embedder().embed(texts, cancel)
 
     def close(self) -> None:
         self.unload_draft()
