@@ -18,6 +18,7 @@ import httpx2 as httpx
 import numpy as np
 import openai
 
+from desktop_app.engine.llama.embeddings import MAX_REQUEST_TOKENS
 from desktop_app.server.backend import MAX_WAITING
 from tests.model_factory import N_EMBD
 from tests.server.live_server import free_port
@@ -165,3 +166,24 @@ def test_an_embedding_with_no_model_loaded_is_a_503_that_says_so(qtbot: Any, mak
     assert window.api.running
     answer = _in_background(qtbot, lambda: _post(port, {"input": TEXTS[0]}))
     assert answer.status_code == 503 and answer.json()["error"]["message"] == "no model is loaded in the window"
+
+
+def test_embeddings_over_the_token_limit_or_left_by_their_client_stop_in_the_window(
+    qtbot: Any, make_window: Any, models: Any
+) -> None:
+    port = free_port()
+    window = make_window(target_path=models.target, api_port=port, max_tokens=3000)
+    window.serve_action.trigger()
+    texts = [" ".join(f"word{i}x{j}" for j in range(60)) for i in range(2048)]  # about 900,000 tokens
+    over = _in_background(qtbot, lambda: _post(port, {"input": texts}))
+    assert over.status_code == 400 and f"{MAX_REQUEST_TOKENS:,}" in over.json()["error"]["message"], over.text
+    with next_answer(qtbot, window.client) as chat:
+        type_and_send(qtbot, window, "Write a very long story about a lighthouse keeper.")
+        qtbot.waitUntil(lambda: len(chat.pieces) > 2, timeout=ANSWER_TIMEOUT_MS)
+        url = f"http://127.0.0.1:{port}/v1/embeddings"
+        left = _in_background(qtbot, lambda: httpx.post(url, json={"input": TEXTS}, timeout=1.0))
+        assert isinstance(left, httpx.TimeoutException), left  # it waited behind the answer; its client left
+        qtbot.waitUntil(lambda: not window.api.backend._embed_ids, timeout=10_000)  # the Cancel went to the engine
+        window.stop_button.click()
+    after = _in_background(qtbot, lambda: _post(port, {"input": TEXTS[0]}))
+    assert after.status_code == 200, after.text
