@@ -8,6 +8,7 @@ handlers in :data:`EXCEPTION_HANDLERS`, so a client never has to parse plain tex
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -95,8 +96,7 @@ async def _api_error(request: Request, exc: Exception) -> Response:
 async def _http_exception(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     messages = {
-        404: f"no such endpoint: {request.url.path} (this server has /v1/models, /v1/chat/completions "
-        "and /v1/completions)",
+        404: f"no such endpoint: {request.url.path} (this server has {endpoints(request.scope.get('app'))})",
         405: f"{request.method} is not allowed on {request.url.path}",
     }
     message = messages.get(exc.status_code, str(exc.detail))
@@ -108,6 +108,17 @@ async def _http_exception(request: Request, exc: Exception) -> Response:
         headers=exc.headers,
     )
     return _in_shape(request, response, exc.status_code, message)
+
+
+def endpoints(app: object) -> str:
+    """Every endpoint the app's routes declare, as "GET /v1/models, POST /v1/chat/completions..."."""
+    listed = []
+    for route in getattr(app, "routes", ()):
+        path, methods = getattr(route, "path", None), getattr(route, "methods", None) or ()
+        if path:
+            verbs = "/".join(m for m in ("GET", "POST", "PUT", "DELETE") if m in methods)
+            listed.append(f"{verbs} {re.sub(r':[a-z]+}', '}', path)}".strip())
+    return ", ".join(listed) or "no endpoints"
 
 
 async def _unexpected(request: Request, exc: Exception) -> Response:

@@ -23,6 +23,11 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from desktop_app.server.limits import DEFAULT_LIMITS, ServerLimits
 
 
+def base_url(host: str, port: int) -> str:
+    """The API's URL on ``host`` (an IPv6 address in brackets: ``http://[::]:8080/v1``)."""
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}/v1"
+
+
 def _raw_error(status: int, reason: str, message: str, code: str) -> bytes:
     """A whole JSON error response, for the moments h11 has no request to answer."""
     body = json.dumps(

@@ -10,7 +10,7 @@ from desktop_app.engine.api import API_HOST, API_PORT, DEFAULT_SPEC_MODE, SpecMo
 from desktop_app.server.api_key import readable_by_others
 from desktop_app.server.app import create_app
 from desktop_app.server.backend import EngineBackend
-from desktop_app.server.http_server import make_server
+from desktop_app.server.http_server import base_url, make_server
 
 
 def is_loopback(host: str) -> bool:
@@ -49,7 +49,7 @@ def serve(
         )
     backend = EngineBackend(engine, prepare_auto=default_spec is SpecMode.AUTO)  # type: ignore[arg-type]
     print(
-        f"specchat: serving {', '.join(m.id for m in backend.served_models())} at http://{host}:{port}/v1"
+        f"specchat: serving {', '.join(m.id for m in backend.served_models())} at {base_url(host, port)}"
         + (" (API key required)" if api_key else ""),
         file=sys.stderr,
     )

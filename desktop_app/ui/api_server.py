@@ -272,7 +272,7 @@ class ApiServer(QObject):
         # Here, not at start-up: the window opens without the HTTP stack.
         from desktop_app.server.api_key import ApiKeyError, resolve_api_key
         from desktop_app.server.app import create_app
-        from desktop_app.server.http_server import make_server
+        from desktop_app.server.http_server import base_url, make_server
 
         try:  # the setting, else SPECCHAT_API_KEY, as for `specchat serve`
             key = resolve_api_key(api_key or None)
@@ -283,7 +283,7 @@ class ApiServer(QObject):
         self._server = make_server(app, host, port)
         self._thread = threading.Thread(target=self._server.run, name="api-server", daemon=True)
         self._thread.start()
-        self.url = f"http://{host}:{port}/v1"
+        self.url = base_url(host, port)
         self.started.emit(self.url)
         return True
 

@@ -12,6 +12,7 @@ import httpx2 as httpx
 import pytest
 
 from desktop_app.server.backend import EngineBackend, Job
+from desktop_app.server.http_server import base_url
 from desktop_app.server.limits import ServerLimits
 from desktop_app.server.request_body import nesting_depth
 from tests.server.live_server import LogRecorder, Server
@@ -111,6 +112,16 @@ def test_a_body_over_the_limit_is_a_413_declared_or_not(server: Server) -> None:
 def test_404_and_405_are_json_errors(server: Server, method: str, path: str, status: int, code: str) -> None:
     err = _error(httpx.request(method, f"{server.base}{path}", timeout=10), status)
     assert err["code"] == code and path in err["message"]
+    if status == 404:  # every endpoint, as the routes declare them
+        for endpoint in ("GET /v1/models", "POST /v1/chat/completions", "POST /v1/messages/count_tokens",
+                         "POST /v1/responses", "POST /v1/embeddings", "POST /infill", "GET /health"):  # fmt: skip
+            assert endpoint in err["message"], err["message"]
+
+
+def test_the_api_url_of_an_ipv6_address_has_brackets() -> None:
+    assert base_url("::", 8080) == "http://[::]:8080/v1"
+    assert base_url("::1", 80) == "http://[::1]:80/v1"
+    assert base_url("0.0.0.0", 8080) == "http://0.0.0.0:8080/v1"
 
 
 def test_a_malformed_http_request_is_a_json_400(server: Server) -> None:
