@@ -124,8 +124,8 @@ def checked(schema: Any) -> None:
 def schema_gbnf(schema_json: str) -> str:
     """GBNF (root rule ``root``) of the JSON schema ``schema_json``; SchemaRefused saying why not."""
     original = json.loads(schema_json)
+    schema = rooted(original)  # bounded first: the validator's own cost grows with the schema
     checked(original)
-    schema = rooted(original)
     converter = new_converter()
 
     def visit() -> None:

@@ -29,7 +29,7 @@ MAX_DEPTH = 32  # sub-schemas inside one another (64 through $ref)
 MAX_COUNT = 10_000  # minItems, minLength, a pattern's {m,n} (nested repetitions multiplied)
 MAX_ENUM = 1_000  # values of one enum
 MAX_ALTERNATIVES = 4_096  # anyOf/oneOf/enum alternatives open at once (multiplied through $ref)
-MAX_NODES = 20_000  # sub-schemas in all
+MAX_NODES = 10_000  # sub-schemas in all
 
 TYPES = ("object", "array", "string", "number", "integer", "boolean", "null")
 ANY: dict[str, Any] = {"type": ["object", "array", "string", "number", "boolean", "null"]}
@@ -80,6 +80,8 @@ def pattern_cost(pattern: str) -> int:
             while i < n and pattern[i] != "]":
                 i += 2 if pattern[i] == "\\" else 1
             last = 1
+        elif c in "]}":  # the converter would loop forever on it
+            raise SchemaRefused(f"the pattern has an unmatched '{c}' (escape it as '\\{c}')")
         elif c == "(":
             costs.append(1)
         elif c == ")" and len(costs) > 1:
@@ -88,8 +90,9 @@ def pattern_cost(pattern: str) -> int:
         elif c == "{":
             end = pattern.find("}", i)
             bounds = [b.strip() for b in pattern[i + 1 : end].split(",")] if end > 0 else []
-            if bounds and all(b.isdigit() or not b for b in bounds) and bounds[0]:
-                bound = max(int(b) for b in bounds if b.isdigit()) if len(max(bounds, key=len)) < 12 else 10**12
+            if 1 <= len(bounds) <= 2 and all(b.isdigit() or not b for b in bounds):
+                digits = [b for b in bounds if b]
+                bound = max((int(b) if len(b) < 12 else 10**12 for b in digits), default=1)
                 last *= max(bound, 1)
                 costs[-1] = max(costs[-1], last)
                 i = end
@@ -174,8 +177,9 @@ class _Preparer:
             if value is None:
                 continue
             if value > MAX_COUNT and key.startswith("min"):
+                said = f"{value:,}" if value < 10**15 else f"{value:.3g}"
                 raise SchemaRefused(
-                    f"'{key}' {value:,} at {_pointer(path)} is more than the {MAX_COUNT:,} a grammar takes"
+                    f"'{key}' {said} at {_pointer(path)} is more than the {MAX_COUNT:,} a grammar takes"
                 )
             if value > MAX_COUNT:
                 del out[key]  # the grammar allows any count: more than asked, never fewer
@@ -265,8 +269,11 @@ def prepare(schema: Any, prefix: str = "") -> tuple[dict[str, Any], dict[str, An
     ``#/$defs/<name>``, so the definitions must sit in ``$defs`` of the root the converter is
     given. SchemaRefused when the schema is past a bound or not a schema the converter takes."""
     preparer = _Preparer(schema if isinstance(schema, dict) else {}, prefix)
-    top = preparer.run(schema)
-    width, depth = _measure(top, preparer.defs, {}, set())
+    try:
+        top = preparer.run(schema)
+        width, depth = _measure(top, preparer.defs, {}, set())
+    except RecursionError:
+        raise SchemaRefused("the schema's $refs are nested too deep") from None
     if width > MAX_ALTERNATIVES:
         raise SchemaRefused(
             f"the schema's anyOf/oneOf/enum alternatives multiply to more than {MAX_ALTERNATIVES:,} (through its $refs)"

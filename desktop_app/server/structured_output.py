@@ -79,7 +79,7 @@ class OutputFormat:
             value = json.loads(text)
         except ValueError as exc:
             return f"the answer is not valid JSON ({exc})"
-        if not isinstance(value, dict):
+        if self.schema is None and not isinstance(value, dict):  # json_object; a schema says what its root is
             return "the answer is not a JSON object"
         if self.schema is not None:
             error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(self.schema).iter_errors(value))

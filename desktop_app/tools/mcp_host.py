@@ -4,14 +4,18 @@ never waits: :meth:`McpHost.start` starts the enabled servers (and stops the oth
 their tools, :meth:`McpHost.call` runs one tool (cancelling the future stops it).
 
 A server that cannot start, or a call that fails, is a result that says why, never an exception
-lost on the thread: :class:`ServerState.error` and :class:`CallResult` ``failed``.
+lost on the thread: :class:`ServerState.error` and :class:`CallResult` ``failed``. What the SDK
+logs about a misbehaving server (a line on its stdout that is not JSON-RPC...) is one line on
+stderr each, not a traceback with pydantic's report.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
+import sys
 import tempfile
 import threading
 from collections.abc import Coroutine, Sequence
@@ -75,6 +79,7 @@ class McpHost:
     def __init__(self, start_timeout_s: float = START_TIMEOUT_S, call_timeout_s: float = CALL_TIMEOUT_S) -> None:
         self.start_timeout_s = start_timeout_s
         self.call_timeout_s = call_timeout_s
+        _one_line_sdk_logs()
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="mcp-servers", daemon=True)
         self._thread.start()
@@ -118,6 +123,7 @@ class McpHost:
         if running is None or running.task.done():
             errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
             ready: asyncio.Future[tuple[Any, list[Any]]] = self._loop.create_future()
+            ready.add_done_callback(_retrieved)  # read by the wait below, unless it gave up first
             stop = asyncio.Event()
             task = asyncio.create_task(_serve(server, ready, stop, errlog), name=f"mcp-{server.name}")
             try:
@@ -178,6 +184,44 @@ async def _serve(
             ready.set_exception(_first(exc) if isinstance(exc, Exception) else RuntimeError("it was stopped"))
         if not isinstance(exc, Exception):
             raise
+
+
+def _retrieved(future: asyncio.Future[Any]) -> None:
+    """Marks a future's exception as seen (asyncio would say "Future exception was never retrieved")."""
+    if not future.cancelled():
+        future.exception()
+
+
+class _OneLine(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        text = f"specchat: MCP: {record.getMessage()}"
+        exc = record.exc_info[1] if record.exc_info else None
+        if exc is not None:
+            text += f" ({type(exc).__name__}: {_said(exc)})"
+        return text
+
+
+def _said(exc: BaseException) -> str:
+    """An exception in a few words: a pydantic error's first complaint and its input, not the report."""
+    errors = getattr(exc, "errors", None)
+    try:
+        first = errors()[0] if callable(errors) else None
+    except Exception:  # noqa: BLE001 - any other object with an errors attribute
+        first = None
+    if isinstance(first, dict) and "msg" in first:
+        return f"{first['msg']}, in {str(first.get('input'))[:80]!r}"
+    return " ".join(str(exc).split())[:ERROR_TAIL]
+
+
+def _one_line_sdk_logs() -> None:
+    """The MCP SDK's log records as one line each on stderr (once per process)."""
+    sdk = logging.getLogger("mcp")
+    if not any(isinstance(h.formatter, _OneLine) for h in sdk.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(_OneLine())
+        handler.setLevel(logging.WARNING)
+        sdk.addHandler(handler)
+        sdk.propagate = False
 
 
 def _first(exc: BaseException) -> BaseException:

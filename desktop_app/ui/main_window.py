@@ -98,6 +98,7 @@ class MainWindow(QMainWindow):
         )  # fmt: skip
         self.answers = AnswerSettings(settings, self.client, self.side, self.chat_view, self.save_settings, self)
         offer = self.mcp.offer
+        self.mcp.notice.connect(self._show_error)  # an MCP tool whose schema no grammar takes, named
         self.session = ChatSession(
             self.client, history, self.chat_view, lambda m, p: offer(self.answers.request_for(m, p)), self
         )

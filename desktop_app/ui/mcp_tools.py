@@ -9,6 +9,7 @@ GUI thread, so their results arrive there.
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Callable
 from concurrent.futures import CancelledError, Future
 from typing import Any
@@ -16,8 +17,10 @@ from typing import Any
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QComboBox, QWidget
 
-from desktop_app.engine.api import GenerateRequest
+from desktop_app.engine.api import GenerateRequest, Tool
+from desktop_app.engine.tool_calls import ToolFormat
 from desktop_app.server.errors import BadRequest
+from desktop_app.server.tool_grammar import tool_call_grammar
 from desktop_app.server.tool_use import AUTO, NONE, REQUIRED, ToolUse, with_tools
 from desktop_app.store import Settings
 from desktop_app.store.tool_servers import ToolServer, read_servers
@@ -32,9 +35,12 @@ CHOICES = {AUTO: "Tools: the model decides", REQUIRED: "Tools: call one first", 
 class McpTools(QObject):
     """Signals:
     changed(): the servers' states (and so the tools offered) changed.
+    notice(str): a tool's schema is past what a grammar takes (the message names it): answers
+    offer the tools without a grammar.
     """
 
     changed = Signal()
+    notice = Signal(str)
 
     def __init__(
         self, settings: Settings, client: EngineClient, save: Callable[[], None], parent: QObject | None = None
@@ -47,6 +53,7 @@ class McpTools(QObject):
         self.states: list[ServerState] = []
         self.starting = False
         self.choice = AUTO  # tool_choice of an answer that follows the user's message
+        self._told = ""  # the last notice, said once
         self._watched: list[tuple[Future[Any], Callable[[Any], None]]] = []
         self._timer = QTimer(self)
         self._timer.setInterval(POLL_MS)
@@ -74,6 +81,16 @@ class McpTools(QObject):
             states = [ServerState(s.name, error=str(states)) for s in self.servers if s.enabled]
         self.states = states
         self.changed.emit()
+        self._build_grammar()
+
+    def _build_grammar(self) -> None:
+        """Build the tools' grammar in a thread (the grammar worker keeps it), so that no answer,
+        and never the window, waits for a conversion."""
+        models = self.client.models
+        fmt = models.target.tool_format if models is not None else None
+        tools = [t.as_tool() for t in self.tools]
+        if fmt is not None and tools:
+            threading.Thread(target=_grammar_problem, args=(fmt, tools), name="mcp-grammar", daemon=True).start()
 
     @property
     def tools(self) -> list[OfferedTool]:
@@ -118,10 +135,16 @@ class McpTools(QObject):
         if not tools or fmt is None or self.choice == NONE or rounds >= MAX_ROUNDS:
             return request
         choice = REQUIRED if self.choice == REQUIRED and messages and messages[-1]["role"] == "user" else AUTO
+        problem = _grammar_problem(fmt, list(tools))  # built already, in a thread, as the tools came
+        if problem is not None and problem != self._told:
+            self.notice.emit(f"MCP tools are offered without a grammar: {problem}")
+        self._told = problem or ""
         try:
-            return with_tools(request, ToolUse(fmt, tools, choice, parallel=False))
+            if problem is None:
+                return with_tools(request, ToolUse(fmt, tools, choice, parallel=False))
         except BadRequest:
-            return dataclasses.replace(request, tools=tools)  # a schema no grammar takes: offered, not forced
+            pass
+        return dataclasses.replace(request, tools=tools)  # a schema no grammar takes: offered, not forced
 
     def call(self, tool: OfferedTool, arguments: dict[str, Any], done: Callable[[CallResult], None]) -> Future[Any]:
         """Run a tool; ``done`` gets its result in the GUI thread (never when the future is cancelled)."""
@@ -158,6 +181,15 @@ class McpTools(QObject):
             else:
                 error = future.exception()
                 then(error if error is not None else future.result())
+
+
+def _grammar_problem(fmt: ToolFormat, tools: list[Tool]) -> str | None:
+    """Why no grammar takes these tools' schemas, naming the tool (None: one does)."""
+    try:
+        tool_call_grammar(fmt, tools, parallel=False)
+    except ValueError as exc:
+        return str(exc).replace("the function '", "the MCP tool '", 1)
+    return None
 
 
 class ToolChoiceBox(QComboBox):

@@ -155,3 +155,37 @@ def test_servers_are_added_in_preferences_and_a_failed_start_says_why(
     qtbot.mouseClick(dialog.ok, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not window.mcp.starting, timeout=TOOL_TIMEOUT_MS)
     assert window.mcp.tools == [] and window.settings["mcp_servers"][0]["enabled"] is False
+
+
+def test_a_tool_no_grammar_takes_is_named_and_answers_still_come(
+    qtbot: Any, make_window: Any, models: Any, tmp_path: Path
+) -> None:
+    env = {"MCP_TEST_LOG": str(tmp_path / "calls.txt"), "MCP_TEST_SCHEMAS": "hostile"}
+    server = {"name": "calc", "command": sys.executable, "args": [str(SERVER)], "env": env}
+    window = make_window(target_path=models.tools, mcp_servers=[server], max_tokens=12, temperature=0.0)
+    qtbot.waitUntil(lambda: sorted(t.name for t in window.mcp.tools) == ["add", "total"], timeout=TOOL_TIMEOUT_MS)
+    notices: list[str] = []
+    window.mcp.notice.connect(notices.append)
+    pick(window.tool_choice, "required")
+    type_and_send(qtbot, window, "Add the numbers.")
+    qtbot.waitUntil(lambda: not window.session.busy, timeout=TOOL_TIMEOUT_MS)
+    assert len(notices) == 1 and "the MCP tool 'total'" in notices[0] and "'minItems' 10,000,000" in notices[0]
+    assert "\n" not in notices[0] and window.client.running
+    assert [w.role for w in window.chat_view.messages][:2] == ["user", "assistant"]
+
+
+def test_a_tool_of_twenty_thousand_items_is_called_and_the_engine_lives(
+    qtbot: Any, make_window: Any, models: Any, tmp_path: Path
+) -> None:
+    env = {"MCP_TEST_LOG": str(tmp_path / "calls.txt"), "MCP_TEST_SCHEMAS": "long"}
+    server = {"name": "calc", "command": sys.executable, "args": [str(SERVER)], "env": env}
+    window = make_window(target_path=models.tools, mcp_servers=[server], max_tokens=40, temperature=0.0)
+    qtbot.waitUntil(lambda: sorted(t.name for t in window.mcp.tools) == ["add", "tally"], timeout=TOOL_TIMEOUT_MS)
+    notices: list[str] = []
+    window.mcp.notice.connect(notices.append)
+    pick(window.tool_choice, "required")
+    type_and_send(qtbot, window, "Add 2 and 3.")  # forced: a call under the grammar of both tools
+    qtbot.waitUntil(lambda: not window.session.busy, timeout=TOOL_TIMEOUT_MS)
+    assert window.client.running and not notices  # the engine took the grammar (it crashed on it before)
+    assert [w.role for w in window.chat_view.messages][:2] == ["user", "assistant"]
+    assert all(card.record.name in ("add", "tally") for card in _cards(window))
