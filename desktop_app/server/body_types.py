@@ -36,22 +36,35 @@ class BodyTypes:
         self._parents = {key[:n] for key in self._kinds for n in range(1, len(key))}
 
     def check(self, body: dict[str, Any]) -> None:
-        stack: list[tuple[tuple[str, ...], tuple[str, ...], Any]] = [
-            ((name,), (name,), value) for name, value in body.items()
-        ]
+        kinds_of, parents = self._kinds, self._parents
+        # (pattern, value, trail): a trail is (parent's trail, key), joined into a path only for an error
+        stack: list[tuple[tuple[str, ...], Any, Any]] = [((name,), value, (None, name)) for name, value in body.items()]
         while stack:
-            pattern, where, value = stack.pop()
+            pattern, value, trail = stack.pop()
             if value is None:
                 continue
-            kinds = self._kinds.get(pattern)
+            kinds = kinds_of.get(pattern)
             if kinds is not None and (not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds)):
+                where = _path(trail)
                 raise BadRequest(f"{'.'.join(where)}: must be {_kinds_text(kinds)}, not {_type_text(value)}", where[0])
-            if pattern not in self._parents:
+            if pattern not in parents:
                 continue
             if isinstance(value, list):
-                stack.extend((pattern + ("*",), where + (str(i),), item) for i, item in enumerate(value))
+                item = (*pattern, "*")
+                stack.extend((item, v, (trail, i)) for i, v in enumerate(value))
             elif isinstance(value, dict):
-                stack.extend((pattern + (str(k),), where + (str(k),), v) for k, v in value.items())
+                for key, v in value.items():
+                    child = (*pattern, key)
+                    if child in kinds_of or child in parents:
+                        stack.append((child, v, (trail, key)))
+
+
+def _path(trail: Any) -> list[str]:
+    out: list[str] = []
+    while trail is not None:
+        trail, key = trail
+        out.append(str(key))
+    return out[::-1]
 
 
 def _kinds_text(kinds: Kinds) -> str:
