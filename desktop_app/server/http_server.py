@@ -23,9 +23,14 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from desktop_app.server.limits import DEFAULT_LIMITS, ServerLimits
 
 
+def host_text(host: str) -> str:
+    """``host`` as a URL writes it: an IPv6 address in brackets (``[::]``)."""
+    return f"[{host}]" if ":" in host else host
+
+
 def base_url(host: str, port: int) -> str:
-    """The API's URL on ``host`` (an IPv6 address in brackets: ``http://[::]:8080/v1``)."""
-    return f"http://{f'[{host}]' if ':' in host else host}:{port}/v1"
+    """The API's URL on ``host``: ``http://[::]:8080/v1``."""
+    return f"http://{host_text(host)}:{port}/v1"
 
 
 def _raw_error(status: int, reason: str, message: str, code: str) -> bytes:

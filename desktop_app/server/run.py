@@ -10,7 +10,7 @@ from desktop_app.engine.api import API_HOST, API_PORT, DEFAULT_SPEC_MODE, SpecMo
 from desktop_app.server.api_key import readable_by_others
 from desktop_app.server.app import create_app
 from desktop_app.server.backend import EngineBackend
-from desktop_app.server.http_server import base_url, make_server
+from desktop_app.server.http_server import base_url, host_text, make_server
 
 
 def is_loopback(host: str) -> bool:
@@ -26,7 +26,7 @@ def exposure_warning(host: str, api_key: str | None) -> str | None:
     """What to say when the API is reachable from other machines (None on loopback)."""
     if is_loopback(host):
         return None
-    return f"serving on {host}: other machines on the network can use this model" + (
+    return f"serving on {host_text(host)}: other machines on the network can use this model" + (
         "" if api_key else " without a key (set --api-key-file or SPECCHAT_API_KEY)"
     )
 

@@ -15,6 +15,7 @@ from desktop_app.server.backend import EngineBackend, Job
 from desktop_app.server.http_server import base_url
 from desktop_app.server.limits import ServerLimits
 from desktop_app.server.request_body import nesting_depth
+from desktop_app.server.run import exposure_warning
 from tests.server.live_server import LogRecorder, Server
 
 LIMITS = ServerLimits(max_body_bytes=64 * 2**10)
@@ -122,6 +123,7 @@ def test_the_api_url_of_an_ipv6_address_has_brackets() -> None:
     assert base_url("::", 8080) == "http://[::]:8080/v1"
     assert base_url("::1", 80) == "http://[::1]:80/v1"
     assert base_url("0.0.0.0", 8080) == "http://0.0.0.0:8080/v1"
+    assert (exposure_warning("::", "key") or "").startswith("serving on [::]: other machines")
 
 
 def test_a_malformed_http_request_is_a_json_400(server: Server) -> None:
