@@ -200,8 +200,7 @@ class EngineClient(QObject):
         self._reader.start()
 
     def restart(self, load: Load | None = None) -> None:
-        """A fresh process with ``load`` (default: the last models) loaded; the old one is
-        stopped in the background."""
+        """A fresh process with ``load`` (default: the last models) loaded; the old one stopped in the background."""
         self._detach(in_background=True)  # the GUI never waits for the old process to exit
         self.start()
         load = load or self.last_load
@@ -269,7 +268,7 @@ class EngineClient(QObject):
         return self._next_id
 
     def embed(self, texts: list[str], answer: EmbedAnswer) -> int:
-        """Vectors for ``texts`` from the loaded target, in turn; ``answer`` is called once (PendingEmbeds); its id."""
+        """Vectors for ``texts`` from the loaded target, in turn; ``answer`` is called once (PendingEmbeds). Its id."""
         self._next_id += 1
         self._embeds.add(self._next_id, answer)
         if not self._send(Embed(self._next_id, tuple(texts))) and self._conn is None:  # no process: none other waits
@@ -277,7 +276,7 @@ class EngineClient(QObject):
         return self._next_id
 
     def cancel(self, handle: GenerationHandle | int) -> None:
-        """Stop this answer (at its next token, or before it starts), or an embedding by its id (before its next text)."""
+        """Stop this answer (at its next token, or before it starts) or an embedding, by id (before its next text)."""
         if isinstance(handle, int) or handle.id in self.pending:
             self._send(Cancel(handle if isinstance(handle, int) else handle.id))
 
