@@ -16,6 +16,7 @@ from desktop_app.library.errors import LibraryError
 from desktop_app.library.fit import MachineMemory, PairFit, sort_by_fit
 from desktop_app.ui.download_widget import DownloadWidget
 from desktop_app.ui.library_tables import fill_table, make_table
+from desktop_app.ui.plain_text import plain_tip
 
 CATALOG_COLUMNS = (
     "Pair",
@@ -108,8 +109,8 @@ class CatalogTab(QWidget):
         items = fill_table(self.table, [_row(f) for f in self.fits])
         grey = QBrush(self.palette().color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text))
         for fit, row in zip(self.fits, items):
-            row[0].setToolTip(fit.pair.notes)  # the one-line note on when the pair pays
-            row[1].setToolTip(fit.text)
+            row[0].setToolTip(plain_tip(fit.pair.notes))  # the one-line note on when the pair pays
+            row[1].setToolTip(plain_tip(fit.text))
             for item in row if not fit.fits else ():
                 item.setForeground(grey)
         if selected is not None:

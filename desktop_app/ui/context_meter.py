@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from PySide6.QtCore import QPoint, Signal
 from PySide6.QtGui import QAction, QActionGroup, QColor
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QMenu, QProgressBar, QPushButton, QSizePolicy, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QMenu, QProgressBar, QPushButton, QSizePolicy, QWidget
 
 from desktop_app.engine.api import OverflowPolicy
 from desktop_app.engine.context_size import PromptSize, RaiseOffer
+from desktop_app.ui.plain_text import plain_label, plain_tip
 
 NEAR_SHARE = 0.8  # amber from this share of the prompt's room on
 LEVEL_COLOURS = {"near": QColor(214, 137, 16), "over": QColor(198, 40, 40)}  # amber, red
@@ -52,7 +53,7 @@ class ContextMeter(QWidget):
         self.policy = OverflowPolicy.DROP_OLDEST
         row = QHBoxLayout(self)
         row.setContentsMargins(2, 0, 2, 0)
-        self.label = QLabel("")
+        self.label = plain_label()
         self.label.setObjectName("contextMeterLabel")
         self.label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # never widens the window
         self.bar = QProgressBar()
@@ -78,7 +79,7 @@ class ContextMeter(QWidget):
             self.label.setText("– tokens")
             self.bar.setValue(0)
             self._paint()
-            self.setToolTip(why_not or "The context's use is counted once a model is loaded")
+            self.setToolTip(plain_tip(why_not) or "The context's use is counted once a model is loaded")
             return
         self.level = level_of(size)
         text = f"{size.tokens:,} / {size.n_ctx:,} tokens"
@@ -90,7 +91,7 @@ class ContextMeter(QWidget):
         self.bar.setRange(0, max(size.n_ctx, 1))
         self.bar.setValue(min(size.tokens, size.n_ctx))
         self._paint()
-        self.setToolTip(self._explain(size))
+        self.setToolTip(plain_tip(self._explain(size)))
         self._show_offer()
 
     def show_offer(self, offer: RaiseOffer | None) -> None:
@@ -107,7 +108,7 @@ class ContextMeter(QWidget):
     def _show_offer(self) -> None:
         if self.offer is not None:
             self.raise_button.setText(raise_text(self.offer))
-            self.raise_button.setToolTip(self.offer.explanation)
+            self.raise_button.setToolTip(plain_tip(self.offer.explanation))
             self.raise_button.setAccessibleName(raise_text(self.offer))
         self.raise_button.setVisible(self.offer is not None and self.level != "ok")
 

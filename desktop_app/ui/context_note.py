@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QWidget
 from desktop_app.engine.context_size import RaiseOffer
 from desktop_app.ui.chat_view import ChatView, MessageWidget
 from desktop_app.ui.context_meter import LEVEL_COLOURS, left_out, raise_text
+from desktop_app.ui.plain_text import plain_tip
 
 
 def first_seen(view: ChatView, answer: MessageWidget, kept: int) -> MessageWidget | None:
@@ -81,7 +82,7 @@ class ContextNote(QFrame):
         self.raise_button.setVisible(offer is not None)
         if offer is not None:
             self.raise_button.setText(raise_text(offer))
-            self.raise_button.setToolTip(offer.explanation)
+            self.raise_button.setToolTip(plain_tip(offer.explanation))
 
     def _raise(self) -> None:
         if self.offer is not None:

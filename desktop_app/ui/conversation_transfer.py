@@ -24,6 +24,7 @@ from desktop_app.store.errors import StoreError
 from desktop_app.store.export import export_file
 from desktop_app.store.history import History
 from desktop_app.ui.message_format import footer_details, format_footer
+from desktop_app.ui.plain_text import plain_box
 from desktop_app.ui.thread_relay import hold
 
 if TYPE_CHECKING:
@@ -192,7 +193,7 @@ class ConversationTransfer(QObject):
 
     def _fail(self, message: str) -> None:
         self.failed.emit(message)
-        box = QMessageBox(QMessageBox.Icon.Warning, "SpecChat", message, QMessageBox.StandardButton.Ok, self._window)
-        box.setTextFormat(Qt.TextFormat.PlainText)  # file names and what a file holds, shown as written
+        ok = QMessageBox.StandardButton.Ok
+        box = plain_box(QMessageBox.Icon.Warning, "SpecChat", message, ok, self._window)  # file names as written
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.open()  # window-modal, and the event loop goes on

@@ -23,11 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal, Slot
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
 from desktop_app.library.downloads import DownloadProgress, DownloadResult, DownloadTask
 from desktop_app.library.errors import DownloadCancelled, DownloadError
 from desktop_app.library.units import human_duration, human_size
+from desktop_app.ui.plain_text import plain_label, plain_tip
 from desktop_app.ui.thread_relay import hold
 
 BAR_STEPS = 1000  # QProgressBar holds an int: count in permille, not bytes (files pass 2 GB)
@@ -85,14 +86,14 @@ class DownloadWidget(QWidget):
         super().__init__(parent)
         self._task: DownloadTask | None = None
         self._last: tuple[str, str, dict[str, Any]] | None = None  # what Retry starts again
-        self.title = QLabel("No download")
+        self.title = plain_label("No download")
         self.title.setObjectName("downloadTitle")
         self.bar = QProgressBar()
         self.bar.setObjectName("downloadProgress")
         self.bar.setRange(0, BAR_STEPS)
         self.bar.setValue(0)
         self.bar.setAccessibleName("Download progress")
-        self.detail = QLabel("")
+        self.detail = plain_label()
         self.detail.setObjectName("downloadDetail")
         self.detail.setAccessibleName("Downloaded bytes, speed and time left")
         self.cancel_button = QPushButton("Cancel")
@@ -189,7 +190,7 @@ class DownloadWidget(QWidget):
         self.cancel_button.setEnabled(False)
         self.retry_button.show()
         self.detail.setText(error.plain)
-        self.detail.setToolTip(str(error))  # the full reason (URLs, HTTP codes) for those who want it
+        self.detail.setToolTip(plain_tip(str(error)))  # the full reason (URLs, HTTP codes) for those who want it
         if isinstance(error, DownloadCancelled):
             self.title.setText("Download cancelled")
             self.cancelled.emit()

@@ -14,6 +14,7 @@ class ElidedLabel(QLabel):
     def __init__(self, text: str = "", min_chars: int = 8, parent: QWidget | None = None) -> None:
         super().__init__(text, parent)
         self._min_chars = min_chars
+        self.setTextFormat(Qt.TextFormat.PlainText)  # model names, file names: as written
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
 
     def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt API

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QPalette
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
+
+from desktop_app.ui.plain_text import plain_label, plain_tip
 
 
 class LoadBanner(QFrame):
@@ -24,7 +26,7 @@ class LoadBanner(QFrame):
         self.setAutoFillBackground(True)
         self.setBackgroundRole(QPalette.ColorRole.ToolTipBase)
         self.setForegroundRole(QPalette.ColorRole.ToolTipText)
-        self.message = QLabel()
+        self.message = plain_label()
         self.message.setObjectName("loadBannerText")
         self.message.setWordWrap(True)
         self.choose = QPushButton("Choose a model…")
@@ -51,5 +53,5 @@ class LoadBanner(QFrame):
             else "No model is loaded: choose one to chat."
         )
         self.message.setText(f"The model did not load: {reason.rstrip('.')}. {after}")
-        self.message.setToolTip(reason)
+        self.message.setToolTip(plain_tip(reason))
         self.show()

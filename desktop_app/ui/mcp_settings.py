@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.store.tool_servers import ToolServer, read_servers
+from desktop_app.ui.plain_text import plain_label
 
 NOTE = (
     "Each server is a program SpecChat starts (stdio), e.g. command 'npx' with arguments "
@@ -80,7 +81,7 @@ class McpServersField(QWidget):
             widget.textEdited.connect(lambda text, key=key: self._edit(key, text))
         self.env.textChanged.connect(lambda: self._edit("env", self.env.toPlainText()))
         self.allowed.itemChanged.connect(self._on_allowed_changed)
-        self.error = QLabel()
+        self.error = plain_label()
         self.error.setObjectName("mcpServerError")
         self.error.setWordWrap(True)
         self.error.setStyleSheet("color: palette(link);")

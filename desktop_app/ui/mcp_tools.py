@@ -26,6 +26,7 @@ from desktop_app.store import Settings
 from desktop_app.store.tool_servers import ToolServer, read_servers
 from desktop_app.tools.mcp_host import CallResult, McpHost, OfferedTool, ServerState
 from desktop_app.ui.engine_client import EngineClient
+from desktop_app.ui.plain_text import plain_tip
 
 POLL_MS = 50
 MAX_ROUNDS = 8  # answers in a row that call tools, before the model is made to answer without
@@ -208,4 +209,4 @@ class ToolChoiceBox(QComboBox):
 
     def _update(self) -> None:
         self.setVisible(bool(self._tools.states) or self._tools.starting)
-        self.setToolTip(self._tools.summary())
+        self.setToolTip(plain_tip(self._tools.summary()))  # tool names, a server's stderr

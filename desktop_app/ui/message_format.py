@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-import html
 from typing import Any
 
 from desktop_app.engine.api import DrafterKind, FinishReason, SpecMode
 from desktop_app.ui.drafter_tints import drafter_label
+from desktop_app.ui.plain_text import plain_tip
 
 
 def _name(drafter: str) -> str:
@@ -155,4 +155,4 @@ def footer_details(stats: dict[str, Any]) -> str:
 
 def tooltip_html(text: str) -> str:
     """Plain text as a tooltip that shows every character as typed (no HTML interpretation)."""
-    return f"<p style='white-space:pre-wrap'>{html.escape(text)}</p>"
+    return plain_tip(text)

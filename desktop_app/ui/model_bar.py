@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 
 from desktop_app.ui.elided_label import ElidedLabel
 from desktop_app.ui.flow_layout import FlowLayout
+from desktop_app.ui.plain_text import plain_tip
 
 OPEN_FILE = "<open>"
 OPEN_LIBRARY = "<library>"
@@ -214,8 +215,8 @@ class ModelBar(QWidget):
             self.badge.setToolTip("")
         elif compatible:
             self.badge.setText("✓ draft fits")
-            self.badge.setToolTip(reason or "The draft shares the target's vocabulary")
+            self.badge.setToolTip(plain_tip(reason) or "The draft shares the target's vocabulary")
         else:
             self.badge.setText(f"✗ draft incompatible: {reason}")
-            self.badge.setToolTip(reason)
+            self.badge.setToolTip(plain_tip(reason))
         self.badge.setAccessibleDescription(self.badge.toolTip())

@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QFileDialog,
     QHBoxLayout,
-    QLabel,
     QMessageBox,
     QPushButton,
     QTabWidget,
@@ -41,6 +40,7 @@ from desktop_app.library.units import human_params, human_size
 from desktop_app.ui.catalog_tab import CatalogTab
 from desktop_app.ui.library_jobs import LibraryJobs
 from desktop_app.ui.library_tables import fill_table, make_table
+from desktop_app.ui.plain_text import plain_box, plain_label
 from desktop_app.ui.window_placement import place_near
 
 MODEL_COLUMNS = ("File", "Architecture", "Parameters", "Quantization", "Context", "Size", "Status")
@@ -96,7 +96,7 @@ class ModelLibraryWindow(QWidget):
         self._placed = False
         self.jobs = LibraryJobs(self)
         self.jobs.failed.connect(self._show_error)
-        self.status = QLabel("")
+        self.status = plain_label()
         self.status.setObjectName("libraryStatus")
 
         self.model_table = make_table("modelTable", MODEL_COLUMNS)
@@ -223,8 +223,9 @@ class ModelLibraryWindow(QWidget):
 
     def confirm(self, question: str) -> bool:
         """Ask the user; tests replace this."""
-        answer = QMessageBox.question(self, "Model library", question)
-        return answer == QMessageBox.StandardButton.Yes
+        buttons = QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No
+        box = plain_box(QMessageBox.Icon.Question, "Model library", question, buttons, self)  # file names as written
+        return box.exec() == QMessageBox.StandardButton.Yes
 
     def _delete_selected(self) -> None:
         model = self.selected_model()

@@ -18,6 +18,7 @@ from desktop_app.ui.answer_settings import requested_drafter
 from desktop_app.ui.engine_client import EngineClient
 from desktop_app.ui.load_banner import LoadBanner
 from desktop_app.ui.model_bar import ModelBar
+from desktop_app.ui.plain_text import plain_tip
 from desktop_app.ui.status_bar import EngineStatusBar
 
 if TYPE_CHECKING:  # imported when first opened: the library checks vocabularies with llama.cpp
@@ -157,9 +158,9 @@ class ModelLoader(QObject):
         note = f"Ready: {loaded.target.name}"
         if loaded.speculation_refusal:
             note += " (speculation unavailable)"
-            bar.status.setToolTip(loaded.speculation_refusal)
+            bar.status.setToolTip(plain_tip(loaded.speculation_refusal))
         else:
-            bar.status.setToolTip(f"Drafting available: {loaded.drafting_note}")
+            bar.status.setToolTip(plain_tip(f"Drafting available: {loaded.drafting_note}"))
         bar.set_idle(note)
         self._banner.hide()
         if loaded.draft_error:

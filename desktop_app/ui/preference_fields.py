@@ -16,7 +16,6 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QHBoxLayout,
-    QLabel,
     QLineEdit,
     QPushButton,
     QVBoxLayout,
@@ -24,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.store.settings import BY_NAME
+from desktop_app.ui.plain_text import plain_label
 
 
 def number_text(value: float) -> str:
@@ -60,7 +60,7 @@ class NumberField(QWidget):
             f"{setting.description}: {self.number.bounds()}; "
             + (f"empty: {empty_means}" if empty_means else f"default {number_text(self.number.default)}")
         )
-        self.error = QLabel()
+        self.error = plain_label()
         self.error.setObjectName(f"{name}Error")
         self.error.setWordWrap(True)
         self.error.setStyleSheet("color: #c0392b;")

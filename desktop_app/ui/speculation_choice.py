@@ -18,6 +18,7 @@ from desktop_app.engine.api import DRAFTER_PREFERENCE, NO_DRAFTER, DrafterKind, 
 from desktop_app.store import Settings
 from desktop_app.store.settings import BEST_DRAFTER
 from desktop_app.ui.engine_client import EngineClient
+from desktop_app.ui.plain_text import plain_tip
 
 OFF = SpecMode.OFF.value
 AUTO = BEST_DRAFTER
@@ -142,7 +143,7 @@ class SpeculationChoice(QObject):
                 why = why_unavailable(kind, models)
                 tip = f"Not available: {why}" if why else f"{kind.label} drafts every answer's tokens"
             item.setEnabled(not why)
-            item.setToolTip(tip)
+            item.setToolTip(plain_tip(tip))
 
     def _select(self, key: str) -> None:
         """Show ``key``; an entry that cannot be chosen now shows Auto (or Off) and says so."""

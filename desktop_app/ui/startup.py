@@ -15,6 +15,7 @@ from collections.abc import Callable
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from desktop_app.store import History, HistoryDamaged, start_fresh
+from desktop_app.ui.plain_text import plain_box
 
 
 class StartupCancelled(Exception):
@@ -23,7 +24,7 @@ class StartupCancelled(Exception):
 
 def ask_start_fresh(problem: HistoryDamaged) -> bool:
     """Ask whether to keep the damaged history aside and start an empty one."""
-    box = QMessageBox(
+    box = plain_box(  # paths and reasons as written
         QMessageBox.Icon.Warning,
         "Chat history cannot be read",
         f"{problem}\n\nSpecChat can start a new, empty history. The damaged file is kept as it "
@@ -55,6 +56,6 @@ def show_startup_error(message: str) -> None:
     """One line on stderr and, when Qt is up, a dialog."""
     print(f"specchat: error: {message}", file=sys.stderr)
     if isinstance(QApplication.instance(), QApplication):
-        box = QMessageBox(QMessageBox.Icon.Critical, "SpecChat cannot start", message)
+        box = plain_box(QMessageBox.Icon.Critical, "SpecChat cannot start", message)
         box.setObjectName("startupErrorDialog")
         box.exec()

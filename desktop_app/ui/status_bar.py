@@ -8,11 +8,12 @@ from collections.abc import Callable
 import psutil
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QPalette
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QStatusBar, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QStatusBar, QWidget
 
 from desktop_app.engine.api import LoadedModels
 from desktop_app.engine_process.protocol import Ready
 from desktop_app.ui.elided_label import ElidedLabel
+from desktop_app.ui.plain_text import plain_label, plain_tip
 
 MEMORY_REFRESH_MS = 2000
 
@@ -34,19 +35,19 @@ class EngineStatusBar(QStatusBar):
     def __init__(self, engine_pid: Callable[[], int | None], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._engine_pid = engine_pid
-        self.backend = QLabel("backend: starting…")
+        self.backend = plain_label("backend: starting…")
         self.backend.setObjectName("backendLabel")
         self.models = ElidedLabel("no model loaded", min_chars=16)  # a long name never widens the window
         self.models.setObjectName("modelsLabel")
-        self.threads = QLabel()
+        self.threads = plain_label()
         self.threads.setObjectName("threadsLabel")
         self.threads.setToolTip(
             "CPU threads the engine computes with: measured on the live model and changed "
             "when the machine gets busy or quiet (a count set in Settings stays fixed)"
         )
-        self.memory = QLabel()
+        self.memory = plain_label()
         self.memory.setObjectName("memoryLabel")
-        self.api = QLabel()
+        self.api = plain_label()
         self.api.setObjectName("apiLabel")
         self.api.hide()
         self._api_url = ""
@@ -71,7 +72,7 @@ class EngineStatusBar(QStatusBar):
                 self._build_warned = True
                 self.showMessage(info.build_warning[:1].upper() + info.build_warning[1:], 60_000)
         self.backend.setText(text)
-        self.backend.setToolTip(info.backend + (f"\n\n{info.build_warning}" if info.build_warning else ""))
+        self.backend.setToolTip(plain_tip(info.backend + (f"\n\n{info.build_warning}" if info.build_warning else "")))
 
     def set_threads(self, text: str) -> None:
         """The thread count in use and why ("1 thread: machine busy"); "" keeps the last one."""
@@ -91,7 +92,7 @@ class EngineStatusBar(QStatusBar):
         if target.placement:
             text += f" · split: {target.placement}"
         self.models.setText(text)
-        self.models.setToolTip("\n".join(f"remote device {line}" for line in target.remote_devices))
+        self.models.setToolTip(plain_tip("\n".join(f"remote device {line}" for line in target.remote_devices)))
 
     def show_api(self, url: str | None, requests: Callable[[], int] | None = None) -> None:
         """The local API's address and how many requests it served (None: the API is off)."""
@@ -133,7 +134,7 @@ class CrashBanner(QFrame):
         self.setBackgroundRole(QPalette.ColorRole.ToolTipBase)
         self.setForegroundRole(QPalette.ColorRole.ToolTipText)
         layout = QHBoxLayout(self)
-        self.message = QLabel()
+        self.message = plain_label()
         self.message.setObjectName("engineBannerText")
         self.message.setWordWrap(True)
         self.restart = QPushButton("Restart engine")

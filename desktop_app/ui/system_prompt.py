@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.store import History, Settings
+from desktop_app.ui.plain_text import plain_tip
 
 OPTION = "system_prompt"
 
@@ -136,4 +137,4 @@ class SystemPromptButton(QPushButton):
         self.setText("System prompt…" if own is None else "System prompt (own)…")
         shown = self.settings["system_prompt"] if own is None else own
         label = "the default" if own is None else "this conversation's own"
-        self.setToolTip(f"System prompt: {label}\n{shown or '(none)'}")
+        self.setToolTip(plain_tip(f"System prompt: {label}\n{shown or '(none)'}"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QFormLayout, QLabel, QLineEdit, QWidget
 
 from desktop_app.engine.api import WORKER_PORT, LayerSplit, ModelOptions, parse_workers
+from desktop_app.ui.plain_text import plain_label
 
 
 class WorkersDialog(QDialog):
@@ -19,7 +20,7 @@ class WorkersDialog(QDialog):
         self.split = QLineEdit(split)
         self.split.setObjectName("workerSplitEdit")
         self.split.setPlaceholderText("equal shares; e.g. 1,2,2 (this computer first)")
-        self.problem = QLabel()
+        self.problem = plain_label()
         self.problem.setObjectName("workersProblem")
         self.problem.setWordWrap(True)
         help_text = QLabel(

@@ -85,3 +85,12 @@ def last_answer(window: Any) -> Any:
     messages = [m for m in window.chat_view.messages if m.role == "assistant"]
     assert messages, "no assistant message in the transcript"
     return messages[-1]
+
+
+def tip_text(tooltip: str) -> str:
+    """What a tooltip shows, as plain text (tooltips of model, server and file text are escaped HTML)."""
+    from PySide6.QtGui import QTextDocument
+
+    doc = QTextDocument()
+    doc.setHtml(tooltip)
+    return doc.toPlainText()

@@ -7,7 +7,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 
 from desktop_app.engine import default_model_path
-from tests.ui.helpers import send_and_wait
+from tests.ui.helpers import send_and_wait, tip_text
 
 
 def test_first_run_opens_ready_with_the_default_model(qtbot: Any, make_window: Any) -> None:
@@ -80,5 +80,6 @@ def test_a_missing_default_model_says_how_to_install_it(
     reason = failed.args[0].message
     assert "not installed" in reason and "pip install" in reason
     assert window.model_bar.status.text() == "Load failed"
-    assert reason == window.load_banner.message.toolTip() and window.load_banner.isVisible()  # what the user reads
+    assert reason == tip_text(window.load_banner.message.toolTip())  # what the user reads
+    assert window.load_banner.isVisible()
     assert not window.banner.isVisible() and window.client.running

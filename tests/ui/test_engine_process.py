@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 from desktop_app.engine.api import GenerateRequest, Message
 from desktop_app.ui.engine_client import EngineClient, crash_reason
 from tests.ui.conftest import ANSWER_TIMEOUT_MS, LOAD_TIMEOUT_MS
-from tests.ui.helpers import last_answer, send_and_wait, type_and_send
+from tests.ui.helpers import last_answer, send_and_wait, tip_text, type_and_send
 
 
 def test_killing_the_engine_mid_answer_shows_the_banner_and_restart_works(qtbot: Any, make_window: Any) -> None:
@@ -80,7 +80,8 @@ def test_a_broken_target_is_a_message_and_the_old_model_stays(
         window.model_bar.choose_target(str(getattr(models, which)))
     reason = failed.args[0].message
     assert reason and "Traceback" not in reason
-    assert reason in window.load_banner.message.toolTip() and window.load_banner.isVisible()  # what the user reads
+    assert reason in tip_text(window.load_banner.message.toolTip())  # what the user reads
+    assert window.load_banner.isVisible()
     assert window.client.running and not window.banner.isVisible()
     send_and_wait(qtbot, window, "hello")  # the factory target is still loaded
     assert last_answer(window).text

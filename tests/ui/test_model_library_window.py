@@ -14,7 +14,7 @@ from desktop_app.ui.model_bar import OPEN_LIBRARY  # noqa: E402
 from desktop_app.ui.model_library import ModelLibraryWindow  # noqa: E402
 from tests.library.hub_server import FakeHub  # noqa: E402
 from tests.ui.conftest import LOAD_TIMEOUT_MS  # noqa: E402
-from tests.ui.helpers import pick  # noqa: E402
+from tests.ui.helpers import pick, tip_text  # noqa: E402
 
 
 def _window(qtbot, **options) -> ModelLibraryWindow:
@@ -127,7 +127,7 @@ def test_the_catalog_lists_each_pairs_drafting_method_download_size_and_ram_need
     assert rows["qwen3-coder-30b-a3b-instruct"][5] == "none (Prompt lookup)"
     assert rows["gemma-4-12b-it-qat"][5] == "mtp-gemma-4-12B-it-Q8_0.gguf (~465.0 MB)"
     assert rows["qwen2.5-7b-instruct"][2] == "Draft model"
-    assert table.item(0, 0).toolTip() == window.catalog[0].notes
+    assert tip_text(table.item(0, 0).toolTip()) == window.catalog[0].notes
 
 
 def test_download_draft_on_a_pair_without_a_draft_file_says_why(qtbot, models_dir: Path) -> None:  # noqa: F811
