@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from desktop_app.engine.api import Tool
 from desktop_app.engine.grammar_limits import MAX_NESTING, grammar_problem, measure
 from desktop_app.engine.tool_calls import GPT_OSS, HERMES, LLAMA3, MISTRAL
 from desktop_app.server.grammar_worker import GrammarWorker, budgeted
@@ -82,7 +83,7 @@ WORKFLOW = {  # Claude Code's Workflow tool: a property with no type is JSON Sch
 }
 
 
-def function(name: str, parameters: Any) -> dict[str, Any]:
+def function(name: str, parameters: Any) -> Tool:
     return {"type": "function", "function": {"name": name, "parameters": parameters}}
 
 
