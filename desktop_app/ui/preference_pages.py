@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 
 from desktop_app.engine.api import DrafterKind, SpecMode
 from desktop_app.paths import data_dir, models_dir
-from desktop_app.store.settings import BEST_DRAFTER, BY_NAME
+from desktop_app.store.settings import BEST_DRAFTER, BY_NAME, MAX_TEXT_CHARS
 from desktop_app.ui.preference_fields import ChoiceField, FolderRow, NumberField, ThreadsField
 
 # The drafter under the side panel's one speculation control (ui/speculation_choice.py): the best
@@ -59,15 +59,28 @@ class TextField(QLineEdit):
 
 
 class PromptField(QPlainTextEdit):
-    """A system prompt's text."""
+    """A system prompt's text: valid up to MAX_TEXT_CHARS characters (a longer one cannot be saved)."""
 
-    valid = True
+    validity_changed = Signal()
 
     def __init__(self, name: str) -> None:
         super().__init__()
         self.setObjectName(name)
         self.setAccessibleName("System prompt")
         self.setPlaceholderText("e.g. You are a helpful assistant. Answer briefly.")
+        self._valid = True
+        self.textChanged.connect(self._check)
+
+    @property
+    def valid(self) -> bool:
+        return self._valid
+
+    def _check(self) -> None:
+        valid = self.document().characterCount() - 1 <= MAX_TEXT_CHARS  # counted by Qt, not copied out
+        if valid != self._valid:
+            self._valid = valid
+            self.setToolTip("" if valid else f"A system prompt holds {MAX_TEXT_CHARS:,} characters at most")
+            self.validity_changed.emit()
 
     def value(self) -> str:
         return self.toPlainText()
@@ -123,7 +136,7 @@ class Presets(QWidget):
 
     def _save(self) -> None:
         name = self.name.text().strip()
-        if name and self._prompt.value().strip():
+        if name and self._prompt.valid and self._prompt.value().strip():  # a prompt past the limit is not kept
             self._presets[name] = self._prompt.value()
             self._show()
             self.name.clear()

@@ -47,3 +47,18 @@ def test_the_window_starts_says_so_once_and_keeps_the_file(qtbot: Any, home: Pat
     finally:
         window.close()
         history.close()
+
+
+def test_a_system_prompt_past_the_limit_cannot_be_saved_from_preferences(qtbot: Any, make_window: Any) -> None:
+    from desktop_app.store.settings import MAX_TEXT_CHARS
+    from tests.ui.test_preferences import open_preferences
+
+    window = make_window(wait_loaded=False)
+    dialog = open_preferences(qtbot, window)
+    prompt = dialog.fields["system_prompt"]
+    prompt.set_value("x" * (MAX_TEXT_CHARS + 1))
+    assert not dialog.ok.isEnabled() and "at most" in prompt.toolTip()
+    prompt.set_value("Be brief.")
+    assert dialog.ok.isEnabled()
+    dialog.ok.click()
+    assert window.settings["system_prompt"] == "Be brief."
