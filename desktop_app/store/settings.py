@@ -52,6 +52,7 @@ MAX_RECENT_FILES = 8
 # The longest text a setting holds (a system prompt, a preset, a path): a million characters is
 # far more than any model's context; a longer one is refused as a value.
 MAX_TEXT_CHARS = 1_000_000
+MAX_ITEMS = 1_000  # the most entries a list or mapping setting holds (recent files, presets, MCP servers)
 # The window's own number (the engine's are in engine/api.py): the transcript's and input's text size.
 FONT_SIZE = NumberRange("font_size", int, 6, 40, 10, "Text size of the conversation and the message box, in points")
 
@@ -81,6 +82,8 @@ class Setting:
                 return str(exc)
         elif self.type is not bool and isinstance(value, bool) or not isinstance(value, self.type):
             return f"{self.name} must be {_KINDS[self.type]}, not {shown(value)}"
+        elif isinstance(value, (list, dict)) and len(value) > MAX_ITEMS:
+            return f"{self.name} holds {len(value):,} entries; the most is {MAX_ITEMS:,}"
         elif _too_long(value):
             return f"{self.name} holds text longer than {MAX_TEXT_CHARS:,} characters"
         if isinstance(value, list) and self.check is None and not all(isinstance(item, str) for item in value):

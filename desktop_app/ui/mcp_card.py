@@ -11,6 +11,7 @@ from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QToolButton, QVBoxLayout, QWidget
 
 from desktop_app.store.tool_calls import CallStatus, ToolCallRecord
+from desktop_app.ui.plain_text import plain_label
 
 ONCE, ALWAYS, DENY = "once", "always", "deny"
 LINE_ARGUMENTS = 80  # characters of the arguments shown on the folded card
@@ -67,7 +68,7 @@ class ToolCallCard(QFrame):
         row = QHBoxLayout(self.question)
         row.setContentsMargins(0, 0, 0, 0)
         where = f" from {server}" if server else ""
-        row.addWidget(QLabel(f"Run this tool{where}?"))
+        row.addWidget(plain_label(f"Run this tool{where}?"))  # the server's name as written
         row.addStretch(1)
         self.buttons: dict[str, QPushButton] = {}
         for key, text, name in (

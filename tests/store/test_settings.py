@@ -270,3 +270,12 @@ def test_without_a_copy_the_unusable_values_are_written_back(home: Path, monkeyp
     assert "No space left" in (settings.problem or "")
     settings.save()
     assert json.loads(path.read_text())["top_k"] == -3  # kept where it was: nothing lost
+
+
+def test_list_settings_have_a_length_limit(home: Path) -> None:
+    from desktop_app.store.settings import MAX_ITEMS
+
+    _file(home, json.dumps({"recent_files": [f"/m/{i}.gguf" for i in range(100_000)], "top_k": 5}))
+    settings = Settings.load()
+    assert settings["recent_files"] == [] and settings["top_k"] == 5
+    assert f"recent_files holds 100,000 entries; the most is {MAX_ITEMS:,}" in (settings.problem or "")

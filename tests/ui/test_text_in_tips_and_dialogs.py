@@ -87,3 +87,14 @@ def test_dialogs_and_long_tips_are_plain(qtbot: Any) -> None:
 @pytest.mark.parametrize("text", ['it\'s "quoted"', "a < b && c > d", "line one\nline two"])
 def test_a_tip_keeps_every_character(qtbot: Any, text: str) -> None:
     assert tip_text(plain_tip(text)) == text
+
+
+def test_a_tool_calls_question_names_its_server_as_written(qtbot: Any) -> None:
+    from desktop_app.store.tool_calls import ToolCallRecord
+    from desktop_app.ui.mcp_card import ToolCallCard
+
+    card = ToolCallCard(ToolCallRecord(1, 0, "call0", TAGS, "{}"), server="<b>srv</b>")
+    qtbot.addWidget(card)
+    (question,) = [label for label in card.question.findChildren(QLabel) if "Run this tool" in label.text()]
+    assert question.textFormat() == Qt.TextFormat.PlainText and question.text() == "Run this tool from <b>srv</b>?"
+    assert TAGS in card.header.text()  # a button's text is never HTML
