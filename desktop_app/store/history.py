@@ -299,6 +299,11 @@ class History:
             if leaf is not None and not self._db.execute("SELECT 1 FROM messages WHERE id = ?", (leaf,)).fetchone():
                 self._follow_choices(conv, parent)  # the end of the path shown went
 
+    def has_messages(self, conversation_id: int) -> bool:
+        """Whether the conversation holds any message (without reading them)."""
+        row = self._db.execute("SELECT 1 FROM messages WHERE conversation_id = ? LIMIT 1", (conversation_id,))
+        return row.fetchone() is not None
+
     def messages(self, conversation_id: int) -> list[StoredMessage]:
         """The conversation as shown, first message first: the chosen version of each message,
         with its place among its versions."""

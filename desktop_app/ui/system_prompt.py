@@ -111,7 +111,7 @@ class SystemPromptButton(QPushButton):
     def set_conversation(self, conversation_id: int) -> None:
         """The open conversation changed (0: a new one). A new conversation just stored (no
         messages yet) takes the prompt chosen before it was."""
-        if conversation_id and self.pending and not self.history.messages(conversation_id):
+        if conversation_id and self.pending and not self.history.has_messages(conversation_id):
             self.history.set_option(conversation_id, OPTION, self.pending[0])
         self.pending = []
         self.conversation_id = conversation_id

@@ -63,7 +63,7 @@ class ThinkSwitch(QCheckBox):
     def _just_created(self, conversation_id: int) -> bool:
         """The new conversation was just stored (at its first message, before the message)."""
         try:
-            return self._conversation is None and not self._history.messages(conversation_id)
+            return self._conversation is None and not self._history.has_messages(conversation_id)
         except sqlite3.Error:
             return False
 

@@ -176,3 +176,9 @@ def test_titles_are_bounded_wherever_they_come_from(history: History) -> None:
     assert {len(c.title) for c in history.conversations()} <= {MAX_TITLE_CHARS, len("Kept")}
     again = history.conversation(conv.id)
     assert again is not None and len(again.title) == MAX_TITLE_CHARS
+
+
+def test_whether_a_conversation_has_messages_is_known_without_reading_them(history: History) -> None:
+    (kept,) = history.conversations()
+    empty = history.create_conversation("Empty")
+    assert history.has_messages(kept.id) and not history.has_messages(empty.id)
