@@ -13,6 +13,7 @@ for the schemas seen last, so an agent that sends the same tools with every requ
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -47,6 +48,11 @@ def _limit_memory(extra: int) -> None:
 
 def _serve(conn: Connection, memory: int) -> None:
     """The worker's loop: jobs in, ("ok", grammar) or ("refused", why) out, until the pipe closes."""
+    from desktop_app.engine.llama.backend import ensure_backend
+
+    ensure_backend()  # llama.cpp parses each grammar here first; loaded before the memory limit
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)  # llama.cpp prints a refused grammar whole on stderr: not in the server's log
     _limit_memory(memory)
     conn.send(("ready", ""))
     while True:

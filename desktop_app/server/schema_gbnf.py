@@ -3,9 +3,10 @@ llama.cpp's ``json_schema_to_grammar``), loaded as SpecChat uses it.
 
 - Loaded from its file: importing ``llama_cpp.llama_grammar`` would run the package's
   ``__init__``, which loads llama.cpp, and the window's side of the API must not.
-- Our copy writes counts with GBNF's own ``{m,n}`` (:func:`repetition`) where the original
+- Our copy writes counts as chains of flat rules (:func:`repetition`) where the original
   unrolls them into nested optional groups (``maxItems: 20000`` nested 20,000 deep overflowed
-  llama.cpp's recursive parser and killed the process).
+  llama.cpp's recursive parser and killed the process); GBNF's own ``{m,n}`` is not used either,
+  since llama.cpp's parser refuses counts that multiply past 2,000 in one sequence.
 - Its string character excludes raw control characters, as llama.cpp's own converter does (JSON
   forbids them inside strings, and ``json.loads`` refuses them).
 - Every schema goes through :func:`~desktop_app.server.schema_prep.prepare` first, and every
@@ -17,8 +18,10 @@ bounds their time and memory.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
+from contextvars import ContextVar
 from functools import cache
 from pathlib import Path
 from types import ModuleType
@@ -31,14 +34,25 @@ _LOOSE_CHAR = r'char ::= [^"\\] |'
 _STRICT_CHAR = r'char ::= [^"\\\x7F\x00-\x1F] |'
 
 
-def _times(item: str, low: int, high: int | None) -> str:
-    if high == 0:
+# The rules of the conversion under way: repetition() adds its chains there.
+_RULES: ContextVar[dict[str, str] | None] = ContextVar("_RULES", default=None)
+
+
+def _up_to(content: str, n: int) -> str:
+    """``content`` 0 to ``n`` times, as ``n`` flat rules (``c-i ::= (content c-(i-1))?``): what
+    llama.cpp makes of ``{0,n}`` itself, without its nesting and without its parser's guard on
+    repetitions (which refuses ``{m,n}`` whose counts multiply past 2,000 in one sequence)."""
+    if n <= 0:
         return ""
-    if high is None:
-        return f"{item}*" if low == 0 else f"{item}+" if low == 1 else f"{item}{{{low},}}"
-    if low == high:
-        return item if low == 1 else f"{item}{{{low}}}"
-    return f"{item}?" if (low, high) == (0, 1) else f"{item}{{{low},{high}}}"
+    if n == 1:
+        return f"({content})?"
+    rules = _RULES.get()
+    if rules is None:  # outside a conversion (the module's own constants)
+        return f"({content}){{0,{n}}}"
+    base = "rep-" + hashlib.sha1(content.encode()).hexdigest()[:10]  # the same content shares its chain
+    for i in range(1, n + 1):
+        rules.setdefault(f"{base}-{i}", f"({content})?" if i == 1 else f"({content} {base}-{i - 1})?")
+    return f"{base}-{n}"
 
 
 def repetition(
@@ -48,18 +62,18 @@ def repetition(
     separator_rule: str | None = None,
     item_rule_is_literal: bool = False,
 ) -> str:
-    """The converter's ``_build_repetition`` in GBNF's ``{m,n}``: ``item`` ``min_items`` to
-    ``max_items`` (None: any number of) times, ``separator_rule`` between them."""
+    """The converter's ``_build_repetition`` without nested groups: ``item_rule`` ``min_items``
+    to ``max_items`` (None: any number of) times, ``separator_rule`` between them."""
     del item_rule_is_literal  # the original's shortcut for literals: a group is the same grammar
-    if not separator_rule:
-        return _times(f"({item_rule})", min_items, max_items)
     if max_items == 0:
         return ""
-    rest = _times(
-        f"({separator_rule} {item_rule})", max(min_items - 1, 0), None if max_items is None else max_items - 1
-    )
-    whole = f"{item_rule} {rest}".rstrip()
-    return whole if min_items > 0 else f"({whole})?"
+    each = f"{separator_rule} {item_rule}" if separator_rule else item_rule
+    if separator_rule and min_items == 0:
+        rest = f"({each})*" if max_items is None else _up_to(each, max_items - 1)
+        return f"({' '.join(p for p in (item_rule, rest) if p)})?"
+    required = [item_rule] + [each] * (min_items - 1) if min_items > 0 else []
+    rest = f"({each})*" if max_items is None else _up_to(each, max_items - min_items)
+    return " ".join(p for p in (*required, rest) if p)
 
 
 @cache
@@ -87,17 +101,23 @@ def new_converter(prop_order: dict[str, int] | None = None) -> Any:
 
 
 def finished(grammar: str) -> str:
-    """``grammar`` with the strict string character, measured; SchemaRefused past the limits."""
+    """``grammar`` with the strict string character, measured and parsed by llama.cpp;
+    SchemaRefused past the limits or when llama.cpp refuses it."""
     grammar = grammar.replace(_LOOSE_CHAR, _STRICT_CHAR)
     problem = grammar_problem(grammar)
+    if problem is None:
+        from desktop_app.engine.llama.grammar import parse_problem  # loads llama.cpp: in the worker only
+
+        problem = parse_problem(grammar)
     if problem is not None:
         raise SchemaRefused(problem)
     return grammar
 
 
-def convert(visit: Any) -> Any:
-    """Run ``visit()`` (the converter at work), its failures as SchemaRefused (the converter
+def convert(converter: Any, visit: Any) -> Any:
+    """Run ``visit()`` (``converter`` at work), its failures as SchemaRefused (the converter
     asserts, and raises whatever a schema it did not expect makes it raise)."""
+    token = _RULES.set(converter._rules)  # where repetition() writes its rules
     try:
         return visit()
     except SchemaRefused:
@@ -107,6 +127,8 @@ def convert(visit: Any) -> Any:
     except Exception as exc:  # noqa: BLE001 - any failure of the converter is the schema's
         detail = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
         raise SchemaRefused(f"the JSON schema is not supported: {detail}") from None
+    finally:
+        _RULES.reset(token)
 
 
 def checked(schema: Any) -> None:
@@ -131,5 +153,5 @@ def schema_gbnf(schema_json: str) -> str:
     def visit() -> None:
         converter.visit(converter.resolve_refs(schema, "schema"), "")
 
-    convert(visit)
+    convert(converter, visit)
     return finished(str(converter.format_grammar()))

@@ -13,7 +13,9 @@ and bounds the schema first, so that what reaches the converter is linear in its
   ``description``) is JSON Schema's "anything": any JSON value, not the converter's "an object";
 - ``"type": [a, b]`` is an ``anyOf`` of the schema with each type, so the other keywords still hold;
 - counts above :data:`MAX_COUNT` are refused (``minItems``, ``minLength``, a pattern's ``{m,n}``)
-  or dropped (``maxItems``, ``maxLength``: the grammar then allows more, never less);
+  or dropped (``maxItems``, ``maxLength``: the grammar then allows more, never less); a
+  pattern's counts nested in counts may multiply to :data:`MAX_NESTED_COUNT` (``(a{0,30}){0,30}``
+  costs llama.cpp a second a token, ``((a{0,100}){0,100}){0,100}`` minutes);
 - nesting (:data:`MAX_DEPTH`, through references too), enums (:data:`MAX_ENUM`), the alternatives
   llama.cpp may have to follow at once (:data:`MAX_ALTERNATIVES`) and the schema's size
   (:data:`MAX_NODES`) are bounded: past them the schema is refused with :class:`SchemaRefused`,
@@ -27,7 +29,8 @@ from typing import Any
 
 MAX_DEPTH = 32  # sub-schemas inside one another (64 through $ref)
 MAX_COUNT = 10_000  # minItems, minLength, a pattern's {m,n} (nested repetitions multiplied)
-MAX_ENUM = 1_000  # values of one enum
+MAX_NESTED_COUNT = 100  # a pattern's counts inside counts, multiplied: (a{0,10}){0,10}
+MAX_ENUM = 500  # values of one enum (each a parse stack while the answer's first tokens fit many)
 MAX_ALTERNATIVES = 4_096  # anyOf/oneOf/enum alternatives open at once (multiplied through $ref)
 MAX_NODES = 10_000  # sub-schemas in all
 
@@ -64,11 +67,13 @@ def _count(schema: dict[str, Any], key: str, path: str) -> int | None:
     return int(value)
 
 
-def pattern_cost(pattern: str) -> int:
-    """The largest product of nested ``{m,n}`` bounds in a regular expression (1: none): what
-    the grammar of the pattern repeats at most, and how many parse stacks it may open."""
+def pattern_cost(pattern: str) -> tuple[int, int]:
+    """(the largest product of nested ``{m,n}`` bounds in a regular expression, the largest
+    such product of two or more nested ones; 1: none): what the pattern's grammar repeats at
+    most, and how many ways to split a text nested counts open (each a parse stack per token)."""
     costs: list[int] = [1]  # the deepest cost seen in each open group
     last = 1  # the cost of the atom a quantifier would apply to
+    nested = 1
     i, n = 0, len(pattern)
     while i < n:
         c = pattern[i]
@@ -93,13 +98,15 @@ def pattern_cost(pattern: str) -> int:
             if 1 <= len(bounds) <= 2 and all(b.isdigit() or not b for b in bounds):
                 digits = [b for b in bounds if b]
                 bound = max((int(b) if len(b) < 12 else 10**12 for b in digits), default=1)
+                if last > 1:
+                    nested = max(nested, last * max(bound, 1))
                 last *= max(bound, 1)
                 costs[-1] = max(costs[-1], last)
                 i = end
         else:
             last = 1
         i += 1
-    return max(costs)
+    return max(costs), nested
 
 
 class _Preparer:
@@ -195,9 +202,13 @@ class _Preparer:
         if pattern is not None:
             if not isinstance(pattern, str):
                 raise SchemaRefused(f"'pattern' at {_pointer(path)} must be a string")
-            if pattern_cost(pattern) > MAX_COUNT:
+            largest, nested = pattern_cost(pattern)
+            if largest > MAX_COUNT or nested > MAX_NESTED_COUNT:
                 raise SchemaRefused(
-                    f"the pattern at {_pointer(path)} repeats more than {MAX_COUNT:,} times (nested counts multiply)"
+                    f"the pattern at {_pointer(path)} nests counts that multiply to {min(nested, 10**12):,}, more "
+                    f"than {MAX_NESTED_COUNT} (each way to split a text costs every token)"
+                    if nested > MAX_NESTED_COUNT
+                    else f"the pattern at {_pointer(path)} repeats more than {MAX_COUNT:,} times"
                 )
 
     def children(self, out: dict[str, Any], path: str, depth: int) -> dict[str, Any]:

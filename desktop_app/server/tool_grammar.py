@@ -74,13 +74,19 @@ def build_tool_grammar(fmt_name: str, tools: list[Tool], parallel: bool) -> str:
     else:
         separator = '"\\n"' if fmt == HERMES else '";" space' if fmt == LLAMA3 else '""'
         root = f"({call})" + (f" ({separator} ({call}))*" if parallel else "")
-    return finished(f"root ::= {root}\n{converter.format_grammar()}\n{_GEMMA_RULES if fmt == GEMMA4 else ''}")
+    try:
+        return finished(f"root ::= {root}\n{converter.format_grammar()}\n{_GEMMA_RULES if fmt == GEMMA4 else ''}")
+    except SchemaRefused as exc:
+        for tool in tools if len(tools) > 1 else ():
+            build_tool_grammar(fmt_name, [tool], parallel)  # the function whose grammar fails, named
+        names = ", ".join(f"'{t['function']['name']}'" for t in tools)
+        raise SchemaRefused(f"the parameters of the function {names} cannot be enforced: {exc}") from None
 
 
 def _call_rule(fmt: ToolFormat, converter: Any, rule: str, name: str, parameters: dict[str, Any]) -> str:
     def schema_rule(schema: dict[str, Any], defs: dict[str, Any]) -> str:
         whole = {**schema, "$defs": defs} if defs else schema  # the parameters' refs resolve here
-        return str(convert(lambda: converter.visit(converter.resolve_refs(whole, rule), rule)))
+        return str(convert(converter, lambda: converter.visit(converter.resolve_refs(whole, rule), rule)))
 
     if fmt in (HERMES, LLAMA3, MISTRAL):
         arguments, defs = prepare(parameters, f"{rule}-")

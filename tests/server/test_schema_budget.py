@@ -47,6 +47,7 @@ def nested_any_of(levels: int) -> dict[str, Any]:
 
 HOSTILE: dict[str, tuple[dict[str, Any], str]] = {  # schema, what the refusal names
     "enum of 100k strings": ({"enum": [f"value {i}" for i in range(100_000)]}, "'enum' at /"),
+    "enum of 501 strings": ({"enum": [f"value {i}" for i in range(501)]}, "1 to 500 values"),
     "nested pattern counts": ({"type": "string", "pattern": "^((a{0,100}){0,100}){0,100}$"}, "pattern at /"),
     "34 defs, each two refs": (chain_of_defs(34), "alternatives multiply"),
     "13-deep anyOf": (nested_any_of(13), "more than 10,000 sub-schemas"),
@@ -108,7 +109,36 @@ def test_twenty_thousand_items_become_a_repetition_not_twenty_thousand_nested_gr
     size = measure(grammar)
     assert size.chars < 2_000 and size.nesting < MAX_NESTING and grammar_problem(grammar) is None
     counted = budgeted(schema_gbnf, json.dumps({**INTEGERS_20000, "maxItems": 500}))
-    assert '("," space integer){0,499}' in counted  # llama.cpp's own {m,n}: rules, not nesting
+    chain = [line for line in counted.splitlines() if line.startswith("rep-")]
+    assert len(chain) == 499 and measure(counted).nesting < MAX_NESTING  # 499 flat rules, not 499 nested groups
+    assert "{" not in counted.replace('"{"', "")  # no {m,n}: llama.cpp refuses counts that multiply past 2,000
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "string", "minLength": 10_000},  # {10000,} is past llama.cpp's 2,000
+        {"type": "string", "pattern": "^[a-z]{1,64}-[a-z]{0,64}-[0-9]{0,64}$"},  # 64 x 64 x 64 in one sequence
+        {"type": "string", "pattern": "^(a{0,10}){0,10}$"},  # nested counts within their bound
+        {"type": "array", "items": {"type": "string", "maxLength": 1000}, "maxItems": 3},
+        {"type": "object", "properties": {k: {"type": "string", "maxLength": 100} for k in "abcdefghij"}},
+    ],
+)
+def test_counts_llama_cpp_would_refuse_as_repetitions_still_become_grammars(schema: dict[str, Any]) -> None:
+    assert grammar_problem(budgeted(schema_gbnf, json.dumps(schema))) is None  # and llama.cpp parsed it, in the worker
+
+
+def test_nested_pattern_counts_past_their_product_are_refused() -> None:
+    with pytest.raises(SchemaRefused, match="nests counts that multiply to 900, more than 100"):
+        budgeted(schema_gbnf, json.dumps({"type": "string", "pattern": "^(a{0,30}){0,30}$"}))  # 1 s a token
+
+
+def test_a_grammar_llama_cpp_cannot_parse_is_refused_in_one_line() -> None:
+    dotted = {"type": "string", "pattern": "^[a-z]+(\\.[a-z]+)*$"}  # the converter writes "\." into a literal
+    with pytest.raises(SchemaRefused, match="llama.cpp cannot parse the grammar"):
+        budgeted(schema_gbnf, json.dumps(dotted))
+    with pytest.raises(ValueError, match="the function 'f' cannot be enforced: llama.cpp cannot parse"):
+        tool_call_grammar(HERMES, [function("f", dotted)], parallel=True)
 
 
 def test_refs_resolve_against_the_parameters_own_root_in_every_call_syntax() -> None:

@@ -56,13 +56,24 @@ def _init(vocab: Any, grammar: str) -> Any:
     sampler = llama_cpp.llama_sampler_init_grammar(vocab, grammar.encode("utf-8"), ROOT)
     if not sampler:
         said = [line for line in recent_log(6) if "grammar" in line.lower() or "rule" in line.lower()]
-        detail = f": {said[-1]}" if said else " (a GBNF syntax error, or no rule named 'root')"
+        said = [line for line in said if "error" in line.lower()] or said  # the cause, not "failed to parse"
+        detail = f": {said[-1][:200]}" if said else " (a GBNF syntax error, or no rule named 'root')"
         raise GrammarError(f"llama.cpp cannot parse the grammar{detail}")
     return sampler
 
 
 def _free(sampler: Any) -> None:
     llama_cpp.llama_sampler_free(sampler)
+
+
+def parse_problem(grammar: str) -> str | None:
+    """Why llama.cpp cannot parse ``grammar`` (None: it can), checked without a model: its own
+    guards (repetition counts, left recursion, escapes) said before any request depends on it."""
+    try:
+        _free(_init(None, grammar))
+    except GrammarError as exc:
+        return str(exc)
+    return None
 
 
 class GrammarState:
