@@ -31,7 +31,7 @@ MAX_DEPTH = 32  # sub-schemas inside one another (64 through $ref)
 MAX_COUNT = 10_000  # minItems, minLength, a pattern's {m,n} (nested repetitions multiplied)
 MAX_NESTED_COUNT = 100  # a pattern's counts inside counts, multiplied: (a{0,10}){0,10}
 MAX_ENUM = 500  # values of one enum (each a parse stack while the answer's first tokens fit many)
-MAX_ALTERNATIVES = 4_096  # anyOf/oneOf/enum alternatives open at once (multiplied through $ref)
+MAX_ALTERNATIVES = 1_024  # anyOf/oneOf/enum alternatives open at once (multiplied through $ref)
 MAX_NODES = 10_000  # sub-schemas in all
 
 TYPES = ("object", "array", "string", "number", "integer", "boolean", "null")

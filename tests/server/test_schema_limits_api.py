@@ -158,7 +158,7 @@ def test_claude_codes_workflow_tool_is_served_not_a_500(server: Server, choice: 
 
 def test_health_answers_while_a_large_schema_is_converted(server: Server) -> None:
     schema, _ = HOSTILE["13-deep anyOf through refs"]
-    many = {"type": "object", "properties": {f"p{i}": {"enum": [f"v{j}" for j in range(900)]} for i in range(12)}}
+    many = {"type": "object", "properties": {f"p{i}": {"enum": [f"v{j}" for j in range(400)]} for i in range(12)}}
     waits: list[float] = []
 
     def probe() -> None:
