@@ -95,6 +95,8 @@ class GrammarWorker:
                 while len(self._kept) > KEPT:
                     self._kept.popitem(last=False)
             self._kept.move_to_end(key)
+            if result[0] == "failed":  # the worker did not start: the next request tries again
+                del self._kept[key]
         kind, value = result
         if kind != "ok":
             raise SchemaRefused(value)
@@ -105,7 +107,7 @@ class GrammarWorker:
             conn = self._started()
         except (OSError, EOFError, RuntimeError) as exc:
             self.close()
-            return "refused", f"the grammar worker cannot start ({exc})"
+            return "failed", f"the grammar worker cannot start ({type(exc).__name__}: {exc})"
         try:
             conn.send((job, args))
             if not conn.poll(self.time_budget_s):
