@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from desktop_app.engine.api import Tool
 from desktop_app.engine.grammar_limits import MAX_NESTING, grammar_problem, measure
-from desktop_app.engine.tool_calls import GPT_OSS, HERMES, LLAMA3, MISTRAL
+from desktop_app.engine.tool_calls import GEMMA4, GPT_OSS, HERMES, LLAMA3, MISTRAL, ToolFormat
 from desktop_app.server.grammar_worker import GrammarWorker, budgeted
 from desktop_app.server.schema_gbnf import schema_gbnf
 from desktop_app.server.schema_prep import MAX_COUNT, SchemaRefused, prepare
@@ -282,11 +282,11 @@ FUZZED: list[str] = []  # grammars the fuzz made, for llama.cpp's own parser bel
 
 
 @settings(max_examples=250, deadline=None, suppress_health_check=list(HealthCheck), database=None)
-@given(schemas)
-def test_fuzzed_schemas_are_refused_in_one_line_or_become_grammars_within_bounds(schema: Any) -> None:
+@given(schemas, st.sampled_from([HERMES, LLAMA3, MISTRAL, GPT_OSS, GEMMA4]))
+def test_fuzzed_schemas_are_refused_in_one_line_or_become_grammars_within_bounds(schema: Any, fmt: ToolFormat) -> None:
     for build in (
         lambda: budgeted(schema_gbnf, json.dumps(schema)),
-        lambda: tool_call_grammar(HERMES, [function("f", schema)], parallel=True),
+        lambda: tool_call_grammar(fmt, [function("f", schema), function("g", {"type": "object"})], parallel=True),
     ):
         try:
             grammar = build()
