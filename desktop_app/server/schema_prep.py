@@ -31,7 +31,7 @@ MAX_DEPTH = 32  # sub-schemas inside one another (64 through $ref)
 MAX_COUNT = 10_000  # minItems, minLength, a pattern's {m,n} (nested repetitions multiplied)
 MAX_NESTED_COUNT = 100  # a pattern's counts inside counts, multiplied: (a{0,10}){0,10}
 MAX_ENUM = 500  # values of one enum (each a parse stack while the answer's first tokens fit many)
-MAX_ALTERNATIVES = 1_024  # anyOf/oneOf/enum alternatives open at once (multiplied through $ref)
+MAX_ALTERNATIVES = 512  # anyOf/oneOf/enum values/optional properties open at once (multiplied through $ref)
 MAX_NODES = 10_000  # sub-schemas in all
 
 TYPES = ("object", "array", "string", "number", "integer", "boolean", "null")
@@ -265,6 +265,9 @@ def _measure(node: Any, defs: dict[str, Any], memo: dict[str, tuple[int, int]], 
             depth = max(s[1] for s in sizes)
     if isinstance(node.get("enum"), list):
         width = len(node["enum"])
+    if isinstance(node.get("properties"), dict):  # the optional ones are open at once where a key may come
+        optional = set(node["properties"]) - set(node.get("required") or ())
+        width = max(width, len(optional) + (node.get("additionalProperties") not in (None, False)))
     children: list[Any] = list(node.get("properties", {}).values()) + list(node.get("allOf", []))
     children += node["items"] if isinstance(node.get("items"), list) else [node.get("items")]
     children += list(node.get("prefixItems", [])) + [node.get("additionalProperties")]
@@ -287,7 +290,8 @@ def prepare(schema: Any, prefix: str = "") -> tuple[dict[str, Any], dict[str, An
         raise SchemaRefused("the schema's $refs are nested too deep") from None
     if width > MAX_ALTERNATIVES:
         raise SchemaRefused(
-            f"the schema's anyOf/oneOf/enum alternatives multiply to more than {MAX_ALTERNATIVES:,} (through its $refs)"
+            f"the schema's anyOf/oneOf/enum/optional-property alternatives multiply to more than "
+            f"{MAX_ALTERNATIVES:,} (through its $refs)"
         )
     if depth > 2 * MAX_DEPTH:
         raise SchemaRefused(f"the schema is nested more than {2 * MAX_DEPTH} deep through its $refs")

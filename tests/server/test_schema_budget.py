@@ -48,6 +48,10 @@ def nested_any_of(levels: int) -> dict[str, Any]:
 HOSTILE: dict[str, tuple[dict[str, Any], str]] = {  # schema, what the refusal names
     "enum of 100k strings": ({"enum": [f"value {i}" for i in range(100_000)]}, "'enum' at /"),
     "enum of 501 strings": ({"enum": [f"value {i}" for i in range(501)]}, "1 to 500 values"),
+    "600 optional properties": (
+        {"type": "object", "properties": {f"p{i}": {"type": "integer"} for i in range(600)}},
+        "alternatives multiply",
+    ),
     "nested pattern counts": ({"type": "string", "pattern": "^((a{0,100}){0,100}){0,100}$"}, "pattern at /"),
     "34 defs, each two refs": (chain_of_defs(34), "alternatives multiply"),
     "13-deep anyOf": (nested_any_of(13), "more than 10,000 sub-schemas"),
