@@ -48,8 +48,12 @@ from desktop_app.engine_process.protocol import (
 )
 from desktop_app.engine_process.tool_answers import ToolAnswer
 
-CHUNK_FLUSH_S = 0.05  # coalesce text pieces: 20 messages/s at most, whatever the model's speed (each wakes the
-# window, which on a small machine takes a core from the engine's threads for a moment)
+# Each message wakes the window, which on a small machine takes a core from the engine's threads
+# for a moment (docs/window-speed.md): text pieces are coalesced to 5 messages a second at most,
+# whatever the model's speed (the first at once), and the live figures (dial, footer) go out twice
+# a second, with the text.
+CHUNK_FLUSH_S = 0.2
+LIVE_STATS_S = 0.5
 PROGRESS_INTERVAL_S = 0.05  # llama.cpp reports load progress per tensor: hundreds of calls a second
 
 
@@ -220,6 +224,7 @@ class _Worker:
         pieces: list[Piece] = []
         last_flush = 0.0  # the first text goes out at once; then at most every CHUNK_FLUSH_S
         last_read = float("-inf")  # the prompt's progress: the first at once, then as often as load progress
+        last_stats = float("-inf")
 
         def flush() -> None:
             nonlocal last_flush
@@ -241,8 +246,10 @@ class _Worker:
                 if time.perf_counter() - last_flush >= CHUNK_FLUSH_S:
                     flush()
             elif isinstance(event, StatsUpdate):
-                flush()
-                self.send(LiveStats(request_id, event.stats))
+                if time.perf_counter() - last_stats >= LIVE_STATS_S:
+                    last_stats = time.perf_counter()
+                    flush()
+                    self.send(LiveStats(request_id, event.stats))
             elif isinstance(event, Finished):
                 flush()
                 text, made = calls.finish(event.text) if calls is not None else (event.text, ())

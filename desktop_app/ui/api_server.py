@@ -63,8 +63,7 @@ class WindowBackend(QObject):
         client.prompt_counted.connect(self._counted)
         self._cancel_timer = QTimer(self)
         self._cancel_timer.setInterval(CANCEL_POLL_MS)
-        self._cancel_timer.timeout.connect(self._forward_cancels)
-        self._cancel_timer.start()
+        self._cancel_timer.timeout.connect(self._forward_cancels)  # runs while requests do (_start)
 
     def served_models(self) -> list[server_backend.ServedModel]:
         models = self.client.models
@@ -175,6 +174,8 @@ class WindowBackend(QObject):
         handle = self.client.generate(job.request)
         with self._lock:
             self._active[job.id] = (job, handle)
+        if not self._cancel_timer.isActive():  # idle otherwise: each wake-up takes a core from the engine
+            self._cancel_timer.start()
         handle.token_received.connect(
             lambda text, drafter: job.put(TextChunk(text, from_draft=bool(drafter), drafter=drafter))
         )
@@ -215,6 +216,8 @@ class WindowBackend(QObject):
     def _forward_cancels(self) -> None:
         with self._lock:
             gone = [(job, handle) for job, handle in self._active.values() if job.cancel.is_set()]
+            if not self._active:
+                self._cancel_timer.stop()
         for job, handle in gone:
             if handle is not None and not handle.done:
                 self.client.cancel(handle)

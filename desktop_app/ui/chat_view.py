@@ -24,15 +24,19 @@ from desktop_app.ui.message_body import MessageBody
 from desktop_app.ui.message_format import footer_details, format_footer, tooltip_html
 
 RENDER_MS = 80  # refresh a streaming message at most ~12 times a second (its open block: RichText)
-# ... and never spend more than this share of a core on it (the engine needs the others): after a
-# refresh that took t (a long code block still open at the end, a slow machine), the next waits
-# t / RENDER_SHARE, up to MAX_RENDER_MS, so the text moves in bigger steps instead.
-RENDER_SHARE = 0.15
+# ... and keep the window's thread under this share of a core while an answer streams: on a small
+# machine the engine's threads take every core, and each moment the window computes is taken from
+# them (docs/window-speed.md). After a refresh, the next waits for the CPU time the window's thread
+# spent since the last one (the refresh, its layout and painting, and all else: dial, footer,
+# messages) over RENDER_SHARE, up to MAX_RENDER_MS; so a costly refresh (a long code block open
+# at the end, a slow machine) makes the text move in bigger steps instead.
+RENDER_SHARE = 0.04
 MAX_RENDER_MS = 1000
 # A label's new height reaches the scroll area in a round of layout requests per level (label,
 # its text, the message, the transcript, the scroll area: 5): all of them right after a refresh,
 # so that no paint shows a message squeezed into its old height (lines over lines for a moment).
 LAYOUT_ROUNDS = 8
+FRAME_PX = 1  # a message's frame (a styled panel), drawn over its layout's margin (MessageWidget)
 # Messages made into widgets when a conversation opens, and per "show earlier" click: a message
 # widget costs a few milliseconds to build and lay out (2 busy cores: 100 stalled the window
 # 0.6 s, all 5000 for minutes), and 40 fill several screens.
@@ -73,11 +77,12 @@ class MessageWidget(QFrame):
         self.dirty = False
         self.setObjectName(f"{role}Message")
         self.setFrameShape(QFrame.Shape.StyledPanel)
+        self._frameless_margins()
         self.setAutoFillBackground(role == "user")
         if role == "user":
             self.setBackgroundRole(QPalette.ColorRole.AlternateBase)
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(10, 6, 10, 6)
+        layout.setContentsMargins(10 + FRAME_PX, 6 + FRAME_PX, 10 + FRAME_PX, 6 + FRAME_PX)
         header = QLabel("You" if role == "user" else "Assistant")
         header.setStyleSheet("font-weight: bold;")
         layout.addWidget(header)
@@ -108,6 +113,18 @@ class MessageWidget(QFrame):
         self.action_row = row  # Copy and the role's action, after the footer; others add theirs here
         self.render_text()
         self.set_stats(stats)
+
+    def _frameless_margins(self) -> None:
+        # QFrame makes its frame's width contents margins, which Qt's height-for-width queries
+        # leave out on one path: a streaming answer's open block was laid out at two widths 2 px
+        # apart on every refresh (a text layout each). The frame is drawn where it was, over the
+        # layout's margin, which is FRAME_PX wider instead.
+        self.setContentsMargins(0, 0, 0, 0)
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt API
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.StyleChange:  # QFrame sets its margins again
+            self._frameless_margins()
 
     def _action(self, row: QHBoxLayout, text: str, name: str, slot: Any) -> QPushButton:
         button = QPushButton(text)
@@ -223,6 +240,7 @@ class ChatView(QScrollArea):
         self.highlight = True
         self.reasoning_format: ReasoningFormat | None = THINK_TAGS  # the loaded target's (engine/reasoning.py)
         self._follow = True
+        self._cpu_mark = 0.0  # the window thread's CPU time at the last refresh (set_streaming)
         self._render_timer = QTimer(self)
         self._render_timer.setInterval(RENDER_MS)
         self._render_timer.timeout.connect(self._render_dirty)
@@ -311,6 +329,7 @@ class ChatView(QScrollArea):
         """While streaming, a timer refreshes the messages that grew, each in pieces (only its
         open block at the end is rendered again); when it stops, each is rendered whole once."""
         if streaming:
+            self._cpu_mark = time.thread_time()
             self._render_timer.start(RENDER_MS)
         else:
             self._render_timer.stop()
@@ -343,14 +362,14 @@ class ChatView(QScrollArea):
     def _render_dirty(self, in_pieces: bool = True) -> None:
         bar = self.verticalScrollBar()
         self._follow = bar.value() >= bar.maximum() - 4
-        start = time.perf_counter()
         dirty = [w for w in self.messages if w.dirty or (w.content.in_pieces and not in_pieces)]
         for widget in dirty:
             widget.render_text(in_pieces)
         if dirty and self._render_timer.isActive():
-            for _ in range(LAYOUT_ROUNDS):  # its layout, timed with it
+            for _ in range(LAYOUT_ROUNDS):  # its layout, counted with it
                 QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
-            spent_ms = (time.perf_counter() - start) * 1000
+            now = time.thread_time()  # this thread's CPU time: what the window took from the engine
+            spent_ms, self._cpu_mark = (now - self._cpu_mark) * 1000, now
             self._render_timer.setInterval(round(min(MAX_RENDER_MS, max(RENDER_MS, spent_ms / RENDER_SHARE))))
 
     def _keep_bottom(self, _min: int, maximum: int) -> None:

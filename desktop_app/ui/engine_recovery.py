@@ -7,7 +7,6 @@ from PySide6.QtCore import QObject, Signal, Slot
 
 from desktop_app.ui.engine_client import EngineClient
 from desktop_app.ui.model_bar import ModelBar
-from desktop_app.ui.speed_gauge import SpeedGauge
 from desktop_app.ui.status_bar import CrashBanner, EngineStatusBar
 
 
@@ -25,7 +24,6 @@ class EngineRecovery(QObject):
         client: EngineClient,
         banner: CrashBanner,
         model_bar: ModelBar,
-        gauge: SpeedGauge,
         status: EngineStatusBar,
         parent: QObject | None = None,
     ) -> None:
@@ -33,7 +31,6 @@ class EngineRecovery(QObject):
         self._client = client
         self._banner = banner
         self._bar = model_bar
-        self._gauge = gauge
         self._status = status
         client.engine_crashed.connect(self._on_crash)
         banner.restart_requested.connect(self.restart_engine)
@@ -43,7 +40,6 @@ class EngineRecovery(QObject):
     def _on_crash(self, reason: str) -> None:
         last = self._client.last_load
         self._banner.show_reason(reason, offer_local=last is not None and bool(last.target_options.workers))
-        self._gauge.set_streaming(False)
         self._bar.set_idle("Engine stopped")
         self._status.set_models(None)
         self.state_changed.emit()

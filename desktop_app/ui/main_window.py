@@ -111,7 +111,7 @@ class MainWindow(QMainWindow):
             self._show_error,
         )  # fmt: skip
         self.speed_feed = ChatSpeedFeed(self.client, self.session, self.side, self.status, self)
-        self.recovery = EngineRecovery(self.client, self.banner, self.model_bar, self.side.gauge, self.status, self)
+        self.recovery = EngineRecovery(self.client, self.banner, self.model_bar, self.status, self)
         self.context = ContextWatch(self)  # the context meter, the transcript's note, prompt progress
         menus = self.menus = WindowMenus(self, settings["api_port"])
         self.library_action, self.serve_action = menus.library, menus.serve

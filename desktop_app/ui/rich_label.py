@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
-from PySide6.QtCore import QEvent, Qt, QTimer, QUrl
+from PySide6.QtCore import QEvent, QSize, Qt, QTimer, QUrl
 from PySide6.QtGui import QDesktopServices, QFont, QGuiApplication, QPalette, QTextDocument
 from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
 
@@ -61,6 +61,20 @@ class TextLabel(QLabel):
         self.setOpenExternalLinks(False)
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
         self._heights: dict[int, int] = {}
+        self.streaming = False  # its text changes on every refresh (RichText's open block)
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt API
+        # QLabel works out a word-wrapped text's preferred width by laying it out at several
+        # widths, on every new text: 2-3 ms a refresh for the open block of a streaming answer.
+        # Its width does not change while it streams, so it is preferred as it is.
+        if self.streaming and self.width() > 0:
+            return QSize(self.width(), self.heightForWidth(self.width()))
+        return super().sizeHint()
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt API
+        if self.streaming and self.width() > 0:  # as sizeHint; any width, wrapped as it is given
+            return QSize(0, self.heightForWidth(self.width()))
+        return super().minimumSizeHint()
 
     def heightForWidth(self, width: int) -> int:  # noqa: N802 - Qt API
         if width not in self._heights:
@@ -98,12 +112,21 @@ class RichText(QWidget):
 
     def __init__(self, name: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._layout = QVBoxLayout(self)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        # the kept blocks' labels in a widget of their own: its layout keeps their height for a
+        # width until a block is added, so a refresh lays out ``label`` alone, not every block
+        # above it again (hundreds of height queries a refresh at 2,000 tokens)
+        self._stack = QWidget(self)
+        self._layout = QVBoxLayout(self._stack)
         self._layout.setContentsMargins(0, 0, 0, 0)
         self._layout.setSpacing(0)
+        layout.addWidget(self._stack)
+        self._stack.hide()  # until a block is kept
         self.label = TextLabel(name)
         self.label.linkActivated.connect(self.open_link)
-        self._layout.addWidget(self.label)
+        layout.addWidget(self.label)
         self.segments: list[Piece] = []
         self.highlight = False
         self.in_pieces = False
@@ -144,6 +167,7 @@ class RichText(QWidget):
         return "".join(label.text() for label in shown)
 
     def refresh(self) -> None:
+        self.label.streaming = self.in_pieces
         if self.in_pieces:
             self._show_in_pieces()
         else:
@@ -206,6 +230,7 @@ class RichText(QWidget):
         self._layout.insertWidget(len(self._kept) + len(self._parts), label)
         label.show()  # now, not when the event loop next runs: the layout that follows counts it
         into.append((block, label))
+        self._stack.show()
 
     def _drop(self, shown: list[tuple[Block, TextLabel]]) -> None:
         for _, label in shown:
@@ -213,6 +238,7 @@ class RichText(QWidget):
             label.hide()
             label.deleteLater()
         shown.clear()
+        self._stack.setVisible(bool(self._kept or self._parts))  # empty, its old size would still count
 
     def _drop_kept(self) -> None:
         self._drop(self._parts)

@@ -123,7 +123,6 @@ class SidePanel(QWidget):
     def show_final(self, stats: GenerationStats) -> None:
         """The last answer's figures, shown while idle."""
         tps = stats.decode_tokens_per_s or stats.window_tokens_per_s
-        self.gauge.set_streaming(False)
         self.gauge.set_caption("last answer")
         self.gauge.set_value(tps)
         self.sparkline.add(tps)

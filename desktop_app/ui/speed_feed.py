@@ -7,7 +7,7 @@ answer (they all run with the engine's threads).
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, QTimer
+from PySide6.QtCore import QObject
 
 from desktop_app.engine.stats import GenerationStats
 from desktop_app.engine_process.protocol import Done
@@ -35,10 +35,8 @@ class ChatSpeedFeed(QObject):
     def _on_started(self, handle: GenerationHandle) -> None:
         # The session takes the handle when generate() returns, before any report arrives
         # (reports come through the event loop), so each report can ask whose answer it is.
-        QTimer.singleShot(0, lambda: self._side.gauge.set_streaming(True) if self._ours(handle) else None)
         handle.stats_updated.connect(lambda stats: self._on_stats(handle, stats))
         handle.finished.connect(lambda done: self._on_finished(handle, done))
-        handle.failed.connect(lambda _message: self._side.gauge.set_streaming(False) if self._ours(handle) else None)
 
     def _ours(self, handle: GenerationHandle) -> bool:
         return handle is self._session.handle

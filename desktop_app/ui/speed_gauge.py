@@ -12,7 +12,7 @@ from PySide6.QtCore import Property, QPointF, QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QPainter, QPainterPath, QPalette, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-REFRESH_MS = 100  # 10 repaints a second while the value moves
+REFRESH_MS = 200  # 5 repaints a second while the value moves (each takes CPU from the engine)
 SWEEP_DEG = 240.0
 
 
@@ -47,7 +47,6 @@ class SpeedGauge(QWidget):
         self._scale = 50.0
         self.caption = "idle"
         self.repaints = 0
-        self._streaming = False
         self._timer = QTimer(self)
         self._timer.setInterval(REFRESH_MS)
         self._timer.timeout.connect(self._tick)
@@ -82,19 +81,18 @@ class SpeedGauge(QWidget):
         self.caption = text
         self.update()
 
-    def set_streaming(self, streaming: bool) -> None:
-        """While streaming the dial repaints every REFRESH_MS even if the value holds still."""
-        self._streaming = streaming
-        if streaming:
-            self._timer.start()
-        self.update()
+    def moving(self) -> bool:
+        """Whether the needle is still on its way to the value (the dial repaints meanwhile)."""
+        return self._timer.isActive()
 
     def _tick(self) -> None:
+        """The needle's next step toward the value; the timer stops once it is there (a repaint
+        that shows nothing new would only take CPU from the engine)."""
         self._shown += (self._value - self._shown) * 0.5
         if abs(self._shown - self._value) < 0.05:
             self._shown = self._value
         self.repaints += 1
-        if not self._streaming and self._shown == self._value:
+        if self._shown == self._value:
             self._timer.stop()
         self.update()
 
