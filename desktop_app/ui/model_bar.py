@@ -212,11 +212,12 @@ class ModelBar(QWidget):
         """None: no draft chosen. The badge's tooltip and accessible description carry the reason."""
         if compatible is None:
             self.badge.setText("")
-            self.badge.setToolTip("")
+            described = ""
         elif compatible:
             self.badge.setText("✓ draft fits")
-            self.badge.setToolTip(plain_tip(reason) or "The draft shares the target's vocabulary")
+            described = reason or "The draft shares the target's vocabulary"
         else:
             self.badge.setText(f"✗ draft incompatible: {reason}")
-            self.badge.setToolTip(plain_tip(reason))
-        self.badge.setAccessibleDescription(self.badge.toolTip())
+            described = reason
+        self.badge.setToolTip(plain_tip(described))
+        self.badge.setAccessibleDescription(described)  # as written: a screen reader reads no markup

@@ -25,6 +25,8 @@ AUTO = BEST_DRAFTER
 OFF_LABEL = "Off"
 AUTO_LABEL = "Auto (the best drafter available)"
 
+REASON_ROLE = Qt.ItemDataRole.UserRole + 1  # an entry's tooltip text, unformatted
+
 
 def choice_of(spec_mode: str, drafter: str) -> str:
     """The control's entry for saved settings: OFF, AUTO or a DrafterKind value. A drafter of
@@ -144,6 +146,7 @@ class SpeculationChoice(QObject):
                 tip = f"Not available: {why}" if why else f"{kind.label} drafts every answer's tokens"
             item.setEnabled(not why)
             item.setToolTip(plain_tip(tip))
+            item.setData(tip, REASON_ROLE)  # as written, for the note under the box
 
     def _select(self, key: str) -> None:
         """Show ``key``; an entry that cannot be chosen now shows Auto (or Off) and says so."""
@@ -152,7 +155,7 @@ class SpeculationChoice(QObject):
         if index < 0 or not self._item_enabled(index):
             fallback = AUTO if self._item_enabled(self._box.findData(AUTO)) else OFF
             if index >= 0:
-                reason = self._box.itemData(index, Qt.ItemDataRole.ToolTipRole)
+                reason = self._box.itemData(index, REASON_ROLE)
                 shown = "Off" if fallback == OFF else "Auto"
                 self._note.setText(f"{self._box.itemText(index)}: {reason}. Using {shown} instead.")
             index = self._box.findData(fallback)
