@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import h11
 import httpx2 as httpx
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from desktop_app.server.backend import EngineBackend
@@ -208,9 +208,12 @@ def _check(server: Server, request: bytes) -> None:
         assert set(error) == {"message", "type", "param", "code"} and error["message"], body
 
 
+# No shrinking: a request is a few hundred bytes and readable as it is, while shrinking re-sends
+# variants for minutes (each one waits for its answer), past the suite's timeout, before it reports.
 FUZZ = settings(
     deadline=None,
     database=None,
+    phases=[Phase.explicit, Phase.generate],
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example],
 )
 
