@@ -5,7 +5,6 @@ per-code-block Copy links."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import groupby
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -15,6 +14,7 @@ from PySide6.QtWidgets import QToolButton, QVBoxLayout, QWidget
 from desktop_app.engine.reasoning import ReasoningFormat, Sections, split_reasoning
 from desktop_app.engine_process.protocol import Piece
 from desktop_app.ui.rich_label import RichText
+from desktop_app.ui.rich_text import pieces_between
 
 
 def split_pieces(
@@ -26,21 +26,12 @@ def split_pieces(
     sections = split_reasoning(text, fmt, streaming)
     if not sections.has_reasoning and sections.answer == text:
         return sections, [], list(segments)  # the common case: all answer
-    drafters = [d for t, d in segments for _ in t]
-
-    def runs(start: int, length: int) -> list[Piece]:
-        out: list[Piece] = []
-        for drafter, same in groupby(drafters[start : start + length]):
-            n = len(list(same))
-            out.append((text[start : start + n], drafter))
-            start += n
-        return out
-
     reasoning: list[Piece] = []
     if sections.reasoning and fmt is not None:
         base = 0 if fmt.starts_open else text.find(fmt.start) + len(fmt.start)
-        reasoning = runs(text.find(sections.reasoning, base), len(sections.reasoning))
-    answer = runs(len(text) - len(sections.answer), len(sections.answer))
+        start = text.find(sections.reasoning, base)
+        reasoning = pieces_between(segments, start, start + len(sections.reasoning), len(text))
+    answer = pieces_between(segments, len(text) - len(sections.answer), len(text), len(text))
     return sections, reasoning, answer
 
 

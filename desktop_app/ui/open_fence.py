@@ -40,10 +40,17 @@ def _closed(block: Block) -> bool:
     """Whether ``block``, a fenced code block, ends with its closing fence."""
     lines = block.source.removesuffix("\n").split("\n")
     opener = _OPENER.match(lines[0])
-    return bool(opener and len(lines) > 1 and _closes(lines[-1], opener.group(1)))
+    return bool(opener and len(lines) > 1 and closes_fence(lines[-1], opener.group(1)))
 
 
-def _closes(line: str, marker: str) -> bool:
+def fence_marker(line: str) -> str | None:
+    """The marker (3 or more backticks or tildes) of ``line`` where it opens a fenced code block."""
+    opener = _OPENER.match(line)
+    return opener.group(1) if opener else None
+
+
+def closes_fence(line: str, marker: str) -> bool:
+    """Whether ``line`` (no line break) closes a fenced code block opened with ``marker``."""
     closer = _CLOSER.fullmatch(line)
     return bool(closer and closer.group(1).startswith(marker))
 
@@ -87,7 +94,7 @@ class OpenFence:
         if not text.startswith(self._seen) or "\r" in text[self._checked :]:
             return None
         last = text.rfind("\n") + 1  # where the unfinished line begins
-        if any(_closes(line, self._marker) for line in text[self._checked :].split("\n")):
+        if any(closes_fence(line, self._marker) for line in text[self._checked :].split("\n")):
             return None
         self._seen, self._checked = text[:last], max(self._checked, last)
         self.parsed_chars = 0

@@ -14,8 +14,10 @@ from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from desktop_app.engine_process.protocol import Piece
 from desktop_app.ui.drafter_tints import legend_html
+from desktop_app.ui.full_text import ShowAllLink
 from desktop_app.ui.markdown_html import COPY_SCHEME, Block
-from desktop_app.ui.rich_text import marked_blocks, message_html, pieces_from
+from desktop_app.ui.render_budget import Cut, cut_fence_code, render_cut
+from desktop_app.ui.rich_text import marked_blocks, message_html, pieces_between
 from desktop_app.ui.streamed_markdown import StreamedMarkdown
 
 OPENED_SCHEMES = frozenset({"http", "https", "mailto"})  # links opened (on a click) in the system's browser
@@ -108,6 +110,10 @@ class RichText(QWidget):
     stacked with no space between them (their frame is drawn to look as one). The labels are
     spaced as the blocks are in one document (:func:`seam`), and the whole render that follows
     shows what a render of the whole text gives.
+
+    Either way only the text up to its render budget's cut is rendered (:func:`render_cut`); past
+    it, ``more`` links to the whole text (:class:`ShowAllLink`), and a code block cut short still
+    copies all its code. Once the text streams past the cut, a refresh renders nothing again.
     """
 
     def __init__(self, name: str, parent: QWidget | None = None) -> None:
@@ -127,10 +133,14 @@ class RichText(QWidget):
         self.label = TextLabel(name)
         self.label.linkActivated.connect(self.open_link)
         layout.addWidget(self.label)
+        self.more = ShowAllLink(self.source, lambda: self.label.accessibleName() or "Message")
+        layout.addWidget(self.more)
         self.segments: list[Piece] = []
         self.highlight = False
         self.in_pieces = False
-        self.code_blocks: tuple[str, ...] = ()
+        self._code_blocks: tuple[str, ...] = ()
+        self.cut = Cut(0)  # where the last render ended
+        self._streamed: tuple[str, int | None] | None = None  # the text and copied of the last refresh in pieces
         self.copied: int | None = None
         self._stream = StreamedMarkdown()
         self._kept: list[tuple[Block, TextLabel]] = []  # the stable blocks shown, each in its label
@@ -161,6 +171,19 @@ class RichText(QWidget):
         self.segments, self.highlight, self.in_pieces = segments, highlight, in_pieces
         self.refresh()
 
+    def source(self) -> str:
+        """The whole text (Markdown) shown, or shown up to ``cut``."""
+        return "".join(t for t, _ in self.segments)
+
+    @property
+    def code_blocks(self) -> tuple[str, ...]:
+        """The code of each code block shown, whole (one the cut falls in too), as Copy copies it."""
+        if self.cut.fence >= 0 and self._code_blocks:
+            whole = cut_fence_code(self.source(), self.cut)
+            if whole is not None:
+                return (*self._code_blocks[:-1], whole)
+        return self._code_blocks
+
     def shown_html(self) -> str:
         """The HTML shown, all labels' together."""
         shown = self.labels()[:-1] if self.label.isHidden() else self.labels()
@@ -172,8 +195,12 @@ class RichText(QWidget):
             self._show_in_pieces()
         else:
             self._restart()
-            rendered = message_html(self.segments, self.palette(), self.highlight, self.copied)
-            self.code_blocks = rendered.code_blocks
+            source = self.source()
+            self.cut = render_cut(source)
+            shown = pieces_between(self.segments, 0, self.cut.at, len(source))
+            rendered = message_html(shown, self.palette(), self.highlight, self.copied)
+            self._code_blocks = rendered.code_blocks
+            self.more.show_for(source, self.cut.at < len(source))
             self.label.setContentsMargins(0, 0, 0, 0)
             self.label.setText(rendered.html or " ")
             self.label.show()
@@ -185,7 +212,13 @@ class RichText(QWidget):
                 label.setToolTip(tip if drafters else "")
 
     def _show_in_pieces(self) -> None:
-        palette, source = self.palette(), "".join(t for t, _ in self.segments)
+        whole = self.source()
+        self.cut = render_cut(whole)
+        self.more.show_for(whole, self.cut.at < len(whole))
+        palette, source = self.palette(), whole[: self.cut.at]
+        if self._streamed == (source, self.copied):
+            return  # shown already: the text grew past its cut
+        self._streamed = (source, self.copied)
         split = self._stream.update(source, palette, self.copied)
         if split.restarted:
             self._drop_kept()
@@ -196,14 +229,14 @@ class RichText(QWidget):
         new_parts = split.parts[len(self._parts) :]
         fresh = (*new, *new_parts, *split.open)  # what this refresh renders; an earlier one showed the text before
         offset = 0 if split.restarted or not fresh else fresh[0].start
-        pieces = pieces_from(self.segments, offset, len(source))
+        pieces = pieces_between(self.segments, offset, len(source), len(whole))
         self._drafters.update(dict.fromkeys(d for _, d in pieces if d))
         htmls = marked_blocks(fresh, pieces, palette, self.highlight, offset)
         for block, html in zip(new, htmls, strict=False):
             self._keep(block, html, self._kept)
         for block, html in zip(new_parts, htmls[len(new) :], strict=False):
             self._keep(block, html, self._parts)
-        self.code_blocks = split.code_blocks
+        self._code_blocks = split.code_blocks
         html = "".join(htmls[len(new) + len(new_parts) :]).rstrip()
         gap = 0
         if self._kept and split.open and not self._parts:
@@ -249,6 +282,7 @@ class RichText(QWidget):
         """Show the next refresh in pieces from scratch."""
         self._drop_kept()
         self._stream = StreamedMarkdown()
+        self._streamed = None
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt API
         super().changeEvent(event)

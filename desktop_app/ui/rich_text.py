@@ -96,16 +96,22 @@ def _marked(html: str, source: str, drafters: tuple[str, ...], tints: Tints) -> 
     return body.group(1) if body else rebuilt
 
 
-def pieces_from(segments: Sequence[Piece], start: int, length: int) -> list[Piece]:
-    """The (text, drafter) pieces of the text of ``segments`` (``length`` characters long) from
-    ``start`` on, the first one cut there. Walks back from the end: costs what the end costs."""
+def pieces_between(segments: Sequence[Piece], start: int, end: int, length: int) -> list[Piece]:
+    """The (text, drafter) pieces of ``text[start:end]``, the text of ``segments`` being ``length``
+    characters long; pieces of one drafter next to each other joined. Walks back from the end."""
     pieces: list[Piece] = []
     at = length
     for text, drafter in reversed(segments):
         if at <= start:
             break
         at -= len(text)
-        pieces.append((text[max(0, start - at) :], drafter))
+        piece = text[max(0, start - at) : max(0, end - at)]
+        if not piece:
+            continue
+        if pieces and pieces[-1][1] == drafter:
+            pieces[-1] = (piece + pieces[-1][0], drafter)
+        else:
+            pieces.append((piece, drafter))
     pieces.reverse()
     return pieces
 

@@ -15,12 +15,15 @@ from PySide6.QtCore import QCoreApplication
 from PySide6.QtGui import QGuiApplication
 
 from desktop_app.engine_process.protocol import Piece
-from desktop_app.ui import markdown_html
+from desktop_app.ui import markdown_html, render_budget
 from desktop_app.ui.chat_view import ChatView, MessageWidget
 from desktop_app.ui.rich_text import message_html
 from tests.ui.sample_answers import CHARS_PER_TOKEN, SECTION, TRICKY, code_file, drafted, long_answer
 
 TOKENS_PER_REFRESH = 8  # an answer at ~40 tok/s brings 3 tokens per refresh (80 ms); fewer refreshes, same cost
+# A render budget no answer here reaches: the tests that stream thousands of tokens measure the
+# rendering in pieces, which the budget's cut would otherwise stop early (tests/ui/test_long_text.py)
+NO_CUT_MS = 60_000
 
 
 @pytest.fixture()
@@ -89,6 +92,7 @@ class RefreshMeter:
 def test_a_refresh_at_4000_tokens_costs_what_one_at_100_tokens_does(
     qtbot: Any, view: ChatView, monkeypatch: pytest.MonkeyPatch, record_property: Any
 ) -> None:
+    monkeypatch.setattr(render_budget, "RENDER_BUDGET_MS", NO_CUT_MS)
     # two answers stream the same kind of text, refresh by refresh in turn (so that a busy
     # machine slows both alike): one from its start (tokens 0-290), the other after 14 sections
     # (tokens 4,060-4,350), with paragraphs, lists, code, a table, a quote, and drafts tinted
@@ -161,6 +165,7 @@ def test_a_long_open_code_block_never_takes_the_engines_core(
     """A code block is one block until its closing fence: each refresh renders all of it. The
     transcript then refreshes less often, so that it never spends more than a small share of a
     core (on a 2-core machine the engine needs the other one)."""
+    monkeypatch.setattr(render_budget, "RENDER_BUDGET_MS", NO_CUT_MS)
     answer = streaming_answer(view)
     line = "    total = compute(items[index], scale=2.5)  # one more step of the loop\n"
     stream(qtbot, answer, [("Here is the code:\n\n```python\ndef run(items):\n" + line * 150, "")])
@@ -188,6 +193,7 @@ def test_a_refresh_inside_a_long_open_code_block_costs_what_one_at_its_start_doe
     its closing fence, and a refresh still renders only the lines at its end. Three answers get the
     same lines, refresh by refresh in turn: one from the fence's first line (~100 tokens of code
     when measured), one 2,000 and one 4,000 tokens of code into the block."""
+    monkeypatch.setattr(render_budget, "RENDER_BUDGET_MS", NO_CUT_MS)
     opening = "Here is the whole file:\n\n```python\n"
     answers = {tokens: streaming_answer(view) for tokens in (0, 2000, 4000)}
     for tokens, answer in answers.items():
