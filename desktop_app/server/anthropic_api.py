@@ -2,13 +2,15 @@
 ``POST /v1/messages/count_tokens``: the request in, the engine's request out; the answer back as a
 Message object (its streamed events: anthropic_stream.py).
 
-Text, ``system`` (a string or text blocks), ``stop_sequences``, ``max_tokens`` (required, as
+Text, ``system`` (a string or text blocks; a ``system`` turn among the messages, as Claude Code
+sends one, joins it: chat_messages.py), ``stop_sequences``, ``max_tokens`` (required, as
 Anthropic's own API has it; not for counting) and streaming; ``temperature``/``top_p``/``top_k``
 where a client still sends them (the 2026 SDK no longer does: the default is temperature 1,
-Anthropic's); ``thinking`` (anthropic_thinking.py) and tools (anthropic_tools.py). Fields its
-clients send that mean nothing for one local model (``cache_control`` on the request or on any
-block, ``metadata``, ``context_management``, ``service_tier``...) are ignored, and so are the
-``anthropic-version`` and ``anthropic-beta`` headers. Errors have Anthropic's shape,
+Anthropic's) and llama.cpp's sampling fields; ``thinking`` (anthropic_thinking.py) and tools
+(anthropic_tools.py). Fields its clients send that mean nothing for one local model
+(``cache_control`` on the request or on any block, ``metadata``, ``context_management``,
+``service_tier``...: request_fields.py) are ignored, and so are the ``anthropic-version`` and
+``anthropic-beta`` headers. Errors have Anthropic's shape,
 ``{"type": "error", "error": {"type", "message"}}``. Numbers go through the engine's declared
 ranges, as in every other entry point.
 """
@@ -18,7 +20,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from desktop_app.engine.api import DEFAULT_SPEC_MODE, MAX_TOKENS, GenerateRequest, Message, SamplingParams, SpecMode
+from desktop_app.engine.api import DEFAULT_SPEC_MODE, MAX_TOKENS, GenerateRequest, Message, SpecMode
 from desktop_app.engine.reasoning import ReasoningFormat, split_reasoning
 from desktop_app.engine.stats import GenerationStats
 from desktop_app.engine.tool_calls import ToolFormat
@@ -26,48 +28,21 @@ from desktop_app.server.anthropic_stream import AnswerParts, stop_reason, usage
 from desktop_app.server.anthropic_thinking import parse_thinking, thinking_block, with_thinking
 from desktop_app.server.anthropic_tools import add_turn, anthropic_tool_use, plain_blocks, tool_use_block
 from desktop_app.server.body_types import ANTHROPIC_MESSAGES
+from desktop_app.server.chat_messages import fold_system
 from desktop_app.server.errors import anthropic_error
 from desktop_app.server.openai_schema import MAX_STOP_STRINGS, BadRequest
+from desktop_app.server.request_fields import ANTHROPIC_IGNORED, accepted, sampling, spec_mode
 from desktop_app.server.tool_use import with_tools
 
 __all__ = ["anthropic_error", "message_object", "new_message_id", "parse_messages_request"]
 
-FIELDS = frozenset(
-    {
-        "model",
-        "messages",
-        "system",
-        "max_tokens",
-        "stop_sequences",
-        "stream",
-        "temperature",
-        "top_p",
-        "top_k",
-        "metadata",
-        "tools",  # anthropic_tools.py
-        "tool_choice",
-        "thinking",  # anthropic_thinking.py
-        "output_config",
-        "speculation",  # ours, as in the OpenAI endpoints: off, on or auto
-    }
+ACCEPTED = accepted(
+    {"model", "messages", "system", "max_tokens", "stop_sequences", "stream", "speculation"}
+    | {"tools", "tool_choice"}  # anthropic_tools.py
+    | {"thinking", "output_config"},  # anthropic_thinking.py
+    ANTHROPIC_IGNORED | {"metadata"},
 )
-# Sent by Anthropic's clients, meaningless for one local model: accepted and ignored.
-IGNORED = frozenset(
-    {
-        "cache_control",
-        "context_management",  # Claude Code's: clearing old tool results, compaction (its own window)
-        "service_tier",
-        "container",
-        "diagnostics",
-        "inference_geo",
-        "speed",
-        "user_profile_id",
-        "workspace_id",
-        "betas",  # the anthropic-beta header, as a body field (Bedrock's and Vertex's shape)
-        "anthropic_beta",
-        "anthropic_version",
-    }
-)
+ROLES = ("user", "assistant", "system")  # a system turn anywhere joins the system prompt (chat_messages.py)
 
 
 def _text(value: object, where: str) -> str:
@@ -83,13 +58,6 @@ def _text(value: object, where: str) -> str:
     raise BadRequest(f"{where} must be a string or a list of text blocks")
 
 
-def _number(body: dict[str, Any], name: str, kinds: tuple[type, ...]) -> Any:
-    value = body.get(name)
-    if value is not None and (isinstance(value, bool) or not isinstance(value, kinds)):
-        raise BadRequest(f"{name}: must be a number")
-    return value
-
-
 def parse_messages_request(
     body: object,
     default_spec: SpecMode = DEFAULT_SPEC_MODE,
@@ -102,11 +70,8 @@ def parse_messages_request(
     count_tokens request (``max_tokens`` optional, nothing generated)."""
     if not isinstance(body, dict):
         raise BadRequest("the request body must be a JSON object")
-    body = {name: value for name, value in body.items() if value is not None and name not in IGNORED}
-    for name in sorted(body):
-        if name not in FIELDS:
-            raise BadRequest(f"{name}: Extra inputs are not permitted")
     ANTHROPIC_MESSAGES.check(body)  # a list where a string belongs is a 400 naming it, before any parsing
+    body = ACCEPTED.check(body)
     max_tokens = body.get("max_tokens", MAX_TOKENS.high if counting else None)
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int):
         raise BadRequest("max_tokens: Field required (an integer)")
@@ -117,9 +82,12 @@ def parse_messages_request(
     if not isinstance(turns, list) or not turns:
         raise BadRequest("messages: must be a non-empty list")
     for i, turn in enumerate(turns):
-        if not isinstance(turn, dict) or turn.get("role") not in ("user", "assistant"):
-            raise BadRequest(f"messages.{i}: must be an object whose role is 'user' or 'assistant'")
+        if not isinstance(turn, dict) or turn.get("role") not in ROLES:
+            raise BadRequest(f"messages.{i}: must be an object whose role is 'user', 'assistant' or 'system'")
         content = turn.get("content")
+        if turn["role"] == "system":
+            messages.append(Message(role="system", content=_text(plain_blocks(content), f"messages.{i}.content")))
+            continue
         text = _text(plain_blocks(content), f"messages.{i}.content")
         if turn["role"] == "assistant" and isinstance(content, list):
             text = with_thinking(content, text, reasoning)
@@ -127,20 +95,13 @@ def parse_messages_request(
     stop = body.get("stop_sequences", [])
     if not isinstance(stop, list) or len(stop) > MAX_STOP_STRINGS or not all(isinstance(s, str) and s for s in stop):
         raise BadRequest(f"stop_sequences: must be a list of up to {MAX_STOP_STRINGS} non-empty strings")
-    if "metadata" in body and not isinstance(body["metadata"], dict):
-        raise BadRequest("metadata: must be an object")
     thinking, use = parse_thinking(body), anthropic_tool_use(body, tool_format)
     try:
-        sampling = SamplingParams(
-            temperature=_number(body, "temperature", (int, float)) if "temperature" in body else 1.0,
-            top_p=_number(body, "top_p", (int, float)) if "top_p" in body else 1.0,
-            top_k=_number(body, "top_k", (int,)) if "top_k" in body else 0,
-        )
         request = GenerateRequest(
-            messages=messages,
+            messages=fold_system(messages),
             max_tokens=max_tokens,
-            sampling=sampling,
-            spec=SpecMode(body.get("speculation", default_spec.value)),
+            sampling=sampling(body),
+            spec=spec_mode(body, default_spec),
             stop=stop,
             think=False if use.forced else thinking.think,  # a forced call's grammar leaves no room to reason
         )

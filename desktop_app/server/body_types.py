@@ -7,6 +7,12 @@ A declaration maps a field's path to the JSON types it may have: ``"messages.*.c
 parents: what a client owns (a tool's ``input_schema``, ``metadata``, a call's ``input``) is not
 walked. ``null`` anywhere means absent (each parser treats it so). The walk is linear in the
 body. Values (one of a set, a range) stay the parsers' to check: this is about types only.
+
+:data:`SHARED_TYPES` are the top-level fields several endpoints take (``stream``, the sampling
+numbers, the answer's length...): every endpoint checks them with :data:`SHARED` (or a
+declaration that includes them) before anything else, so the same wrong value gets the same 400
+with the same message wherever it is sent. A number no parameter can take (too long, not
+finite: :class:`~desktop_app.server.request_body.BadNumber`) is refused naming its field too.
 """
 
 from __future__ import annotations
@@ -15,12 +21,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from desktop_app.server.errors import BadRequest
+from desktop_app.server.request_body import BadNumber
 
 Kinds = tuple[type, ...]
 STR: Kinds = (str,)
 LIST: Kinds = (list,)
 OBJ: Kinds = (dict,)
 BOOL: Kinds = (bool,)
+INT: Kinds = (int,)
+NUMBER: Kinds = (int, float)
 STR_OR_LIST: Kinds = (str, list)
 STR_OR_OBJ: Kinds = (str, dict)
 _NAMES = {str: "a string", list: "a list", dict: "an object", bool: "a boolean", int: "an integer", float: "a number"}
@@ -44,6 +53,9 @@ class BodyTypes:
             if value is None:
                 continue
             kinds = kinds_of.get(pattern)
+            if kinds is not None and isinstance(value, BadNumber):  # too long or not finite, whatever the type
+                where = _path(trail)
+                raise BadRequest(value.message(".".join(where)), where[0])
             if kinds is not None and (not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds)):
                 where = _path(trail)
                 raise BadRequest(f"{'.'.join(where)}: must be {_kinds_text(kinds)}, not {_type_text(value)}", where[0])
@@ -68,11 +80,57 @@ def _path(trail: Any) -> list[str]:
 
 
 def _kinds_text(kinds: Kinds) -> str:
+    if kinds == NUMBER:
+        return "a number"
     return " or ".join(_NAMES.get(k, k.__name__) for k in kinds)
 
 
 def _type_text(value: object) -> str:
     return _NAMES.get(type(value), type(value).__name__)
+
+
+# The top-level fields more than one endpoint takes, with the one type each has everywhere.
+SHARED_TYPES: dict[str, Kinds] = {
+    "model": STR,
+    "stream": BOOL,
+    "temperature": NUMBER,
+    "top_p": NUMBER,
+    "top_k": INT,
+    "min_p": NUMBER,
+    "repeat_penalty": NUMBER,
+    "repeat_last_n": INT,
+    "seed": INT,
+    "max_tokens": INT,
+    "max_completion_tokens": INT,
+    "max_output_tokens": INT,
+    "n_predict": INT,
+    "stop": STR_OR_LIST,
+    "stop.*": STR,
+    "metadata": OBJ,
+    "user": STR,
+    "speculation": STR,
+    "drafter": STR,
+    "stream_options": OBJ,
+    "stream_options.include_usage": BOOL,
+    "parallel_tool_calls": BOOL,
+    # accepted at their neutral value only (request_fields.NEUTRAL): still a number or a switch
+    "n": INT,
+    "best_of": INT,
+    "frequency_penalty": NUMBER,
+    "presence_penalty": NUMBER,
+    "typical_p": NUMBER,
+    "dynatemp_range": NUMBER,
+    "mirostat": INT,
+    "dry_multiplier": NUMBER,
+    "xtc_probability": NUMBER,
+    "top_n_sigma": NUMBER,
+    "n_probs": INT,
+    "ignore_eos": BOOL,
+    "echo": BOOL,
+    "top_logprobs": INT,
+    "background": BOOL,
+}
+SHARED = BodyTypes(SHARED_TYPES)
 
 
 # Blocks of text inside a turn, a system prompt or a tool's result (Anthropic's), and their parts.
@@ -95,7 +153,7 @@ _ANTHROPIC_BLOCK = {
 
 ANTHROPIC_MESSAGES = BodyTypes(
     {
-        "model": STR,
+        **SHARED_TYPES,
         "system": STR_OR_LIST,
         "system.*": OBJ,
         "system.*.type": STR,
@@ -107,8 +165,7 @@ ANTHROPIC_MESSAGES = BodyTypes(
         "messages.*.content.*": OBJ,
         **{f"messages.*.content.*.{path}": kinds for path, kinds in _ANTHROPIC_BLOCK.items()},
         "stop_sequences": LIST,
-        "stream": BOOL,
-        "metadata": OBJ,
+        "stop_sequences.*": STR,
         "tools": LIST,
         "tools.*": OBJ,
         "tools.*.type": STR,
@@ -124,13 +181,12 @@ ANTHROPIC_MESSAGES = BodyTypes(
         "thinking.display": STR,
         "output_config": OBJ,
         "output_config.effort": STR,
-        "speculation": STR,
     }
 )
 
 RESPONSES = BodyTypes(
     {
-        "model": STR,
+        **SHARED_TYPES,
         "instructions": STR,
         "input": STR_OR_LIST,
         "input.*": OBJ,
@@ -158,9 +214,6 @@ RESPONSES = BodyTypes(
         "tool_choice": STR_OR_OBJ,
         "tool_choice.type": STR,
         "tool_choice.name": STR,
-        "parallel_tool_calls": BOOL,
-        "stream": BOOL,
-        "speculation": STR,
         "text": OBJ,
         "text.format": OBJ,
         "text.format.type": STR,

@@ -2,15 +2,15 @@
 
 Strict like the engine's own types: an unknown field, a wrong type or a value out of range is a
 400 with OpenAI's error object, naming the field. Lenient where OpenAI's own clients are: ``null``
-for any field means the field is absent (SDKs send ``"logprobs": null``), a field we do not
-implement is accepted at its neutral value (``logprobs: false``, ``top_logprobs: 0``), keys inside a
-message that do not change the prompt (``refusal``, ``annotations``, ``audio``, ``name``...) are
-ignored, ``developer`` is a system message, and an omitted ``max_tokens`` means "until the model
-stops or the context is full". Numbers go through the engine's declared
-ranges (``desktop_app.engine.api``), so the message is the same as in the CLI and the window.
+for any field means the field is absent (SDKs send ``"logprobs": null``), every field of the SDK's
+request types is accepted (used, ignored, or at its neutral value: request_fields.py declares
+which, for every endpoint), llama.cpp's sampling fields too, messages as chat_messages.py reads
+them (system messages anywhere), and an omitted ``max_tokens`` means "until the model stops or
+the context is full". Numbers go through the engine's declared ranges
+(``desktop_app.engine.api``), so the message is the same as in the CLI and the window.
 ``speculation`` is our extra field: off, on or auto for this request.
 
-The request's field names are declared once, as :class:`Field` (a member's wire name is its own
+The fields this parser reads are declared once, as :class:`Field` (a member's wire name is its own
 name in lower case); OpenAI's finish reasons ``stop`` and ``length`` are the engine's own words
 (:class:`~desktop_app.engine.api.FinishReason`), so the two vocabularies that share a word stay apart.
 """
@@ -26,20 +26,20 @@ from typing import Any
 from desktop_app.engine.api import (
     DEFAULT_SPEC_MODE,
     LOGIT_BIAS,
-    MAX_TOKENS,
     DrafterKind,
     FinishReason,
     GenerateRequest,
-    Message,
-    SamplingParams,
     SpecMode,
     Word,
 )
 from desktop_app.engine.reasoning import ReasoningFormat, split_reasoning
 from desktop_app.engine.stats import GenerationStats
+from desktop_app.server.body_types import SHARED
+from desktop_app.server.chat_messages import chat_messages
 from desktop_app.server.errors import BadRequest
 from desktop_app.server.openai_tools import delta_tool_calls, message_tool_calls
 from desktop_app.server.request_body import BadNumber
+from desktop_app.server.request_fields import CHAT_IGNORED, OPENAI_IGNORED, accepted, answer_length, sampling, spec_mode
 from desktop_app.server.tool_use import NO_TOOLS, Call, ToolUse
 
 
@@ -53,27 +53,17 @@ class Field(Word):
     MODEL = auto()
     MESSAGES = auto()  # chat only
     PROMPT = auto()  # completions only
-    TEMPERATURE = auto()
-    TOP_P = auto()
     MAX_TOKENS = auto()
     MAX_COMPLETION_TOKENS = auto()  # chat only: OpenAI's newer name for max_tokens
+    N_PREDICT = auto()  # llama-server's name for max_tokens (-1: no limit)
     STOP = auto()  # up to MAX_STOP_STRINGS strings that end the answer
-    SEED = auto()
-    N = auto()
     STREAM = auto()
     STREAM_OPTIONS = auto()
     INCLUDE_USAGE = auto()  # inside stream_options
     SPECULATION = auto()  # ours: off, on or auto
     DRAFTER = auto()  # ours: a DrafterKind value
-    USER = auto()
-    FREQUENCY_PENALTY = auto()
-    PRESENCE_PENALTY = auto()
-    ECHO = auto()  # completions only
     SUFFIX = auto()  # completions only: fill in the middle between the prompt and this
-    LOGPROBS = auto()  # only false: log-probabilities are not reported
-    TOP_LOGPROBS = auto()  # only 0
     LOGIT_BIAS = auto()  # {"token id": bias}, added to the logits before sampling (engine/sampling.py)
-    METADATA = auto()  # accepted and ignored (a client's labels for the request)
     REASONING_EFFORT = auto()  # chat only: "none"/"minimal" turn a thinking model's Think switch off
     CHAT_TEMPLATE_KWARGS = auto()  # chat only, llama-server's: {"enable_thinking": bool}
     TOOLS = auto()  # chat only: functions the model may call (openai_tools.py)
@@ -82,7 +72,6 @@ class Field(Word):
     RESPONSE_FORMAT = auto()  # chat only: text, json_object or json_schema (structured_output.py)
 
 
-CHAT_FIELDS = frozenset(Field) - {Field.PROMPT, Field.ECHO, Field.INCLUDE_USAGE, Field.SUFFIX}
 CHAT_ONLY = {
     Field.MESSAGES,
     Field.MAX_COMPLETION_TOKENS,
@@ -93,13 +82,22 @@ CHAT_ONLY = {
     Field.PARALLEL_TOOL_CALLS,
     Field.RESPONSE_FORMAT,
 }
-COMPLETION_FIELDS = (CHAT_FIELDS - CHAT_ONLY) | {Field.PROMPT, Field.ECHO, Field.SUFFIX}
+_OPENAI_NEUTRAL = ("n", "logprobs", "top_logprobs", "frequency_penalty", "presence_penalty")
+# Legacy function calling: its answer has another shape (function_call), so it is refused by name.
+_LEGACY = "(the legacy form of function calling) is not supported: send 'tools'"
+CHAT = accepted(
+    frozenset(Field) - {Field.PROMPT, Field.INCLUDE_USAGE, Field.SUFFIX},
+    CHAT_IGNORED,
+    _OPENAI_NEUTRAL,
+    functions=_LEGACY,
+    function_call=_LEGACY,
+)
+COMPLETIONS = accepted(
+    frozenset(Field) - CHAT_ONLY - {Field.INCLUDE_USAGE}, OPENAI_IGNORED, (*_OPENAI_NEUTRAL, "best_of", "echo")
+)
+CHAT_FIELDS, COMPLETION_FIELDS = CHAT.known, COMPLETIONS.known
 EFFORTS = {"none": False, "minimal": False, "low": True, "medium": True, "high": True}
 MAX_STOP_STRINGS = 4
-# Fields accepted only at the value that changes nothing; any other value is refused by name.
-NEUTRAL: dict[Field, object] = {Field.LOGPROBS: False, Field.TOP_LOGPROBS: 0}
-# Message roles as the chat template knows them; OpenAI's newer "developer" is the system's.
-ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant", "tool": "tool"}
 
 
 def _field(body: dict[str, Any], name: str, kinds: tuple[type, ...], default: Any = None) -> Any:
@@ -121,54 +119,30 @@ def parse_request(
     """(the engine request, stream?, include usage in the stream?) or BadRequest."""
     if not isinstance(body, dict):
         raise BadRequest("the request body must be a JSON object")
-    body = {name: value for name, value in body.items() if value is not None}  # null: absent
-    allowed = CHAT_FIELDS if chat else COMPLETION_FIELDS
-    unknown = sorted(set(body) - allowed)
-    if unknown:
-        raise BadRequest(
-            f"unknown field '{unknown[0]}' (this server accepts: {', '.join(sorted(allowed))})", unknown[0]
-        )
-    if _field(body, Field.N, (int,), 1) != 1:
-        raise BadRequest(f"'{Field.N}' must be 1: one answer per request", Field.N)
-    for name in (Field.FREQUENCY_PENALTY, Field.PRESENCE_PENALTY):
-        if _field(body, name, (int, float), 0) != 0:
-            raise BadRequest(f"'{name}' is not supported (only 0)", name)
-    for name, neutral in NEUTRAL.items():
-        if name in body and body[name] != neutral:
-            raise BadRequest(f"'{name}' is not supported (only {json.dumps(neutral)})", name)
-    _field(body, Field.METADATA, (dict,))
-    if _field(body, Field.ECHO, (bool,), False):
-        raise BadRequest(f"'{Field.ECHO}' is not supported", Field.ECHO)
-    _field(body, Field.MODEL, (str,))
-    _field(body, Field.USER, (str,))
+    SHARED.check(body)  # the fields every endpoint shares, typed the same everywhere
+    body = (CHAT if chat else COMPLETIONS).check(body)
     stop = _field(body, Field.STOP, (str, list), [])
     stop = [stop] if isinstance(stop, str) else stop
     if len(stop) > MAX_STOP_STRINGS or not all(isinstance(s, str) and s for s in stop):
         raise BadRequest(f"'{Field.STOP}' must be a string or up to {MAX_STOP_STRINGS} non-empty strings", Field.STOP)
-    stream = bool(_field(body, Field.STREAM, (bool,), False))
-    options = _field(body, Field.STREAM_OPTIONS, (dict,), {})
-    include_usage = _field(options, Field.INCLUDE_USAGE, (bool,), False)
+    stream = bool(body.get(Field.STREAM, False))
+    include_usage = bool(body.get(Field.STREAM_OPTIONS, {}).get(Field.INCLUDE_USAGE, False))
+    # Omitted: until the model stops or the context is full (the engine ends there itself).
+    lengths = (
+        (Field.MAX_COMPLETION_TOKENS, Field.MAX_TOKENS, Field.N_PREDICT)
+        if chat
+        else (Field.MAX_TOKENS, Field.N_PREDICT)
+    )
+    common: dict[str, Any] = dict(
+        max_tokens=answer_length(body, lengths),
+        sampling=sampling(body, logit_bias=_logit_bias(body)),
+        stop=stop,
+        spec=spec_mode(body, default_spec),
+        drafter=_drafter(body),
+    )
     try:
-        sampling = SamplingParams(
-            temperature=_field(body, Field.TEMPERATURE, (int, float), 1.0),
-            top_p=_field(body, Field.TOP_P, (int, float), 1.0),
-            seed=_field(body, Field.SEED, (int,)),
-            logit_bias=_logit_bias(body),
-        )
-        newer = Field.MAX_COMPLETION_TOKENS in body
-        # Omitted: until the model stops or the context is full (the engine ends there itself).
-        max_tokens = _field(body, Field.MAX_COMPLETION_TOKENS if newer else Field.MAX_TOKENS, (int,), MAX_TOKENS.high)
-        spec = SpecMode(_field(body, Field.SPECULATION, (str,), default_spec.value))
-        drafter = _field(body, Field.DRAFTER, (str,))
-        common: dict[str, Any] = dict(
-            max_tokens=max_tokens,
-            sampling=sampling,
-            spec=spec,
-            stop=stop,
-            drafter=DrafterKind(drafter) if drafter else None,
-        )
         if chat:
-            request = GenerateRequest(messages=_messages(body.get(Field.MESSAGES)), think=_think(body), **common)
+            request = GenerateRequest(messages=chat_messages(body.get(Field.MESSAGES)), think=_think(body), **common)
         else:
             prompt = body.get(Field.PROMPT)
             suffix = _field(body, Field.SUFFIX, (str,))
@@ -181,9 +155,18 @@ def parse_request(
                 raise BadRequest(f"'{Field.PROMPT}' must be a non-empty string", Field.PROMPT)
             request = GenerateRequest(prompt=prompt, **common)
     except ValueError as exc:
-        param = str(exc).split(" ", 1)[0].strip("'")
-        raise BadRequest(str(exc), Field(param) if param in allowed else None) from None
+        raise BadRequest(str(exc)) from None
     return request, stream, include_usage
+
+
+def _drafter(body: dict[str, Any]) -> DrafterKind | None:
+    """Our ``drafter`` field: who drafts for this request (None: the best available)."""
+    value = body.get(Field.DRAFTER)
+    try:
+        return DrafterKind(value) if value else None
+    except ValueError:
+        choices = ", ".join(k.value for k in DrafterKind)
+        raise BadRequest(f"drafter must be one of {choices}, not {json.dumps(value)}", Field.DRAFTER) from None
 
 
 def _logit_bias(body: dict[str, Any]) -> tuple[tuple[int, float], ...]:
@@ -214,67 +197,6 @@ def _think(body: dict[str, Any]) -> bool | None:
     if effort is not None and effort not in EFFORTS:
         raise BadRequest(f"'{Field.REASONING_EFFORT}' must be one of {', '.join(EFFORTS)}", Field.REASONING_EFFORT)
     return EFFORTS.get(effort) if effort is not None else None
-
-
-def _messages(value: object) -> list[Message]:
-    if not isinstance(value, list) or not value:
-        raise BadRequest(f"'{Field.MESSAGES}' must be a non-empty list of {{role, content}} objects", Field.MESSAGES)
-    out: list[Message] = []
-    for i, message in enumerate(value, start=1):
-        if not isinstance(message, dict) or "role" not in message:
-            raise BadRequest(f"message {i} must be an object with 'role' and 'content'", Field.MESSAGES)
-        role = ROLES.get(message["role"]) if isinstance(message["role"], str) else None
-        if role is None:
-            raise BadRequest(
-                f"message {i}: the role must be one of {', '.join(ROLES)}, not {json.dumps(message['role'])}",
-                Field.MESSAGES,
-            )
-        content = message.get("content")
-        if content is None and role == "assistant":
-            content = ""  # an assistant turn that carried only tool calls, a refusal or audio
-        if isinstance(content, list):  # [{"type": "text", "text": ...}, ...]
-            if not all(
-                isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str) for p in content
-            ):
-                raise BadRequest(f"message {i}: only text content parts are supported", Field.MESSAGES)
-            content = "".join(p["text"] for p in content)
-        if not isinstance(content, str):
-            raise BadRequest(f"message {i}: 'content' must be a string or a list of text parts", Field.MESSAGES)
-        out.append(_tool_fields(Message(role=role, content=content), message, i))
-    return out
-
-
-def _tool_fields(out: Message, message: dict[str, Any], i: int) -> Message:
-    """``out`` with an assistant's ``tool_calls`` or a tool result's ``tool_call_id``."""
-    calls = message.get("tool_calls")
-    if calls and out["role"] == "assistant":
-        if not isinstance(calls, list) or not all(
-            isinstance(c, dict)
-            and isinstance(c.get("function"), dict)
-            and isinstance(c["function"].get("name"), str)
-            and isinstance(c["function"].get("arguments", ""), str)
-            for c in calls
-        ):
-            raise BadRequest(
-                f"message {i}: 'tool_calls' must be a list of {{id, type, function: {{name, arguments}}}}",
-                Field.MESSAGES,
-            )
-        out["tool_calls"] = [
-            {
-                "id": str(c.get("id") or f"call_{i}_{n}"),
-                "type": "function",
-                "function": {"name": c["function"]["name"], "arguments": c["function"].get("arguments") or "{}"},
-            }
-            for n, c in enumerate(calls)
-        ]
-    if out["role"] == "tool":
-        call_id = message.get("tool_call_id")
-        if not isinstance(call_id, str) or not call_id:
-            raise BadRequest(f"message {i}: a tool message needs the 'tool_call_id' it answers", Field.MESSAGES)
-        out["tool_call_id"] = call_id
-        if isinstance(message.get("name"), str):
-            out["name"] = message["name"]
-    return out
 
 
 def new_id(chat: bool) -> str:

@@ -3,7 +3,9 @@ request out; the answer back as a Response object or its streamed events. Statel
 request carries its whole conversation (``previous_response_id`` is refused by name).
 
 ``input`` is a string or a list of message items (``role`` + a string or ``input_text`` /
-``output_text`` parts); ``instructions`` is the system message. A thinking model's reasoning is a
+``output_text`` parts); ``instructions`` is the system message, and a ``system`` or ``developer``
+item anywhere joins it (chat_messages.py); earlier ``reasoning`` items are skipped. The fields
+accepted, used or ignored: request_fields.py. A thinking model's reasoning is a
 ``reasoning`` output item before the message, as OpenAI's reasoning models give it.
 """
 
@@ -17,46 +19,34 @@ from typing import Any
 
 from starlette.requests import Request
 
-from desktop_app.engine.api import (
-    DEFAULT_SPEC_MODE,
-    MAX_TOKENS,
-    FinishReason,
-    GenerateRequest,
-    Message,
-    SamplingParams,
-    SpecMode,
-)
+from desktop_app.engine.api import DEFAULT_SPEC_MODE, FinishReason, GenerateRequest, Message, SpecMode
 from desktop_app.engine.events import Finished
 from desktop_app.engine.reasoning import ReasoningFormat, SectionStream, split_reasoning
 from desktop_app.engine.stats import GenerationStats
 from desktop_app.engine.tool_calls import ToolFormat
 from desktop_app.server.backend import Failed, Job
 from desktop_app.server.body_types import RESPONSES
+from desktop_app.server.chat_messages import ROLES, fold_system
 from desktop_app.server.jobs import batched
-from desktop_app.server.openai_schema import EFFORTS, ROLES, BadRequest
+from desktop_app.server.openai_schema import EFFORTS, BadRequest
+from desktop_app.server.request_fields import RESPONSES_IGNORED, accepted, answer_length, sampling, spec_mode
 from desktop_app.server.responses_tools import TOOL_ITEMS, add_tool_item, function_call_item, responses_tool_use
 from desktop_app.server.structured_output import TEXT, OutputFormat, parse_response_format, truncated
 from desktop_app.server.tool_use import AUTO, NO_TOOLS, NONE, REQUIRED, Call, CallStream, ToolUse, with_tools
 
-FIELDS = frozenset(
-    {
-        "model",
-        "input",
-        "instructions",
-        "max_output_tokens",
-        "temperature",
-        "top_p",
-        "stream",
-        "reasoning",
-        "tools",  # function tools (responses_tools.py)
-        "tool_choice",
-        "parallel_tool_calls",
-        "speculation",  # ours: off, on or auto
-    }
+LATER = "is not supported yet by this server (send the whole conversation)"
+ACCEPTED = accepted(
+    {"model", "input", "instructions", "max_output_tokens", "stream", "reasoning", "text", "speculation"}
+    | {"tools", "tool_choice", "parallel_tool_calls"},  # responses_tools.py
+    RESPONSES_IGNORED,
+    ("top_logprobs", "background"),
+    previous_response_id=LATER,
+    conversation=LATER,
+    prompt=LATER,
 )
-# Sent by clients, meaningless here (we keep nothing, one model): accepted and ignored.
-IGNORED = frozenset({"store", "metadata", "user", "service_tier", "truncation", "include", "safety_identifier"})
-LATER = frozenset({"previous_response_id", "conversation", "prompt"})
+# Input items that add nothing to the prompt: earlier reasoning, which templates leave out of
+# earlier turns anyway (Codex sends its own back, encrypted or not).
+SKIPPED_ITEMS = frozenset({"reasoning"})
 PART_TYPES = frozenset({"input_text", "output_text", "text"})
 
 
@@ -90,19 +80,11 @@ def parse_responses_request(
     the loaded model's call syntax)."""
     if not isinstance(body, dict):
         raise BadRequest("the request body must be a JSON object")
-    body = {k: v for k, v in body.items() if v is not None and k not in IGNORED}
     RESPONSES.check(body)  # a list where a string belongs is a 400 naming it, before any parsing
+    body = ACCEPTED.check(body)
     grammar = text_format(body).grammar
-    body.pop("text", None)
-    for name in sorted(body):
-        if name in LATER:
-            raise BadRequest(f"'{name}' is not supported yet by this server (send the whole conversation)", name)
-        if name not in FIELDS:
-            raise BadRequest(f"unknown field '{name}' (this endpoint accepts: {', '.join(sorted(FIELDS))})", name)
     messages: list[Message] = []
     if "instructions" in body:
-        if not isinstance(body["instructions"], str):
-            raise BadRequest("'instructions' must be a string", "instructions")
         messages.append(Message(role="system", content=body["instructions"]))
     items = body.get("input")
     if isinstance(items, str):
@@ -112,6 +94,8 @@ def parse_responses_request(
     for i, item in enumerate(items):
         if isinstance(item, dict) and item.get("type") in TOOL_ITEMS:
             add_tool_item(messages, item, i)
+            continue
+        if isinstance(item, dict) and item.get("type") in SKIPPED_ITEMS:
             continue
         if not isinstance(item, dict) or item.get("type", "message") != "message":
             kind = item.get("type") if isinstance(item, dict) else type(item).__name__
@@ -127,22 +111,17 @@ def parse_responses_request(
         if reasoning["effort"] not in EFFORTS:
             raise BadRequest(f"'reasoning.effort' must be one of {', '.join(EFFORTS)}", "reasoning")
         think = EFFORTS[reasoning["effort"]]
-    limit = body.get("max_output_tokens", MAX_TOKENS.high)
-    for name, kinds in (("max_output_tokens", (int,)), ("temperature", (int, float)), ("top_p", (int, float))):
-        if name in body and (isinstance(body[name], bool) or not isinstance(body[name], kinds)):
-            raise BadRequest(f"'{name}' must be a number", name)
     try:
         request = GenerateRequest(
-            messages=messages,
-            max_tokens=limit,
-            sampling=SamplingParams(temperature=body.get("temperature", 1.0), top_p=body.get("top_p", 1.0)),
-            spec=SpecMode(body.get("speculation", default_spec.value)),
+            messages=fold_system(messages),  # a system or developer item anywhere joins the instructions
+            max_tokens=answer_length(body, ("max_output_tokens",)),
+            sampling=sampling(body),
+            spec=spec_mode(body, default_spec),
             think=think,
             grammar=grammar,
         )
     except ValueError as exc:
-        param = str(exc).split(" ", 1)[0].strip("'")
-        raise BadRequest(str(exc), param if param in FIELDS else None) from None
+        raise BadRequest(str(exc)) from None
     use = responses_tool_use(body, tool_format)
     return with_tools(request, use), bool(body.get("stream", False)), use
 
