@@ -1,7 +1,8 @@
 """Anthropic's tools on /v1/messages: ``tools`` (``name``, ``description``, ``input_schema``) and
 ``tool_choice`` (auto, any, tool, none; ``disable_parallel_tool_use``) in; ``tool_use`` blocks in
 an assistant's content and ``tool_result`` blocks in a user's become the conversation's calls
-and results; calls come back as ``tool_use`` blocks, streamed as ``input_json_delta``."""
+and results; calls come back as ``tool_use`` blocks, streamed as ``input_json_delta``. Anthropic's
+server tools (a ``type`` other than ``custom``) are left out (unserved_tools.py)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from desktop_app.engine.tool_calls import ToolFormat
 from desktop_app.server.anthropic_thinking import THINKING_BLOCKS
 from desktop_app.server.errors import BadRequest
 from desktop_app.server.tool_use import AUTO, NO_TOOLS, NONE, REQUIRED, Call, ToolUse, function_tool
+from desktop_app.server.unserved_tools import leave_out
 
 CHOICES = {"auto": AUTO, "any": REQUIRED, "none": NONE}
 NOT_TEXT = ("tool_use", "tool_result", *THINKING_BLOCKS)  # blocks read apart from a turn's text
@@ -24,15 +26,15 @@ def anthropic_tool_use(body: dict[str, Any], fmt: ToolFormat | None) -> ToolUse:
     choice = body.get("tool_choice") or {"type": "auto"}
     if not isinstance(tools, list) or not isinstance(choice, dict):
         raise BadRequest("tools: must be a list; tool_choice: an object")
-    for i, tool in enumerate(tools):
-        if isinstance(tool, dict) and tool.get("type") not in (None, "custom"):  # web_search_20250305...
-            raise BadRequest(f"tools.{i}: Anthropic's server tool '{tool['type']}' is not served (client tools are)")
-    offered = [
-        function_tool(t.get("name"), t.get("description"), t.get("input_schema"), f"tools.{i}", "tools")
-        if isinstance(t, dict)
-        else function_tool(None, None, None, f"tools.{i}", "tools")
-        for i, t in enumerate(tools)
-    ]
+    offered = []
+    for i, t in enumerate(tools):
+        if isinstance(t, dict) and t.get("type") not in (None, "custom"):  # web_search_20250305, bash_20250124...
+            leave_out("/v1/messages", t["type"], t.get("name"))
+        elif isinstance(t, dict):
+            schema = t.get("input_schema")
+            offered.append(function_tool(t.get("name"), t.get("description"), schema, f"tools.{i}", "tools"))
+        else:
+            raise BadRequest(f"tools.{i}: must be an object with a 'name' and an 'input_schema'")
     kind = choice.get("type")
     if kind == "tool":
         named = choice.get("name")

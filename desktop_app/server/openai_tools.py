@@ -1,5 +1,6 @@
 """OpenAI chat completions' tools: ``tools``, ``tool_choice`` and ``parallel_tool_calls`` in;
-``message.tool_calls`` and streamed ``tool_calls`` deltas out (the rules: tool_use.py)."""
+``message.tool_calls`` and streamed ``tool_calls`` deltas out (the rules: tool_use.py). Tools of
+another type than ``function`` (``custom``) are left out (unserved_tools.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 from desktop_app.engine.tool_calls import ToolFormat
 from desktop_app.server.errors import BadRequest
 from desktop_app.server.tool_use import AUTO, NO_TOOLS, NONE, REQUIRED, Call, ToolUse, function_tool
+from desktop_app.server.unserved_tools import leave_out
 
 
 def chat_tool_use(body: dict[str, Any], fmt: ToolFormat | None) -> ToolUse:
@@ -25,6 +27,9 @@ def chat_tool_use(body: dict[str, Any], fmt: ToolFormat | None) -> ToolUse:
         raise BadRequest("'tools' must be a list of {type: function, function: {name, parameters}}", "tools")
     offered = []
     for i, tool in enumerate(tools):
+        if isinstance(tool, dict) and isinstance(tool.get("type"), str) and tool["type"] != "function":
+            leave_out("/v1/chat/completions", tool["type"], _name(tool))  # a custom tool: no one runs it here
+            continue
         if not isinstance(tool, dict) or tool.get("type") != "function" or not isinstance(tool.get("function"), dict):
             raise BadRequest(f"tools[{i}] must be {{type: 'function', function: {{name, parameters}}}}", "tools")
         function = tool["function"]
@@ -33,6 +38,8 @@ def chat_tool_use(body: dict[str, Any], fmt: ToolFormat | None) -> ToolUse:
                 function.get("name"), function.get("description"), function.get("parameters"), f"tools[{i}]", "tools"
             )
         )
+    if not offered:
+        return chat_tool_use({**body, "tools": None}, fmt)
     if isinstance(choice, dict):
         named = choice.get("function") if choice.get("type") == "function" else None
         if not isinstance(named, dict) or not isinstance(named.get("name"), str):
@@ -41,6 +48,11 @@ def chat_tool_use(body: dict[str, Any], fmt: ToolFormat | None) -> ToolUse:
     elif choice not in (AUTO, NONE, REQUIRED):
         raise BadRequest("'tool_choice' must be auto, none, required or a named function", "tool_choice")
     return ToolUse(fmt, tuple(offered), choice, parallel)
+
+
+def _name(tool: dict[str, Any]) -> object:
+    inner = tool.get(tool["type"])
+    return inner.get("name") if isinstance(inner, dict) else tool.get("name")
 
 
 def message_tool_calls(calls: list[Call]) -> list[dict[str, Any]]:

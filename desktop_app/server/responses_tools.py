@@ -1,7 +1,8 @@
 """The Responses API's function tools (what openai-agents and Codex send): ``tools`` as
 ``{type: "function", name, description, parameters}``, ``tool_choice``, ``parallel_tool_calls``;
 ``function_call`` and ``function_call_output`` input items become the conversation's tool calls
-and results; calls come back as ``function_call`` output items (the rules: tool_use.py)."""
+and results; calls come back as ``function_call`` output items (the rules: tool_use.py). Tools of
+other types (``web_search``, ``namespace``, ``mcp``, ``custom``...) are left out (unserved_tools.py)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from desktop_app.engine.api import Message, MessageToolCall
 from desktop_app.engine.tool_calls import ToolFormat
 from desktop_app.server.errors import BadRequest
 from desktop_app.server.tool_use import AUTO, NO_TOOLS, NONE, REQUIRED, Call, ToolUse, function_tool
+from desktop_app.server.unserved_tools import leave_out
 
 TOOL_ITEMS = frozenset({"function_call", "function_call_output"})
 
@@ -25,6 +27,10 @@ def responses_tool_use(body: dict[str, Any], fmt: ToolFormat | None) -> ToolUse:
         raise BadRequest("'tools' must be a list of function tools; 'parallel_tool_calls' a boolean", "tools")
     offered = []
     for i, tool in enumerate(tools):
+        if isinstance(tool, dict) and isinstance(tool.get("type"), str) and tool["type"] != "function":
+            # web_search, namespace, mcp, custom...: the provider's to run, or not plain functions
+            leave_out("/v1/responses", tool["type"], tool.get("name", tool.get("server_label")))
+            continue
         if not isinstance(tool, dict) or tool.get("type") != "function":
             kind = tool.get("type") if isinstance(tool, dict) else type(tool).__name__
             raise BadRequest(f"tools[{i}]: only function tools are supported, not {kind}", "tools")
