@@ -163,6 +163,18 @@ def _model_options(args: argparse.Namespace, draft: bool = False) -> Any:
     )
 
 
+def context_line(requested: int, info: Any) -> str | None:
+    """What to say when the context served is smaller than ``--ctx`` asked (a ModelInfo's
+    ``n_ctx``): llama.cpp serves at most what the model was trained for. None when it is not."""
+    if info.n_ctx >= requested:
+        return None
+    if info.n_ctx_train and info.n_ctx >= info.n_ctx_train:
+        why = f"the model was trained for {info.n_ctx_train:,}; --ctx {requested} is above that"
+    else:
+        why = f"less than --ctx {requested} asked for"
+    return f"specchat: serving {info.n_ctx:,} tokens of context: {why}"
+
+
 def load_engine(args: argparse.Namespace) -> Any:
     """An Engine with the requested target (default model if none) and draft."""
     from desktop_app import paths
@@ -179,6 +191,8 @@ def load_engine(args: argparse.Namespace) -> Any:
             lambda: args.workers,
         )
     info = engine.load_target(args.target or default_model_path(), _model_options(args))
+    if (line := context_line(args.ctx, info)) is not None:
+        print(line, file=sys.stderr)
     if info.placement:
         print(f"specchat: {info.name} spread over {info.placement}", file=sys.stderr)
         for line in info.remote_devices:

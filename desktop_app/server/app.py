@@ -65,14 +65,16 @@ def create_app(
         return OPENAI.unauthorized()
 
     def model_card(model: ServedModel, created: int) -> dict[str, Any]:
-        # llama-server and LM Studio name the context length these ways; clients read either.
+        # The context served, as llama-server and LM Studio name it (clients read either), and
+        # the one the model was trained for as llama-server names it (when the model says).
+        meta = {"n_ctx": model.context_length} | ({"n_ctx_train": model.n_ctx_train} if model.n_ctx_train else {})
         return {
             "id": model.id,
             "object": "model",
             "created": created,
             "owned_by": "specchat",
             "context_length": model.context_length,
-            "meta": {"n_ctx": model.context_length},
+            "meta": meta,
         }
 
     async def models(request: Request) -> Response:

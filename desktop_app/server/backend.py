@@ -34,10 +34,13 @@ GIL_SWITCH_S = 0.0005
 
 @dataclass(frozen=True)
 class ServedModel:
-    """A model the API serves: its id (the file's name) and its context length in tokens."""
+    """A model the API serves: its id (the file's name), the context it serves in tokens (what
+    was asked, up to what the model was trained for: llama.cpp serves no more) and the context it
+    was trained for (0: unknown)."""
 
     id: str
     context_length: int
+    n_ctx_train: int = 0
 
 
 class Busy(Exception):
@@ -147,7 +150,7 @@ class EngineBackend:
 
     def served_models(self) -> list[ServedModel]:
         target = self.engine.target
-        return [ServedModel(target.name, target.n_ctx)] if target is not None else []
+        return [ServedModel(target.name, target.n_ctx, target.info.context_length or 0)] if target is not None else []
 
     def waiting(self) -> int:
         return self._waiting

@@ -67,7 +67,8 @@ class WindowBackend(QObject):
 
     def served_models(self) -> list[server_backend.ServedModel]:
         models = self.client.models
-        return [server_backend.ServedModel(models.target.name, models.target.n_ctx)] if models is not None else []
+        target = models.target if models is not None else None
+        return [server_backend.ServedModel(target.name, target.n_ctx, target.n_ctx_train)] if target is not None else []
 
     def waiting(self) -> int:
         return len(self._active)

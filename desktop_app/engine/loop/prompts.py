@@ -155,7 +155,8 @@ class PromptBuilder:
         if tokens > limit:
             raise ContextOverflowError(
                 f"The system prompt is {tokens:,} tokens long but the context holds {n_ctx:,} ({limit:,} for the "
-                "prompt): shorten the system prompt or raise the context length (Preferences → Model → Context length)"
+                "prompt): shorten the system prompt"
+                + self._or_raise("raise the context length (Preferences → Model → Context length)")
             )
 
     def _refuse(self, messages: list[Message], size: PromptSize) -> None:
@@ -163,9 +164,18 @@ class PromptBuilder:
         raise ContextOverflowError(
             f"The conversation is {whole:,} tokens long but the context holds {size.n_ctx:,} "
             f"({size.limit:,} for the prompt, {size.n_ctx - size.limit:,} kept for the answer), and "
-            "leaving the oldest messages out is turned off: raise the context length (Preferences → Model), start a new "
-            "conversation, or let the oldest messages be left out (the context meter's menu)"
+            "leaving the oldest messages out is turned off: start a new conversation or let the oldest messages be "
+            "left out (the context meter's menu)" + self._or_raise("raise the context length (Preferences → Model)")
         )
+
+    def _or_raise(self, how: str) -> str:
+        """The end of an overflow's advice: ``how`` to raise the context, unless it is already what
+        the model was trained for (llama.cpp serves no more: docs/api.md)."""
+        target = self._models.require_target()
+        trained = target.info.context_length or 0
+        if trained and target.n_ctx >= trained:
+            return f" (the context is the {trained:,} tokens the model was trained for, the most it serves)"
+        return f", or {how}"
 
     def render(
         self, messages: Sequence[Message], think: bool | None = None, tools: Sequence[Tool] = ()
@@ -199,8 +209,10 @@ class PromptBuilder:
         target = self._models.require_target()
         if len(tokens) + 1 > target.n_ctx:
             raise ContextOverflowError(
-                f"The message is {len(tokens):,} tokens long but the context holds {target.n_ctx:,}: "
-                "shorten it or raise the context length (Preferences → Model → Context length; --ctx on the command line)"
+                f"The message is {len(tokens):,} tokens long but the context holds {target.n_ctx:,}: shorten it"
+                + self._or_raise(
+                    "raise the context length (Preferences → Model → Context length; --ctx on the command line)"
+                )
             )
 
 
