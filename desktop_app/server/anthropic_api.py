@@ -30,8 +30,8 @@ from desktop_app.server.anthropic_tools import add_turn, anthropic_tool_use, pla
 from desktop_app.server.body_types import ANTHROPIC_MESSAGES
 from desktop_app.server.chat_messages import fold_system
 from desktop_app.server.errors import anthropic_error
-from desktop_app.server.openai_schema import MAX_STOP_STRINGS, BadRequest
-from desktop_app.server.request_fields import ANTHROPIC_IGNORED, accepted, sampling, spec_mode
+from desktop_app.server.openai_schema import BadRequest
+from desktop_app.server.request_fields import ANTHROPIC_IGNORED, MAX_STOP_STRINGS, accepted, sampling, spec_mode
 from desktop_app.server.tool_use import with_tools
 
 __all__ = ["anthropic_error", "message_object", "new_message_id", "parse_messages_request"]

@@ -104,8 +104,6 @@ SHARED_TYPES: dict[str, Kinds] = {
     "max_completion_tokens": INT,
     "max_output_tokens": INT,
     "n_predict": INT,
-    "stop": STR_OR_LIST,
-    "stop.*": STR,
     "metadata": OBJ,
     "user": STR,
     "speculation": STR,

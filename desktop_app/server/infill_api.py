@@ -19,8 +19,8 @@ from desktop_app.engine.stats import GenerationStats
 from desktop_app.server.backend import Failed, Job
 from desktop_app.server.body_types import SHARED
 from desktop_app.server.jobs import batched
-from desktop_app.server.openai_schema import MAX_STOP_STRINGS, BadRequest, Field, timings
-from desktop_app.server.request_fields import accepted, answer_length, sampling, spec_mode
+from desktop_app.server.openai_schema import BadRequest, Field, timings
+from desktop_app.server.request_fields import accepted, answer_length, sampling, spec_mode, stop_strings
 
 ACCEPTED = accepted(
     {"input_prefix", "input_suffix", "input_extra", "prompt", "n_predict", "max_tokens", Field.STOP, "stream"}
@@ -42,10 +42,7 @@ def parse_infill_request(body: object, default_spec: SpecMode = DEFAULT_SPEC_MOD
         raise BadRequest(
             "'input_extra' (other files as context) is not supported yet: send it in input_prefix", "input_extra"
         )
-    stop = body.get(Field.STOP, [])
-    stop = [stop] if isinstance(stop, str) else stop
-    if len(stop) > MAX_STOP_STRINGS or not all(isinstance(s, str) and s for s in stop):
-        raise BadRequest(f"'{Field.STOP}' must be a string or up to {MAX_STOP_STRINGS} non-empty strings", Field.STOP)
+    stop = stop_strings(body, Field.STOP)
     try:
         request = GenerateRequest(
             prompt=texts["input_prefix"] + texts["prompt"],

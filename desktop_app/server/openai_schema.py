@@ -39,7 +39,15 @@ from desktop_app.server.chat_messages import chat_messages
 from desktop_app.server.errors import BadRequest
 from desktop_app.server.openai_tools import delta_tool_calls, message_tool_calls
 from desktop_app.server.request_body import BadNumber
-from desktop_app.server.request_fields import CHAT_IGNORED, OPENAI_IGNORED, accepted, answer_length, sampling, spec_mode
+from desktop_app.server.request_fields import (
+    CHAT_IGNORED,
+    OPENAI_IGNORED,
+    accepted,
+    answer_length,
+    sampling,
+    spec_mode,
+    stop_strings,
+)
 from desktop_app.server.tool_use import NO_TOOLS, Call, ToolUse
 
 
@@ -97,7 +105,6 @@ COMPLETIONS = accepted(
 )
 CHAT_FIELDS, COMPLETION_FIELDS = CHAT.known, COMPLETIONS.known
 EFFORTS = {"none": False, "minimal": False, "low": True, "medium": True, "high": True}
-MAX_STOP_STRINGS = 4
 
 
 def _field(body: dict[str, Any], name: str, kinds: tuple[type, ...], default: Any = None) -> Any:
@@ -121,10 +128,7 @@ def parse_request(
         raise BadRequest("the request body must be a JSON object")
     SHARED.check(body)  # the fields every endpoint shares, typed the same everywhere
     body = (CHAT if chat else COMPLETIONS).check(body)
-    stop = _field(body, Field.STOP, (str, list), [])
-    stop = [stop] if isinstance(stop, str) else stop
-    if len(stop) > MAX_STOP_STRINGS or not all(isinstance(s, str) and s for s in stop):
-        raise BadRequest(f"'{Field.STOP}' must be a string or up to {MAX_STOP_STRINGS} non-empty strings", Field.STOP)
+    stop = stop_strings(body, Field.STOP)
     stream = bool(body.get(Field.STREAM, False))
     include_usage = bool(body.get(Field.STREAM_OPTIONS, {}).get(Field.INCLUDE_USAGE, False))
     # Omitted: until the model stops or the context is full (the engine ends there itself).

@@ -38,6 +38,7 @@ from desktop_app.engine.api import (
 )
 from desktop_app.server.errors import BadRequest
 
+MAX_STOP_STRINGS = 4
 # llama.cpp's sampling fields the engine implements: used on every generating endpoint.
 SAMPLING = frozenset({"temperature", "top_p", "top_k", "min_p", "repeat_penalty", "repeat_last_n", "seed"})
 # Accepted only at the value that changes nothing; any other value is refused by name.
@@ -165,6 +166,15 @@ def sampling(
     except ValueError as exc:
         name = str(exc).split(" ", 1)[0]
         raise BadRequest(str(exc), name if name in SAMPLING else None) from None
+
+
+def stop_strings(body: Mapping[str, Any], name: str) -> list[str]:
+    """The strings that end the answer (OpenAI's and llama.cpp's ``stop``: one string or a list)."""
+    value = body.get(name, [])
+    value = [value] if isinstance(value, str) else value
+    if not isinstance(value, list) or len(value) > MAX_STOP_STRINGS or not all(isinstance(s, str) and s for s in value):
+        raise BadRequest(f"'{name}' must be a string or up to {MAX_STOP_STRINGS} non-empty strings", name)
+    return value
 
 
 def answer_length(body: Mapping[str, Any], names: Iterable[str], default: int = MAX_TOKENS.high) -> int:

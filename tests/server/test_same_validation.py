@@ -85,3 +85,18 @@ def test_llama_cpps_fields_at_usable_values_are_answered_on_every_endpoint(
 ) -> None:
     statuses = {path: _post(server, path, {**base, **extra}).status_code for path, base in BASES.items()}
     assert set(statuses.values()) == {200}, statuses
+
+
+STOP_TAKERS = ("v1/chat/completions", "v1/completions", "infill")  # OpenAI's and llama.cpp's "stop"
+
+
+@pytest.mark.parametrize("value", [5, [1], ["a"] * 5, [""], {"a": "b"}])
+def test_a_bad_stop_is_the_same_400_where_stop_is_taken(server: Server, value: Any) -> None:
+    answers = {path: _post(server, path, {**BASES[path], "stop": value}) for path in STOP_TAKERS}
+    assert {reply.status_code for reply in answers.values()} == {400}, {p: r.text for p, r in answers.items()}
+    assert len({_message(reply) for reply in answers.values()}) == 1, {p: _message(r) for p, r in answers.items()}
+
+
+def test_a_stop_string_or_list_is_taken_where_stop_is(server: Server) -> None:
+    for value in ("\n", ["\n", "END"]):
+        assert {_post(server, path, {**BASES[path], "stop": value}).status_code for path in STOP_TAKERS} == {200}
