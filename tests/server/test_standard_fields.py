@@ -6,6 +6,7 @@ them, are answered by the real server; llama.cpp's sampling fields are used, not
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import anthropic
@@ -166,3 +167,11 @@ def test_top_k_one_is_greedy_on_every_chat_endpoint(server: Server, client: open
 
     for ask in (chat, messages, responses):
         assert ask(dict(hot)) == ask(dict(greedy)), ask.__name__
+
+
+def test_docs_api_md_lists_every_field_each_endpoint_takes() -> None:
+    """docs/api.md is tested against the declaration: each field's name appears there, quoted."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "api.md").read_text(encoding="utf-8")
+    for endpoint, fields in ENDPOINTS.items():
+        missing = sorted(name for name in fields.known if f"`{name}`" not in text)
+        assert not missing, (endpoint, missing)
