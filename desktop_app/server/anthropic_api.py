@@ -24,7 +24,7 @@ from desktop_app.engine.api import DEFAULT_SPEC_MODE, MAX_TOKENS, GenerateReques
 from desktop_app.engine.reasoning import ReasoningFormat, split_reasoning
 from desktop_app.engine.stats import GenerationStats
 from desktop_app.engine.tool_calls import ToolFormat
-from desktop_app.server.anthropic_stream import AnswerParts, stop_reason, usage
+from desktop_app.server.anthropic_stream import AnswerParts, cut, stop_reason, usage
 from desktop_app.server.anthropic_thinking import parse_thinking, thinking_block, with_thinking
 from desktop_app.server.anthropic_tools import add_turn, anthropic_tool_use, plain_blocks, tool_use_block
 from desktop_app.server.body_types import ANTHROPIC_MESSAGES
@@ -119,9 +119,9 @@ def message_object(
     message_id: str, model: str, text: str, stats: GenerationStats, answer: AnswerParts
 ) -> dict[str, Any]:
     """The whole Message: a thinking block (when the model reasoned), the text, the calls."""
-    reason, sequence = stop_reason(stats)
     sections = split_reasoning(text, answer.reasoning)
-    text, calls = answer.tools.answer(sections.answer)
+    text, calls = answer.tools.answer(sections.answer, cut(stats))
+    reason, sequence = stop_reason(stats, bool(calls))
     blocks = [thinking_block(sections.reasoning, answer.shown)] if sections.has_reasoning else []
     if text or not (blocks or calls):
         blocks.append({"type": "text", "text": text})
@@ -131,7 +131,7 @@ def message_object(
         "role": "assistant",
         "model": model,
         "content": [*blocks, *map(tool_use_block, calls)],
-        "stop_reason": "tool_use" if calls else reason,
+        "stop_reason": reason,
         "stop_sequence": sequence,
         "usage": usage(stats),
     }

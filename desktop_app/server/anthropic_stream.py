@@ -1,7 +1,9 @@
-"""Anthropic's streamed Message: ``message_start``, the content blocks in order (a thinking block
-while the model reasons, then the text block, then a ``tool_use`` block per call), each opened,
-filled by deltas and stopped, then ``message_delta`` (the stop reason, the usage) and
-``message_stop``. The blocks add up to the Message the same request gets whole."""
+"""Anthropic's streamed Message: ``message_start`` at once (its usage: the prompt's tokens, once
+the engine has made the prompt), the content blocks in order (a thinking block while the model
+reasons, then the text block, then a ``tool_use`` block per call), each opened, filled by deltas
+and stopped, then ``message_delta`` (the stop reason, the usage, and ours: ``timings``, any
+``warnings``) and ``message_stop``. The blocks add up to the Message the same request gets whole;
+``ping`` events come while there is nothing else to send (keep_alive.py)."""
 
 from __future__ import annotations
 
@@ -13,9 +15,10 @@ from typing import Any
 from starlette.requests import Request
 
 from desktop_app.engine.api import FinishReason
-from desktop_app.engine.events import Finished
+from desktop_app.engine.events import Finished, PromptProgress
 from desktop_app.engine.reasoning import ReasoningFormat, SectionStream
 from desktop_app.engine.stats import GenerationStats
+from desktop_app.server.answer_notes import noted
 from desktop_app.server.anthropic_thinking import SIGNATURE
 from desktop_app.server.anthropic_tools import tool_use_events
 from desktop_app.server.backend import Failed, Job
@@ -71,13 +74,21 @@ class BlockStream:
         yield from self.close()
 
 
-def stop_reason(stats: GenerationStats) -> tuple[str, str | None]:
-    """(stop_reason, stop_sequence) in Anthropic's words."""
-    if stats.stop_string:
-        return "stop_sequence", stats.stop_string
+def stop_reason(stats: GenerationStats, called: bool = False) -> tuple[str, str | None]:
+    """(stop_reason, stop_sequence) in Anthropic's words; an answer that ``called`` tools
+    stopped for that, unless a limit cut it (its last call, unfinished, dropped)."""
     if stats.finish_reason in (FinishReason.LENGTH, FinishReason.CONTEXT_FULL):
         return "max_tokens", None
+    if called:
+        return "tool_use", None
+    if stats.stop_string:
+        return "stop_sequence", stats.stop_string
     return "end_turn", None
+
+
+def cut(stats: GenerationStats) -> bool:
+    """A limit ended the answer (max_tokens, or the context full)."""
+    return stats.finish_reason in (FinishReason.LENGTH, FinishReason.CONTEXT_FULL)
 
 
 def usage(stats: GenerationStats) -> dict[str, int]:
@@ -88,7 +99,11 @@ async def message_events(
     job: Job, request: Request, first: Any, opening: dict[str, Any], answer: AnswerParts
 ) -> AsyncIterator[str]:
     """The streamed events of the Message ``opening`` (its id, model...) as the job writes it."""
-    yield sse_event("message_start", {"message": {**opening, "stop_reason": None, "stop_sequence": None, "usage": {}}})
+    prompt = first.total if isinstance(first, PromptProgress) else 0  # 0: still queued behind another answer
+    start_usage = {"input_tokens": prompt, "output_tokens": 0}
+    yield sse_event(
+        "message_start", {"message": {**opening, "stop_reason": None, "stop_sequence": None, "usage": start_usage}}
+    )
     sections, calls, blocks = SectionStream(answer.reasoning), CallStream(answer.tools), BlockStream(answer.shown)
     async for item in batched(job, request, first):
         if isinstance(item, Failed):
@@ -96,7 +111,7 @@ async def message_events(
             return
         final = isinstance(item, Finished)
         reasoning, text = sections.push("" if final else str(item), final=final)
-        text, _ = calls.push(text, final=final)
+        text, _ = calls.push(text, final=final, cut=isinstance(item, Finished) and cut(item.stats))
         for kind, delta in ((THINKING, reasoning), (TEXT, text)):
             for line in blocks.write(kind, delta):
                 yield line
@@ -106,9 +121,9 @@ async def message_events(
             for index, call in enumerate(calls.calls, start=blocks.index + 1):
                 for line in tool_use_events(call, index, sse_event):
                     yield line
-            reason, sequence = stop_reason(item.stats)
-            ending = {"stop_reason": "tool_use" if calls.calls else reason, "stop_sequence": sequence}
-            yield sse_event("message_delta", {"delta": ending, "usage": usage(item.stats)})
+            reason, sequence = stop_reason(item.stats, bool(calls.calls))
+            ending = {"delta": {"stop_reason": reason, "stop_sequence": sequence}, "usage": usage(item.stats)}
+            yield sse_event("message_delta", noted(ending, item.stats))
             yield sse_event("message_stop", {})
 
 

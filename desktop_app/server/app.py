@@ -1,10 +1,11 @@
 """The Starlette application: OpenAI's ``/v1/models``, ``/v1/chat/completions``, ``/v1/completions``
-``/v1/embeddings`` and ``/v1/responses`` (responses_api.py), Anthropic's ``/v1/messages`` and
-``/v1/messages/count_tokens`` (anthropic_api.py), llama-server's ``/infill`` (infill_api.py), and
-``/health``.
+(openai_stream.py) ``/v1/embeddings`` and ``/v1/responses`` (responses_api.py, responses_answer.py),
+Anthropic's ``/v1/messages`` and ``/v1/messages/count_tokens`` (anthropic_api.py,
+anthropic_stream.py), llama-server's ``/infill`` (infill_api.py), and ``/health``.
 
-Streamed answers are server-sent events; a client that goes away cancels its generation at
-once (the engine stops at its next cycle). With an API key set, every request needs
+Streamed answers are server-sent events, their headers sent as soon as the engine has the prompt
+and keep-alives while there is nothing to send (keep_alive.py); a client that goes away cancels
+its generation at once (the engine stops at its next cycle). With an API key set, every request needs
 ``Authorization: Bearer KEY`` (or Anthropic's ``x-api-key: KEY``). No request names a file or reaches the history: the models are
 the ones the server (or the window) loaded.
 """
@@ -14,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import hmac
-import json
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -28,19 +28,23 @@ from starlette.routing import Route
 from desktop_app.engine.api import DEFAULT_SPEC_MODE, FinishReason, GenerateRequest, SpecMode
 from desktop_app.engine.events import Finished
 from desktop_app.engine.reasoning import SectionStream
+from desktop_app.server.answer_notes import dropped_headers, noted, stream_headers
 from desktop_app.server.anthropic_api import message_object, new_message_id, parse_messages_request
 from desktop_app.server.anthropic_stream import AnswerParts, message_events
 from desktop_app.server.backend import Busy, Counter, Failed, GenerationBackend, Job, ServedModel
 from desktop_app.server.embeddings_api import check_dimensions, embedding_response, parse_embedding_request
 from desktop_app.server.errors import CLIENT_GONE, EXCEPTION_HANDLERS, anthropic_error, error
 from desktop_app.server.infill_api import infill_events, infill_result, parse_infill_request
-from desktop_app.server.jobs import batched, next_event, unless_gone
+from desktop_app.server.jobs import next_event, unless_gone
+from desktop_app.server.keep_alive import anthropic_ping, kept_alive, openai_ping
 from desktop_app.server.limits import DEFAULT_LIMITS, ServerLimits
-from desktop_app.server.openai_schema import BadRequest, Field, chunk, complete_response, new_id, parse_request, usage
+from desktop_app.server.openai_schema import BadRequest, Field, complete_response, new_id, parse_request
+from desktop_app.server.openai_stream import ChatAnswer, StreamIds, completion_events
 from desktop_app.server.openai_tools import chat_tool_use
 from desktop_app.server.request_body import ClientGone, read_json
-from desktop_app.server.responses_api import ResponseBuilder, parse_responses_request, response_events, text_format
-from desktop_app.server.structured_output import TEXT, OutputFormat, parse_response_format, truncated, unmet_format
+from desktop_app.server.responses_answer import ResponseBuilder, response_events
+from desktop_app.server.responses_api import parse_responses_request, text_format
+from desktop_app.server.structured_output import TEXT, OutputFormat, parse_response_format, unmet_format
 from desktop_app.server.tool_use import NO_TOOLS, CallStream, ToolUse, with_tools
 
 
@@ -103,7 +107,8 @@ def create_app(
     ) -> tuple[GenerateRequest, bool, Job, Any] | Response:
         """Every generating endpoint's first steps: the key, the body, the engine request queued,
         and its first event (a stream starts there, so a prompt the engine refuses is still a
-        400) or, for a whole answer, its end. (request, stream?, job, event) or the error."""
+        400, or after ``limits.stream_start_s`` without one: NOTHING_YET) or, for a whole answer,
+        its end. (request, stream?, job, event) or the error."""
         if not authorized(request):
             return shape.unauthorized()
         try:
@@ -120,7 +125,7 @@ def create_app(
         counter.requests += 1
         while True:
             try:
-                event = await next_event(job, request)
+                event = await next_event(job, request, limits.stream_start_s if stream else None)
             except Failed as exc:
                 return shape.failed(exc)
             if event is None:
@@ -156,12 +161,14 @@ def create_app(
         reasoning = backend.reasoning_format() if chat else None
         use = tools[0] if tools else NO_TOOLS
         if stream:
-            answer = _Answer(SectionStream(reasoning), CallStream(use), output[0])
-            return _sse_response(_stream(job, request, event, chat, response_id, model, usage_asked[0], answer))
+            answer = ChatAnswer(SectionStream(reasoning), CallStream(use), output[0])
+            ids = StreamIds(chat, response_id, model)
+            events = completion_events(job, request, event, ids, usage_asked[0], answer)
+            return sse_response(events, job, event, limits)
         unmet = unmet_format(output[0], event)
         if unmet is not None:
             return unmet
-        return JSONResponse(complete_response(chat, response_id, model, event.text, event.stats, reasoning, use))
+        return _whole(complete_response(chat, response_id, model, event.text, event.stats, reasoning, use), event)
 
     async def embeddings(request: Request) -> Response:
         if not authorized(request):
@@ -202,8 +209,8 @@ def create_app(
         message_id, model = new_message_id(), model_id()
         if stream:
             opening = {"id": message_id, "type": "message", "role": "assistant", "model": model, "content": []}
-            return _sse_response(message_events(job, request, event, opening, answers[0]))
-        return JSONResponse(message_object(message_id, model, event.text, event.stats, answers[0]))
+            return sse_response(message_events(job, request, event, opening, answers[0]), job, event, limits, True)
+        return _whole(message_object(message_id, model, event.text, event.stats, answers[0]), event)
 
     async def count_tokens(request: Request) -> Response:
         """Anthropic's count: the prompt's tokens as /v1/messages would render it (usage.input_tokens)."""
@@ -240,8 +247,8 @@ def create_app(
         engine_request, stream, job, event = begun
         build, reasoning = ResponseBuilder(model_id(), engine_request, tools[0]), backend.reasoning_format()
         if stream:
-            return _sse_response(response_events(job, request, event, build, reasoning, output[0]))
-        return unmet_format(output[0], event) or JSONResponse(build.whole(event.text, event.stats, reasoning))
+            return sse_response(response_events(job, request, event, build, reasoning, output[0]), job, event, limits)
+        return unmet_format(output[0], event) or _whole(build.whole(event.text, event.stats, reasoning), event)
 
     async def infill(request: Request) -> Response:
         begun = await started(request, lambda body: parse_infill_request(body, default_spec))
@@ -249,7 +256,7 @@ def create_app(
             return begun
         _, stream, job, event = begun
         if stream:
-            return _sse_response(infill_events(job, request, event))
+            return sse_response(infill_events(job, request, event), job, event, limits)
         return JSONResponse(infill_result(event.text, event.stats))
 
     async def chat_completions(request: Request) -> Response:
@@ -277,8 +284,22 @@ def create_app(
     return app
 
 
-def _sse_response(events: AsyncIterator[str]) -> StreamingResponse:
-    return StreamingResponse(events, media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+def sse_response(
+    events: AsyncIterator[str], job: Job, first: object, limits: ServerLimits, anthropic: bool = False
+) -> StreamingResponse:
+    """The stream of ``events``: its headers at once, a keep-alive whenever it has nothing to
+    send for ``limits.stream_ping_s`` (Anthropic's ``ping``, or an SSE comment)."""
+    ping = (lambda: anthropic_ping(job)) if anthropic else (lambda: openai_ping(job))
+    return StreamingResponse(
+        kept_alive(events, limits.stream_ping_s, ping),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", **stream_headers(first)},
+    )
+
+
+def _whole(answer: dict[str, Any], finished: Finished) -> JSONResponse:
+    """A whole answer, with its timings and warnings (and the count of messages left out as a header)."""
+    return JSONResponse(noted(answer, finished.stats), headers=dropped_headers(finished.stats.dropped_turns))
 
 
 @dataclass(frozen=True)
@@ -326,48 +347,3 @@ def _failed(exc: Failed) -> JSONResponse:
     if exc.user_error:
         return error(400, str(exc), code="context_length_exceeded" if overflow else None)
     return error(500, str(exc), "server_error")
-
-
-async def _stream(
-    job: Job,
-    request: Request,
-    first: Any,
-    chat: bool,
-    response_id: str,
-    model: str,
-    include_usage: bool,
-    answer: _Answer,
-) -> AsyncIterator[str]:
-    started = False
-    async for item in batched(job, request, first):
-        if isinstance(item, Failed):
-            yield _sse({"error": {"message": str(item), "type": "server_error"}})
-            return
-        final = isinstance(item, Finished)
-        if isinstance(item, Finished) and (problem := answer.output.check(item.text, truncated(item.stats))):
-            yield _sse({"error": {"message": problem, "type": "server_error", "code": "response_format_unmet"}})
-            return
-        reasoning, text = answer.sections.push("" if final else str(item), final=final)  # a held-back marker at the end
-        text, calls = answer.calls.push(text, final=final)
-        if reasoning or text or calls or not started:
-            yield _sse(chunk(chat, response_id, model, text, first=not started, reasoning=reasoning, calls=calls))
-            started = True
-        if isinstance(item, Finished):
-            last = chunk(chat, response_id, model, None, item.stats, called=bool(answer.calls.calls))
-            if include_usage:
-                last["usage"] = usage(item.stats)
-            yield _sse(last)
-            yield "data: [DONE]\n\n"
-
-
-@dataclass(frozen=True)
-class _Answer:
-    """A streamed chat answer split as it grows: reasoning from the rest, then calls from text."""
-
-    sections: SectionStream
-    calls: CallStream
-    output: OutputFormat = TEXT
-
-
-def _sse(payload: dict[str, Any]) -> str:
-    return f"data: {json.dumps(payload, ensure_ascii=False)}\n\n"

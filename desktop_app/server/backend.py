@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Protocol
 from desktop_app.engine.api import Embeddings, GenerateRequest
 from desktop_app.engine.context_size import PromptSize
 from desktop_app.engine.errors import EngineError
-from desktop_app.engine.events import Event, Finished
+from desktop_app.engine.events import Event, Finished, PromptProgress
 from desktop_app.engine.reasoning import ReasoningFormat
 from desktop_app.engine.tool_calls import ToolFormat
 
@@ -80,8 +80,12 @@ class Job:
     # called (from the putting thread) after the answer's last event is in: a streaming handler
     # holding text back for a while wakes at once instead of making the client wait out its pause
     on_last: Callable[[], None] | None = None
+    # how far the engine has read the prompt (None: not started yet), for a stream's keep-alives
+    progress: PromptProgress | None = None
 
     def put(self, item: object) -> None:
+        if isinstance(item, PromptProgress):
+            self.progress = item
         self.events.put(item)
         on_last = self.on_last  # read once: the handler clears it from another thread when it ends
         if on_last is not None and (item is _END or isinstance(item, (Finished, Failed))):

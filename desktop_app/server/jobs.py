@@ -20,18 +20,30 @@ POLL_S = 0.05  # how often a waiting handler looks for the client going away
 FLUSH_S = 0.03  # streamed text goes out at most ~30 times a second, whatever the model's speed
 
 
-async def next_event(job: Job, request: Request) -> Any:
+class NothingYet:
+    """What :func:`next_event` gives when its wait ran out: a stream starts before its job's
+    first event (the job still queued, or its prompt still being made)."""
+
+
+NOTHING_YET = NothingYet()
+
+
+async def next_event(job: Job, request: Request, wait_s: float | None = None) -> Any:
     """The job's next event (a Failed is raised); None (and the job cancelled) when the client
-    disconnects meanwhile."""
+    disconnects meanwhile; NOTHING_YET when none came within ``wait_s`` (None: no limit)."""
     loop = asyncio.get_running_loop()
+    deadline = None if wait_s is None else loop.time() + wait_s
     while True:
+        poll = POLL_S if deadline is None else max(0.0, min(POLL_S, deadline - loop.time()))
         try:
-            return await loop.run_in_executor(None, job.next, POLL_S)
+            return await loop.run_in_executor(None, job.next, poll)
         except queue.Empty:
             pass  # nothing yet: see whether the client is still there, then wait again
         if await request.is_disconnected():
             job.cancel.set()
             return None
+        if deadline is not None and loop.time() >= deadline:
+            return NOTHING_YET
 
 
 T = TypeVar("T")
@@ -57,7 +69,8 @@ async def batched(job: Job, request: Request, first: Any) -> AsyncIterator[str |
     """A job's events as a stream sends them: the text pieces that arrived together joined into
     one (one per HTTP chunk, at most every FLUSH_S: fewer, larger chunks leave the CPU to the
     engine), then the Finished, or the Failed. Nothing more once the client went away. The job
-    is cancelled when the stream ends early (the client left, or the consumer stopped).
+    is cancelled when the stream ends early (the client left, or the consumer stopped). ``first``
+    may be NOTHING_YET (the stream started before the job's first event).
 
     The pause after each piece ends early when the answer's last event comes: the client gets
     the end of its answer at once, not up to FLUSH_S later."""
@@ -69,7 +82,7 @@ async def batched(job: Job, request: Request, first: Any) -> AsyncIterator[str |
             loop.call_soon_threadsafe(last_in.set)
 
     job.on_last = wake  # set before the first ready(): a last event put earlier is in the buffer
-    buffer: deque[Any] = deque([first, *job.ready()])
+    buffer: deque[Any] = deque([*([] if first is NOTHING_YET else [first]), *job.ready()])
     try:
         while True:
             if not buffer:

@@ -20,6 +20,11 @@ class ServerLimits:
     head_timeout_s: float = 10.0  # from a connection's first byte of a request to the end of its headers
     max_head_bytes: int = 16 * 2**10  # request line and headers
     keep_alive_s: int = 5  # an idle connection between requests
+    # A streamed answer: its headers go once the engine has its prompt (a prompt it refuses is
+    # still a 400), or after this wait (queued behind another answer: a refusal is then an
+    # error event); then a keep-alive whenever it has had nothing to send for stream_ping_s.
+    stream_start_s: float = 1.0
+    stream_ping_s: float = 5.0
     # At shutdown unfinished answers are dropped and their handlers end within a poll; one that
     # has not ended after this is cancelled by uvicorn (a bug, logged with its traceback).
     shutdown_grace_s: int = 2

@@ -210,11 +210,11 @@ def new_id(chat: bool) -> str:
 def finish_reason(stats: GenerationStats, called: bool = False) -> str:
     """OpenAI's word for why the answer ended: its ``stop`` and ``length`` are the engine's own words; a
     full context is a length limit too, and anything else (a cancel) reads as a stop. An answer
-    that ``called`` tools ended for that."""
-    if called:
-        return FinishReason.TOOL_CALLS.value
+    that ``called`` tools ended for that, unless a limit cut it (its last call, unfinished, dropped)."""
     if stats.finish_reason in (FinishReason.LENGTH, FinishReason.CONTEXT_FULL):
         return FinishReason.LENGTH.value
+    if called:
+        return FinishReason.TOOL_CALLS.value
     return FinishReason.STOP.value
 
 
@@ -264,7 +264,7 @@ def complete_response(
     choice: dict[str, Any] = {"index": 0, "finish_reason": finish_reason(stats), "logprobs": None}
     if chat:
         sections = split_reasoning(text, reasoning)
-        content, calls = tools.answer(sections.answer)
+        content, calls = tools.answer(sections.answer, cut=finish_reason(stats) == FinishReason.LENGTH.value)
         choice["message"] = {"role": "assistant", "content": content or (None if calls else "")}
         if calls:
             choice["message"]["tool_calls"] = message_tool_calls(calls)

@@ -14,9 +14,12 @@ back in its own; the rules are the same for all:
   (:mod:`~desktop_app.server.tool_grammar`), of the named function only when one is named;
 - ``parallel`` false: one call at most (the grammar's and the answer's).
 
-A forced answer cut short (``max_tokens`` in the middle of a later call: with ``parallel`` the
-grammar lets a model that does not stop write call after call) keeps its complete calls; the
-unfinished one is dropped rather than the whole answer turned into call syntax as text.
+An answer cut short (``max_tokens`` or a full context in the middle of a call: with ``parallel``
+a forced grammar lets a model that does not stop write call after call) keeps its complete calls;
+the unfinished one is dropped, and so is any markup it began (``<tool_c``, ``</tool``), rather
+than the answer turned into call syntax as text. Streamed, a call is announced only once its
+arguments are complete, so a cut call is never half sent. The endpoints report such an answer
+as cut (``length``, ``max_tokens``, ``incomplete``), whatever calls it kept.
 """
 
 from __future__ import annotations
@@ -73,15 +76,20 @@ class ToolUse:
         """A grammar forces the answer into calls (``required`` or a named function)."""
         return self.parses and self.choice not in (AUTO, NONE)
 
-    def parse(self, text: str, final: bool = True) -> ParsedAnswer:
-        """The answer's text and calls (``final``: the whole answer; else one still streaming)."""
+    def parse(self, text: str, final: bool = True, cut: bool = False) -> ParsedAnswer:
+        """The answer's text and calls (``final``: the whole answer; else one still streaming;
+        ``cut``: the whole answer, ended by a limit: only its complete calls, and its text without
+        the start of a call)."""
         assert self.format is not None
+        if final and cut:
+            held = parse_tool_calls(text, self.format, partial=True)
+            return ParsedAnswer(held.content, tuple(c for c in held.calls if c.arguments is not None))
         parsed = parse_tool_calls(text, self.format, partial=not final)
         if final and self.forced and not parsed.calls:
-            cut = parse_tool_calls(text, self.format, partial=True)
-            complete = tuple(c for c in cut.calls if c.arguments is not None)
+            held = parse_tool_calls(text, self.format, partial=True)
+            complete = tuple(c for c in held.calls if c.arguments is not None)
             if complete:
-                return ParsedAnswer(cut.content, complete)
+                return ParsedAnswer(held.content, complete)
         return parsed
 
     def grammar(self) -> str | None:
@@ -103,11 +111,11 @@ class ToolUse:
         """Where the grammar of :meth:`grammar` takes over (empty: from the first token)."""
         return (self.format.trigger,) if self.choice == AUTO and self.format is not None else ()
 
-    def answer(self, text: str) -> tuple[str, list[Call]]:
-        """A whole answer's text and calls."""
+    def answer(self, text: str, cut: bool = False) -> tuple[str, list[Call]]:
+        """A whole answer's text and calls (``cut``: it was ended by a limit)."""
         if not self.parses:
             return text, []
-        parsed = self.parse(text)
+        parsed = self.parse(text, cut=cut)
         return parsed.content, self._calls(parsed)
 
     def _calls(self, parsed: ParsedAnswer) -> list[Call]:
@@ -150,9 +158,9 @@ def function_tool(name: object, description: object, parameters: object, where: 
 @dataclass
 class CallStream:
     """A streamed answer as text deltas and call events: :meth:`push` takes the answer's new text
-    and gives (new text, [(index, call, new arguments)...]); a call appears first with its id and
-    name (arguments "") as soon as its name is written, then its arguments when they are complete,
-    in pieces of at most ``piece`` characters."""
+    and gives (new text, [(index, call, new arguments)...]); a call appears once its arguments are
+    complete: first its id and name (arguments ""), then its arguments in pieces of at most
+    ``piece`` characters. One still being written is not sent: a cut answer drops it."""
 
     use: ToolUse
     piece: int = 64
@@ -161,23 +169,26 @@ class CallStream:
     calls: list[Call] = field(default_factory=list)
     sent_arguments: list[int] = field(default_factory=list)
 
-    def push(self, delta: str, final: bool = False) -> tuple[str, list[tuple[int, Call, str]]]:
+    def push(self, delta: str, final: bool = False, cut: bool = False) -> tuple[str, list[tuple[int, Call, str]]]:
+        """``final``: the answer ended (``cut``: by a limit)."""
         self.text += delta
         if not self.use.parses:
             return delta, []
         assert self.use.format is not None
-        parsed = self.use.parse(self.text, final)
+        parsed = self.use.parse(self.text, final, cut)
         content = parsed.content if parsed.calls or final else parsed.content.rstrip()
         new_text = content[self.sent_text :] if len(content) > self.sent_text else ""
         self.sent_text = max(self.sent_text, len(content))
         events: list[tuple[int, Call, str]] = []
         for i, call in enumerate(parsed.calls if self.use.parallel else parsed.calls[:1]):
+            arguments = call.arguments
+            if arguments is None:
+                break  # still being written (a whole answer's calls always have arguments)
             if i == len(self.calls):
                 self.calls.append(Call(call.id or self.use.format.new_call_id(), call.name, ""))
                 self.sent_arguments.append(0)
                 events.append((i, self.calls[i], ""))
-            arguments = call.arguments if call.arguments is not None else ("{}" if final else None)
-            if arguments is not None and self.sent_arguments[i] < len(arguments):
+            if self.sent_arguments[i] < len(arguments):
                 self.calls[i] = Call(self.calls[i].id, call.name, arguments)
                 for start in range(self.sent_arguments[i], len(arguments), self.piece):
                     events.append((i, self.calls[i], arguments[start : start + self.piece]))

@@ -181,6 +181,7 @@ class WindowBackend(QObject):
             lambda text, drafter: job.put(TextChunk(text, from_draft=bool(drafter), drafter=drafter))
         )
         handle.stats_updated.connect(lambda stats: job.put(StatsUpdate(stats)))
+        handle.prompt_progress.connect(job.put)  # a stream's headers go once the prompt is made; then its keep-alives
         handle.finished.connect(lambda done: self._finished(job, done))
         handle.failed.connect(lambda message: self._end(job, Failed(message)))
 
