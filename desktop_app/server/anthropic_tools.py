@@ -14,6 +14,7 @@ from desktop_app.engine.api import Message, MessageToolCall
 from desktop_app.engine.tool_calls import ToolFormat
 from desktop_app.server.anthropic_thinking import THINKING_BLOCKS
 from desktop_app.server.errors import BadRequest
+from desktop_app.server.request_body import body_json
 from desktop_app.server.tool_use import AUTO, NO_TOOLS, NONE, REQUIRED, Call, ToolUse, function_tool
 from desktop_app.server.unserved_tools import leave_out
 
@@ -60,7 +61,7 @@ def add_turn(messages: list[Message], role: str, content: object, i: int, text: 
         if block.get("type") == "tool_use" and role == "assistant":
             if not isinstance(block.get("id"), str) or not isinstance(block.get("name"), str):
                 raise BadRequest(f"messages.{i}.content: a tool_use block needs 'id' and 'name'")
-            arguments = json.dumps(block.get("input") or {}, ensure_ascii=False)
+            arguments = body_json(block.get("input") or {}, ensure_ascii=False)
             calls.append(
                 {"id": block["id"], "type": "function", "function": {"name": block["name"], "arguments": arguments}}
             )

@@ -13,12 +13,12 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
 from desktop_app.engine.api import Message
 from desktop_app.server.errors import BadRequest
+from desktop_app.server.request_body import shown
 
 # Message roles as the chat template knows them; OpenAI's newer "developer" is the system's.
 ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant", "tool": "tool"}
@@ -47,7 +47,7 @@ def chat_messages(value: object) -> list[Message]:
         role = ROLES.get(message["role"]) if isinstance(message["role"], str) else None
         if role is None:
             raise BadRequest(
-                f"message {i}: the role must be one of {', '.join(ROLES)}, not {json.dumps(message['role'])}", _PARAM
+                f"message {i}: the role must be one of {', '.join(ROLES)}, not {shown(message['role'])}", _PARAM
             )
         content = message.get("content")
         if content is None and role == "assistant":

@@ -17,7 +17,6 @@ name in lower case); OpenAI's finish reasons ``stop`` and ``length`` are the eng
 
 from __future__ import annotations
 
-import json
 import time
 import uuid
 from enum import auto
@@ -38,7 +37,7 @@ from desktop_app.server.body_types import SHARED
 from desktop_app.server.chat_messages import chat_messages
 from desktop_app.server.errors import BadRequest
 from desktop_app.server.openai_tools import delta_tool_calls, message_tool_calls
-from desktop_app.server.request_body import BadNumber
+from desktop_app.server.request_body import BadNumber, shown
 from desktop_app.server.request_fields import (
     CHAT_IGNORED,
     OPENAI_IGNORED,
@@ -170,7 +169,7 @@ def _drafter(body: dict[str, Any]) -> DrafterKind | None:
         return DrafterKind(value) if value else None
     except ValueError:
         choices = ", ".join(k.value for k in DrafterKind)
-        raise BadRequest(f"drafter must be one of {choices}, not {json.dumps(value)}", Field.DRAFTER) from None
+        raise BadRequest(f"drafter must be one of {choices}, not {shown(value)}", Field.DRAFTER) from None
 
 
 def _logit_bias(body: dict[str, Any]) -> tuple[tuple[int, float], ...]:
@@ -180,7 +179,7 @@ def _logit_bias(body: dict[str, Any]) -> tuple[tuple[int, float], ...]:
     for key, bias in _field(body, Field.LOGIT_BIAS, (dict,), {}).items():
         if not key.isascii() or not key.isdigit() or len(key) > 12:
             raise BadRequest(
-                f"'{Field.LOGIT_BIAS}' keys must be token ids (0 or more), not {json.dumps(key)}", Field.LOGIT_BIAS
+                f"'{Field.LOGIT_BIAS}' keys must be token ids (0 or more), not {shown(key)}", Field.LOGIT_BIAS
             )
         try:
             out.append((int(key), float(LOGIT_BIAS.check(bias))))

@@ -46,6 +46,25 @@ class BadNumber:
         return f"{name} {self.rule}, not {shown}"
 
 
+def body_json(value: object, **options: object) -> str:
+    """``json.dumps`` for anything taken from a body: a :class:`BadNumber` inside (a number no
+    parameter takes, where any JSON may stand: a tool's input, a schema, a wrong value) is
+    written as its text in quotes, never a TypeError."""
+    return json.dumps(value, default=_written, **options)  # type: ignore[arg-type]
+
+
+def shown(value: object, limit: int = 40) -> str:
+    """A body value as an error message quotes it: JSON, cut to ``limit`` characters."""
+    text = body_json(value, ensure_ascii=False)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
+def _written(value: object) -> str:
+    if isinstance(value, BadNumber):
+        return value.text
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
 async def read_json(request: Request, limits: ServerLimits) -> object:
     """The request's JSON body; ApiError (400, 408, 413) when it breaks a bound, ClientGone when
     the client left during the upload."""

@@ -37,6 +37,7 @@ from desktop_app.engine.api import (
     SpecMode,
 )
 from desktop_app.server.errors import BadRequest
+from desktop_app.server.request_body import shown
 
 MAX_STOP_STRINGS = 4
 # llama.cpp's sampling fields the engine implements: used on every generating endpoint.
@@ -199,4 +200,4 @@ def spec_mode(body: Mapping[str, Any], default: SpecMode) -> SpecMode:
         return SpecMode(value)
     except ValueError:
         choices = ", ".join(m.value for m in SpecMode)
-        raise BadRequest(f"speculation must be one of {choices}, not {json.dumps(value)}", "speculation") from None
+        raise BadRequest(f"speculation must be one of {choices}, not {shown(value)}", "speculation") from None

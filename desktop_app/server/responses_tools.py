@@ -6,13 +6,13 @@ other types (``web_search``, ``namespace``, ``mcp``, ``custom``...) are left out
 
 from __future__ import annotations
 
-import json
 import uuid
 from typing import Any
 
 from desktop_app.engine.api import Message, MessageToolCall
 from desktop_app.engine.tool_calls import ToolFormat
 from desktop_app.server.errors import BadRequest
+from desktop_app.server.request_body import body_json
 from desktop_app.server.tool_use import AUTO, NO_TOOLS, NONE, REQUIRED, Call, ToolUse, function_tool
 from desktop_app.server.unserved_tools import leave_out
 
@@ -69,7 +69,7 @@ def add_tool_item(messages: list[Message], item: dict[str, Any], i: int) -> None
     if isinstance(output, list):  # [{type: input_text, text}...]
         output = "".join(str(p.get("text", "")) for p in output if isinstance(p, dict))
     if not isinstance(output, str):
-        output = json.dumps(output, ensure_ascii=False)
+        output = body_json(output, ensure_ascii=False)
     messages.append(Message(role="tool", content=output, tool_call_id=call_id))
 
 

@@ -32,6 +32,7 @@ from desktop_app.engine.stats import GenerationStats
 from desktop_app.server.errors import error
 from desktop_app.server.grammar_worker import budgeted
 from desktop_app.server.openai_schema import BadRequest
+from desktop_app.server.request_body import body_json
 from desktop_app.server.schema_gbnf import json_object_gbnf, schema_gbnf
 from desktop_app.server.schema_prep import SchemaRefused
 
@@ -117,7 +118,7 @@ def schema_grammar(schema: dict[str, Any], param: str) -> str:
         if keyword in UNENFORCED:
             raise BadRequest(f"'{param}': the JSON schema keyword '{keyword}' is not supported", param)
     try:
-        return budgeted(schema_gbnf, json.dumps(schema))
+        return budgeted(schema_gbnf, body_json(schema))
     except SchemaRefused as exc:
         raise BadRequest(f"'{param}': {exc}", param) from None
     except (ValueError, RecursionError) as exc:

@@ -20,6 +20,8 @@ from desktop_app.engine.tool_calls import HERMES
 from desktop_app.server.anthropic_api import parse_messages_request
 from desktop_app.server.backend import EngineBackend
 from desktop_app.server.errors import BadRequest
+from desktop_app.server.openai_schema import parse_request
+from desktop_app.server.request_body import FINITE, BadNumber
 from desktop_app.server.responses_api import parse_responses_request, text_format
 from tests.server.live_server import LogRecorder, Server
 
@@ -76,8 +78,10 @@ RESPONSES_FORMAT = {
     "input": "Weather in Paris?",
     "text": {"format": {"type": "json_schema", "name": "w", "schema": SCHEMA, "strict": True}},
 }
-# Every JSON type, and the shapes that broke the parsers (unhashable where a string was compared).
-WRONG: list[Any] = [[], {}, ["text"], {"a": []}, [{}], 1, -1.5, True, "x", ""]
+# Every JSON type, the shapes that broke the parsers (unhashable where a string was compared), and
+# a number no parameter takes (what the body reader makes of 1e999 or 5,000 digits): quoted in a
+# 400's message it was a TypeError, a 500 (found by test_fuzz.py).
+WRONG: list[Any] = [[], {}, ["text"], {"a": []}, [{}], 1, -1.5, True, "x", "", BadNumber("1e999", FINITE)]
 # Inside these the client's own JSON schema: its grammar is structured_output's and tool_grammar's.
 OWNED = ("input_schema", "parameters", "schema")
 
@@ -109,7 +113,40 @@ def parse_responses(body: object) -> None:
     text_format(body)
 
 
-CASES = [(ANTHROPIC, parse_anthropic), (RESPONSES, parse_responses), (RESPONSES_FORMAT, parse_responses)]
+CHAT = {
+    "model": "m",
+    "messages": [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": [{"type": "text", "text": "Weather in Paris?"}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "weather", "arguments": '{"city": "Paris"}'}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+    ],
+    "tools": [{"type": "function", "function": {"name": "weather", "parameters": SCHEMA}}],
+    "response_format": {"type": "json_schema", "json_schema": {"name": "w", "schema": SCHEMA}},
+    "speculation": "auto",
+    "drafter": "ngram",
+    "logit_bias": {"1": 2},
+    "max_tokens": 8,
+    "temperature": 0,
+}
+
+
+def parse_chat(body: object) -> None:
+    parse_request(body, chat=True)
+
+
+CASES = [
+    (ANTHROPIC, parse_anthropic),
+    (RESPONSES, parse_responses),
+    (RESPONSES_FORMAT, parse_responses),
+    (CHAT, parse_chat),
+]
 MUTATIONS = [(i, path, new) for i, (body, _) in enumerate(CASES) for path in paths(body) for new in WRONG]
 
 
