@@ -1,4 +1,4 @@
-"""The transcript: user and assistant messages, Markdown, streaming text, footers and actions."""
+"""The transcript: user and assistant messages (:class:`MessageWidget`), streamed and scrolled."""
 
 from __future__ import annotations
 
@@ -7,10 +7,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QEvent, Qt, QTimer, Signal
-from PySide6.QtGui import QGuiApplication, QPalette
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
-    QFrame,
-    QHBoxLayout,
     QLabel,
     QPushButton,
     QScrollArea,
@@ -18,10 +16,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_app.engine.reasoning import THINK_TAGS, ReasoningFormat, split_reasoning
-from desktop_app.engine_process.protocol import Piece
-from desktop_app.ui.message_body import MessageBody
-from desktop_app.ui.message_format import footer_details, format_footer, tooltip_html
+from desktop_app.engine.reasoning import THINK_TAGS, ReasoningFormat
+from desktop_app.ui.lazy_render import LazyRender
+from desktop_app.ui.message_widget import MessageWidget
 
 RENDER_MS = 80  # refresh a streaming message at most ~12 times a second (its open block: RichText)
 # ... and keep the window's thread under this share of a core while an answer streams: on a small
@@ -36,168 +33,12 @@ MAX_RENDER_MS = 1000
 # its text, the message, the transcript, the scroll area: 5): all of them right after a refresh,
 # so that no paint shows a message squeezed into its old height (lines over lines for a moment).
 LAYOUT_ROUNDS = 8
-FRAME_PX = 1  # a message's frame (a styled panel), drawn over its layout's margin (MessageWidget)
 # Messages made into widgets when a conversation opens, and per "show earlier" click: a message
 # widget costs a few milliseconds to build and lay out (2 busy cores: 100 stalled the window
 # 0.6 s, all 5000 for minutes), and 40 fill several screens.
 SHOWN_AT_ONCE = 40
 
 Record = tuple[str, str, dict[str, Any] | None]  # role, text, stats of a message not shown yet
-
-
-class MessageWidget(QFrame):
-    """One message. Assistant messages stream in through :meth:`append`.
-
-    Signals:
-        copy_requested(): the user clicked Copy (the text is already on the clipboard).
-        regenerate_requested(): the user wants this answer again.
-        edit_requested(): the user wants to edit and resend this (user) message.
-    """
-
-    copy_requested = Signal()
-    regenerate_requested = Signal()
-    edit_requested = Signal()
-
-    def __init__(
-        self,
-        role: str,
-        text: str = "",
-        stats: dict[str, Any] | None = None,
-        highlight: bool = True,
-        parent: QWidget | None = None,
-        reasoning_format: ReasoningFormat | None = THINK_TAGS,
-    ) -> None:
-        super().__init__(parent)
-        self.role = role
-        self.segments: list[Piece] = [(text, "")] if text else []
-        self.stats = stats
-        self.highlight = highlight
-        self.reasoning_format = reasoning_format if role == "assistant" else None  # a user's text is all text
-        self.live = False  # streaming: a partial reasoning marker at the end is held back
-        self.dirty = False
-        self.setObjectName(f"{role}Message")
-        self.setFrameShape(QFrame.Shape.StyledPanel)
-        self._frameless_margins()
-        self.setAutoFillBackground(role == "user")
-        if role == "user":
-            self.setBackgroundRole(QPalette.ColorRole.AlternateBase)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(10 + FRAME_PX, 6 + FRAME_PX, 10 + FRAME_PX, 6 + FRAME_PX)
-        header = QLabel("You" if role == "user" else "Assistant")
-        header.setStyleSheet("font-weight: bold;")
-        layout.addWidget(header)
-        self.content = MessageBody()  # the folded thinking block and the text
-        self.body = self.content.answer
-        self.body.setAccessibleName(f"{header.text()} message")
-        layout.addWidget(self.content)
-        row = QHBoxLayout()
-        self.footer = QLabel()
-        self.footer.setObjectName("messageFooter")
-        self.footer.setTextFormat(Qt.TextFormat.PlainText)  # an error's text shows as written
-        self.footer.setWordWrap(True)  # its sentence of drafters never widens the transcript
-        self.footer.setForegroundRole(QPalette.ColorRole.PlaceholderText)
-        self.footer.setWordWrap(True)  # a narrow transcript wraps it, never scrolls sideways
-        row.addWidget(self.footer, 1)
-        if role == "user":
-            row.addStretch(1)
-        self.copy_button = self._action(row, "Copy", "Copy this message", self._copy)
-        if role == "assistant":
-            self.action_button = self._action(
-                row, "Regenerate", "Generate this answer again", self.regenerate_requested.emit
-            )
-        else:
-            self.action_button = self._action(
-                row, "Edit && resend", "Edit this message and send it again", self.edit_requested.emit
-            )
-        layout.addLayout(row)
-        self.action_row = row  # Copy and the role's action, after the footer; others add theirs here
-        self.render_text()
-        self.set_stats(stats)
-
-    def _frameless_margins(self) -> None:
-        # QFrame makes its frame's width contents margins, which Qt's height-for-width queries
-        # leave out on one path: a streaming answer's open block was laid out at two widths 2 px
-        # apart on every refresh (a text layout each). The frame is drawn where it was, over the
-        # layout's margin, which is FRAME_PX wider instead.
-        self.setContentsMargins(0, 0, 0, 0)
-
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt API
-        super().changeEvent(event)
-        if event.type() == QEvent.Type.StyleChange:  # QFrame sets its margins again
-            self._frameless_margins()
-
-    def _action(self, row: QHBoxLayout, text: str, name: str, slot: Any) -> QPushButton:
-        button = QPushButton(text)
-        button.setFlat(True)
-        button.setAccessibleName(name)
-        button.clicked.connect(slot)
-        row.addWidget(button)
-        return button
-
-    @property
-    def text(self) -> str:
-        return "".join(t for t, _ in self.segments)
-
-    @property
-    def draft_text(self) -> str:
-        """The text that came from accepted drafts, whichever drafter."""
-        return "".join(t for t, d in self.segments if d)
-
-    @property
-    def drafters(self) -> list[str]:
-        """The drafters whose accepted tokens are in the text, in order of first appearance."""
-        return list(dict.fromkeys(d for _, d in self.segments if d))
-
-    def append(self, text: str, drafter: str = "") -> None:
-        """More answer text: from ``drafter``'s accepted tokens (a DrafterKind value), or the target's ("")."""
-        if self.segments and self.segments[-1][1] == drafter:
-            self.segments[-1] = (self.segments[-1][0] + text, drafter)
-        else:
-            self.segments.append((text, drafter))
-        self.dirty = True
-
-    def set_text(self, text: str) -> None:
-        self.segments = [(text, "")] if text else []
-        self.dirty = True
-        self.render_text()
-
-    def set_highlight(self, on: bool) -> None:
-        self.highlight = on
-        self.render_text()
-
-    def set_stats(self, stats: dict[str, Any] | None, live: bool = False) -> None:
-        self.stats = stats
-        if live != self.live:
-            self.live = live
-            self.render_text()  # a held-back partial marker shows once the answer ends
-        self.content.set_stats(live, stats)
-        if self.role == "assistant":
-            self.footer.setText(format_footer(stats) if stats else ("generating…" if live else ""))
-            self.footer.setToolTip(tooltip_html(footer_details(stats)) if stats else "")
-        self.footer.setVisible(self.role == "assistant")
-
-    def set_progress(self, done: int, total: int) -> None:
-        """While the engine reads the prompt: how far it got (until the answer's figures come)."""
-        if self.role == "assistant":
-            self.footer.setText(f"reading your message… {done:,}/{total:,} tokens" if done < total else "generating…")
-
-    def render_text(self, in_pieces: bool = False) -> None:
-        """Markdown from the escaped text (an answer's reasoning in its folded block); with
-        highlighting on, text from accepted drafts is underlined per drafter, and the body's
-        tooltip names the drafters in their colours. ``in_pieces``: while the text streams, only
-        its open block at the end is rendered again (:class:`RichText`)."""
-        self.dirty = False
-        self.content.show_text(self.segments, self.highlight, self.reasoning_format, self.live, self.stats, in_pieces)
-
-    def set_reasoning_format(self, fmt: ReasoningFormat | None) -> None:
-        if self.role == "assistant":
-            self.reasoning_format = fmt
-            self.render_text()
-
-    def _copy(self) -> None:
-        """The text; an answer's without its reasoning (the history keeps all of it)."""
-        QGuiApplication.clipboard().setText(split_reasoning(self.text, self.reasoning_format).answer)
-        self.copy_requested.emit()
 
 
 class ChatView(QScrollArea):
@@ -245,8 +86,11 @@ class ChatView(QScrollArea):
         self._render_timer.setInterval(RENDER_MS)
         self._render_timer.timeout.connect(self._render_dirty)
         self.verticalScrollBar().rangeChanged.connect(self._keep_bottom)
+        self.verticalScrollBar().valueChanged.connect(self.follow_reader)  # the reader scrolled: follow or not
+        self.lazy = LazyRender(self, self)  # renders the messages of a conversation opened
 
     def clear(self) -> None:
+        self.lazy.clear()
         for widget in self.messages:
             widget.setParent(None)
             widget.deleteLater()
@@ -261,23 +105,26 @@ class ChatView(QScrollArea):
         return len(self._earlier)
 
     def show_messages(self, records: Sequence[Record]) -> None:
-        """Show a stored conversation: its newest SHOWN_AT_ONCE messages, the rest on request."""
+        """Show a stored conversation: its newest SHOWN_AT_ONCE messages, the rest on request;
+        rendered a slice at a time (:class:`LazyRender`), the newest now."""
         self.clear()
         cut = max(0, len(records) - SHOWN_AT_ONCE)
         self._earlier = list(records[:cut])
-        for role, text, stats in records[cut:]:
-            self._insert(len(self.messages), role, text, stats)
+        shown = [self._insert(len(self.messages), role, text, stats, False) for role, text, stats in records[cut:]]
         self._show_earlier_button()
         self._follow = True
         self._update_actions()
+        self.lay_out()
+        self.verticalScrollBar().setValue(self.verticalScrollBar().maximum())
+        self.lazy.add(shown)
+        self.lazy.run_slice()
 
     def show_earlier(self) -> None:
         """Make the next SHOWN_AT_ONCE older messages into widgets, above those shown."""
         cut = max(0, len(self._earlier) - SHOWN_AT_ONCE)
         batch, self._earlier = self._earlier[cut:], self._earlier[:cut]
         self._follow = False  # stay where the reader is, not at the newest message
-        for i, (role, text, stats) in enumerate(batch):
-            self._insert(i, role, text, stats)
+        self.lazy.add([self._insert(i, role, text, stats, False) for i, (role, text, stats) in enumerate(batch)])
         self._show_earlier_button()
         self._update_actions()
 
@@ -287,10 +134,12 @@ class ChatView(QScrollArea):
         self.earlier_button.setAccessibleName(f"Show earlier messages, {n} not shown")
         self.earlier_button.setVisible(n > 0)
 
-    def _insert(self, index: int, role: str, text: str, stats: dict[str, Any] | None) -> MessageWidget:
+    def _insert(
+        self, index: int, role: str, text: str, stats: dict[str, Any] | None, rendered: bool = True
+    ) -> MessageWidget:
         """A message widget at ``index`` among those shown (the layout holds the placeholder and
-        the "show earlier" button before them)."""
-        widget = MessageWidget(role, text, stats, self.highlight, reasoning_format=self.reasoning_format)
+        the "show earlier" button before them); its text rendered later unless ``rendered``."""
+        widget = MessageWidget(role, text, stats, self.highlight, None, self.reasoning_format, rendered)
         widget.regenerate_requested.connect(self.regenerate_requested.emit)
         widget.edit_requested.connect(lambda w=widget: self.edit_requested.emit(w.text))
         # before the message now at ``index`` or, appended, before the stretch (notes may sit between)
@@ -298,6 +147,7 @@ class ChatView(QScrollArea):
         self._layout.insertWidget(
             self._layout.indexOf(after) if after is not None else self._layout.count() - 1, widget
         )
+        widget.show()  # now, not when the event loop next runs: the layout that follows counts it
         self.messages.insert(index, widget)
         self.placeholder.hide()
         self.message_shown.emit(widget)
@@ -359,15 +209,24 @@ class ChatView(QScrollArea):
         for widget in self.messages:
             widget.action_button.setEnabled(widget in last)
 
-    def _render_dirty(self, in_pieces: bool = True) -> None:
+    def follow_reader(self) -> bool:
+        """Whether the reader is at the newest message: the transcript then follows it as it grows."""
         bar = self.verticalScrollBar()
         self._follow = bar.value() >= bar.maximum() - 4
+        return self._follow
+
+    def lay_out(self) -> None:
+        """Lay out what changed now, up to the scroll area (LAYOUT_ROUNDS)."""
+        for _ in range(LAYOUT_ROUNDS):
+            QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
+
+    def _render_dirty(self, in_pieces: bool = True) -> None:
+        self.follow_reader()
         dirty = [w for w in self.messages if w.dirty or (w.content.in_pieces and not in_pieces)]
         for widget in dirty:
             widget.render_text(in_pieces)
         if dirty and self._render_timer.isActive():
-            for _ in range(LAYOUT_ROUNDS):  # its layout, counted with it
-                QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
+            self.lay_out()  # its layout, counted with it
             now = time.thread_time()  # this thread's CPU time: what the window took from the engine
             spent_ms, self._cpu_mark = (now - self._cpu_mark) * 1000, now
             self._render_timer.setInterval(round(min(MAX_RENDER_MS, max(RENDER_MS, spent_ms / RENDER_SHARE))))
