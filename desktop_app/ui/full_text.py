@@ -47,7 +47,7 @@ class ShowAllLink(QLabel):
         super().__init__(parent)
         self.setObjectName("showAll")
         self.setTextFormat(Qt.TextFormat.RichText)
-        self.setTextInteractionFlags(Qt.TextInteractionFlag.LinksAccessibleByMouse)
+        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
         self._text, self._title = text, title
         self.dialog: FullTextDialog | None = None
         self.linkActivated.connect(self.open_text)
