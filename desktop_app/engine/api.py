@@ -354,7 +354,7 @@ class ModelInfo:
     kv_bytes_per_token: int = 0  # an estimate of the KV cache's bytes per context token (0: unknown)
     reasoning_format: ReasoningFormat | None = None  # the markers of its answers' reasoning (None: none)
     think_default: bool | None = None  # its template's Think switch's default (None: it has no switch)
-    tool_format: ToolFormat | None = None  # how its template offers tools and its answers call them (None: no tools)
+    tool_format: ToolFormat | None = None  # its template's call syntax (GENERIC: it has none)
 
     @property
     def has_think_switch(self) -> bool:

@@ -14,7 +14,10 @@ The families and their syntax, as llama.cpp's ``common/chat.cpp`` parses them:
   ``[TOOL_CALLS]name[ARGS]{...}`` per call (Magistral, Devstral, Mistral Small 3.2+);
 - ``gemma4``: ``<|tool_call>call:name{key:<|"|>text<|"|>,n:3}<tool_call|>``, Gemma's own values;
 - ``gpt-oss`` (harmony): ``<|channel|>commentary to=functions.name <|constrain|>json<|message|>{...}``
-  (or the recipient in the role, ``<|start|>assistant to=functions.name<|channel|>...``).
+  (or the recipient in the role, ``<|start|>assistant to=functions.name<|channel|>...``);
+- ``generic`` (llama.cpp's fallback for a template that teaches none of these): the answer is
+  JSON, ``{"tool_call": {"name": ..., "arguments": {...}}}``, ``{"tool_calls": [...]}`` or
+  ``{"response": "..."}`` (its text); any other answer is plain text.
 
 A call that does not parse leaves the whole text as the answer (as llama.cpp falls back to
 content). While an answer streams (``partial``), the start of a call still arriving is held back
@@ -78,6 +81,14 @@ GPT_OSS = ToolFormat(
 )
 # In the order they are looked for (llama.cpp's): a template may name another family's marker.
 TOOL_FORMATS: tuple[ToolFormat, ...] = (GPT_OSS, GEMMA4, HERMES, LLAMA3, MISTRAL)
+# A template that teaches none of them: the tools are described in its system turn and the answer
+# is JSON (no template names it: it is what :func:`tool_format_named` leaves).
+GENERIC = ToolFormat("generic", "", ("{",), (), r'^\s*(\{\s*"tool_calls?")')
+
+
+def tool_format_called(name: str) -> ToolFormat:
+    """The format whose :attr:`ToolFormat.name` is ``name``."""
+    return next(fmt for fmt in (*TOOL_FORMATS, GENERIC) if fmt.name == name)
 
 
 def tool_format_named(source: str) -> ToolFormat | None:
@@ -298,7 +309,50 @@ def _gpt_oss(text: str, partial: bool) -> tuple[str, list[ParsedCall]]:
     return text[:content_end], calls
 
 
-_PARSERS = {"hermes": _hermes, "llama3": _llama3, "mistral": _mistral, "gemma4": _gemma4, "gpt-oss": _gpt_oss}
+_GENERIC_KEYS = ('"tool_call"', '"tool_calls"', '"response"')
+
+
+def _generic(text: str, partial: bool) -> tuple[str, list[ParsedCall]]:
+    start = _skip(text, 0)
+    if not text.startswith("{", start):
+        return text, []
+    got = _json_at(text, start)
+    if got is None:
+        inner = _skip(text, start + 1)
+        if partial and any(text.startswith(k, inner) or k.startswith(text[inner:]) for k in _GENERIC_KEYS):
+            return "", _pending(text[start:], partial, [])  # a call or a response, still arriving
+        if partial:
+            return text, []  # another JSON answer, or none
+        raise _Malformed()
+    answer, end = got
+    if not isinstance(answer, dict):
+        return text, []
+    if "tool_calls" in answer or "tool_call" in answer:
+        items = answer.get("tool_calls", [answer.get("tool_call")])
+        if not isinstance(items, list) or not items:
+            raise _Malformed()
+        calls = []
+        for call in items:
+            if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+                raise _Malformed()
+            calls.append(ParsedCall(call["name"], _arguments(call.get("arguments"))))
+        said = answer.get("content")
+        return (said if isinstance(said, str) else "") + text[_skip(text, end) :], calls
+    if "response" in answer:
+        response = answer["response"]
+        said = response if isinstance(response, str) else json.dumps(response, ensure_ascii=False)
+        return said + text[_skip(text, end) :], []
+    return text, []  # a JSON answer, not a call
+
+
+_PARSERS = {
+    "generic": _generic,
+    "hermes": _hermes,
+    "llama3": _llama3,
+    "mistral": _mistral,
+    "gemma4": _gemma4,
+    "gpt-oss": _gpt_oss,
+}
 
 
 def parse_tool_calls(text: str, fmt: ToolFormat, partial: bool = False) -> ParsedAnswer:

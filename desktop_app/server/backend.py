@@ -164,7 +164,7 @@ class EngineBackend:
         return self.engine.prompts.reasoning.format
 
     def tool_format(self) -> ToolFormat | None:
-        """The loaded target's tool-call syntax (None: its template offers no tools we parse)."""
+        """The loaded target's tool-call syntax (generic JSON when its template has none; None: no target)."""
         return self.engine.prompts.tools.format
 
     def embed(self, texts: list[str], cancel: threading.Event | None = None) -> Embeddings:

@@ -10,7 +10,8 @@ Each function's parameters are prepared first (:mod:`~desktop_app.server.schema_
 bounded), and the grammar is built in the grammar worker (:mod:`~desktop_app.server.grammar_worker`),
 within its time and memory budget.
 
-The grammar's ``root`` is one call, or with ``parallel`` one or more. Gemma 4 writes arguments in
+The grammar's ``root`` is one call, or with ``parallel`` one or more (the generic format's JSON:
+``{"tool_call": call}``, and with ``parallel`` also ``{"tool_calls": [call, ...]}``). Gemma 4 writes arguments in
 its own notation (:mod:`~desktop_app.engine.tool_values`): the grammar fixes its syntax and
 the argument names; the values' types are the model's.
 """
@@ -22,7 +23,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from desktop_app.engine.api import Tool
-from desktop_app.engine.tool_calls import GEMMA4, GPT_OSS, HERMES, LLAMA3, MISTRAL, TOOL_FORMATS, ToolFormat
+from desktop_app.engine.tool_calls import (
+    GEMMA4,
+    GENERIC,
+    GPT_OSS,
+    HERMES,
+    LLAMA3,
+    MISTRAL,
+    ToolFormat,
+    tool_format_called,
+)
 from desktop_app.server.grammar_worker import budgeted
 from desktop_app.server.schema_gbnf import convert, finished, new_converter
 from desktop_app.server.schema_prep import SchemaRefused, prepare
@@ -58,7 +68,7 @@ def tool_call_grammar(fmt: ToolFormat, tools: Sequence[Tool], parallel: bool) ->
 
 def build_tool_grammar(fmt_name: str, tools: list[Tool], parallel: bool) -> str:
     """:func:`tool_call_grammar`'s work, in the grammar worker."""
-    fmt = next(f for f in TOOL_FORMATS if f.name == fmt_name)
+    fmt = tool_format_called(fmt_name)
     converter = new_converter({"name": 0, "arguments": 1, "parameters": 1})
     calls: list[str] = []
     for i, tool in enumerate(tools):
@@ -71,6 +81,13 @@ def build_tool_grammar(fmt_name: str, tools: list[Tool], parallel: bool) -> str:
     if fmt == MISTRAL:
         items = f"({call})" + (f' ("," space ({call}))*' if parallel else "")
         root = f'"[TOOL_CALLS]" "[" {items} "]"'
+    elif fmt == GENERIC:  # {"tool_call": call}, or with parallel {"tool_calls": [call, ...]} too
+        one, many = _literal('"tool_call"'), _literal('"tool_calls"')
+        root = f'"{{" space {one} space ":" space ({call}) "}}" space'
+        if parallel:
+            root += (
+                f' | "{{" space {many} space ":" space "[" space ({call}) ("," space ({call}))* "]" space "}}" space'
+            )
     else:
         separator = '"\\n"' if fmt == HERMES else '";" space' if fmt == LLAMA3 else '""'
         root = f"({call})" + (f" ({separator} ({call}))*" if parallel else "")
@@ -88,7 +105,7 @@ def _call_rule(fmt: ToolFormat, converter: Any, rule: str, name: str, parameters
         whole = {**schema, "$defs": defs} if defs else schema  # the parameters' refs resolve here
         return str(convert(converter, lambda: converter.visit(converter.resolve_refs(whole, rule), rule)))
 
-    if fmt in (HERMES, LLAMA3, MISTRAL):
+    if fmt in (HERMES, LLAMA3, MISTRAL, GENERIC):
         arguments, defs = prepare(parameters, f"{rule}-")
         key = "parameters" if fmt == LLAMA3 else "arguments"
         body = {"type": "object", "properties": {"name": {"const": name}, key: arguments}, "required": ["name", key]}

@@ -8,8 +8,11 @@ import json
 
 import pytest
 
+from desktop_app.engine.llama.generic_tools import generic_messages
+from desktop_app.engine.messages import Message
 from desktop_app.engine.tool_calls import (
     GEMMA4,
+    GENERIC,
     GPT_OSS,
     HERMES,
     LLAMA3,
@@ -38,6 +41,12 @@ CALL = ParsedCall("special_function", '{"arg1": 1}')
             "",
         ),  # cut at the end of the turn
         (LLAMA3, '{"name": "special_function", "parameters": {"arg1": 1}}', ""),
+        (GENERIC, '{"tool_call": {"name": "special_function", "arguments": {"arg1": 1}}}', ""),
+        (
+            GENERIC,
+            ' {\n "tool_calls": [{"name": "special_function", "arguments": {"arg1": 1}, "id": "123456789"}]}',
+            "",
+        ),
         (LLAMA3, '{"type": "function", "name": "special_function", "parameters": {"arg1": 1}}', ""),
         (LLAMA3, '<|python_tag|>{"name": "special_function", "parameters": {"arg1": 1}}', ""),
         (MISTRAL, '[TOOL_CALLS][{"name": "special_function", "arguments": {"arg1": 1}}]', ""),
@@ -97,6 +106,10 @@ def test_llama_builtin_tool_call() -> None:
         (MISTRAL, "Plain words."),
         (GEMMA4, "<|tool_call>call:f{unterminated"),
         (GPT_OSS, "Just an answer."),
+        (GENERIC, 'Call {"tool_call": {"name": "f", "arguments": {}}}'),  # a call is the whole answer
+        (GENERIC, '{"answer": 42}'),  # a JSON answer, not a call
+        (GENERIC, '{"tool_call": {"name": "f", "arguments": {'),  # an unfinished call
+        (GENERIC, '{"tool_calls": [{"arguments": {}}]}'),  # a call without a name
     ],
 )
 def test_text_without_a_valid_call_is_all_answer(fmt: ToolFormat, text: str) -> None:
@@ -113,6 +126,37 @@ def test_a_streaming_answer_holds_back_an_opening_call_and_names_it_first() -> N
     done = parse_tool_calls(growing + 'ments": {"city": "Paris"}}\n</tool', HERMES, partial=True)
     assert done.calls == (ParsedCall("get_weather", '{"city": "Paris"}'),)
     assert parse_tool_calls('{"name": "f", "parameters": {"a"', LLAMA3, partial=True).calls == (ParsedCall("f", None),)
+
+
+def test_a_generic_answer_streams_its_text_and_holds_back_its_json() -> None:
+    assert parse_tool_calls('{"response": "Hi {there}"} ', GENERIC).content == "Hi {there}"
+    assert parse_tool_calls('{"response": {"a": 1}}', GENERIC).content == '{"a": 1}'
+    assert parse_tool_calls("The weather is", GENERIC, partial=True).content == "The weather is"
+    assert parse_tool_calls('{"answer": 4', GENERIC, partial=True).content == '{"answer": 4'  # not a call
+    for held in (" {", '{"tool_c', '{"respo', '{"tool_calls": [{"name": "f"'):
+        assert parse_tool_calls(held, GENERIC, partial=True).content == "", held
+    growing = parse_tool_calls('{"tool_call": {"name": "f", "arguments": {"a"', GENERIC, partial=True)
+    assert growing.calls == (ParsedCall("f", None),)
+
+
+def test_a_template_without_tools_gets_them_in_its_system_turn_and_calls_as_text() -> None:
+    tool = {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}
+    call = {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}
+    history = [
+        Message(role="system", content="Be brief."),
+        Message(role="user", content="Weather in Paris and Lima?"),
+        Message(role="assistant", content="", tool_calls=[call, {**call, "id": "c2"}]),  # type: ignore[list-item]
+        Message(role="tool", content="Sunny", tool_call_id="c1"),
+        Message(role="tool", content="Rain", tool_call_id="c2"),
+    ]
+    shown = generic_messages(history, [tool])  # type: ignore[list-item]
+    assert [m["role"] for m in shown] == ["system", "user", "assistant", "user"]
+    assert shown[0]["content"].startswith("Be brief.\n\n") and '"get_weather"' in shown[0]["content"]
+    calls = json.loads(shown[2]["content"])["tool_calls"]
+    assert [c["arguments"] for c in calls] == [{"city": "Paris"}, {"city": "Paris"}]
+    assert "Sunny" in shown[3]["content"] and "Rain" in shown[3]["content"] and "c2" in shown[3]["content"]
+    assert generic_messages(history[1:2], [tool])[0]["role"] == "system"
+    assert generic_messages(history[:2], []) == history[:2]  # no tools offered: nothing said of them
 
 
 @pytest.mark.parametrize(

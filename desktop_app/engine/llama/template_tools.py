@@ -1,7 +1,8 @@
 """What a model's chat template does with tools: whether it renders the ``tools`` it is given (a
 probe, as llama.cpp's template capabilities are probed: render a tool and look for its name), and
 which family's call syntax it teaches (:mod:`~desktop_app.engine.tool_calls`). Read once when a
-target loads.
+target loads. A template that renders no tools, or teaches a syntax none of those, gets llama.cpp's
+generic JSON calls (:mod:`~desktop_app.engine.llama.generic_tools`): every model takes tools.
 
 Conversations reach the template as llama.cpp's server hands them over: an assistant message's
 ``tool_calls`` in OpenAI's shape with the arguments as an object (templates write them with
@@ -19,7 +20,8 @@ from typing import Any
 from desktop_app.engine.api import Message, Tool
 from desktop_app.engine.errors import TemplateError
 from desktop_app.engine.llama.chat_template import ChatTemplate
-from desktop_app.engine.tool_calls import LLAMA3, ToolFormat, tool_format_named
+from desktop_app.engine.llama.generic_tools import generic_messages
+from desktop_app.engine.tool_calls import GENERIC, LLAMA3, ToolFormat, tool_format_named
 
 _PROBE_NAME = "specchat_probe_tool"
 _PROBE_TOOL: Tool = {
@@ -34,26 +36,18 @@ _PROBE_TOOL: Tool = {
 
 @dataclass(frozen=True)
 class TemplateTools:
-    """A loaded target's tools: ``renders`` (its template writes the tools it is given) and the
-    call syntax its answers use (None: none we parse)."""
+    """A loaded target's tools: the call syntax its answers use (None: no target yet)."""
 
-    renders: bool = False
     format: ToolFormat | None = None
 
-    def refusal(self, origin: str) -> str | None:
-        """Why a request with tools cannot be served by this template (None: it can)."""
-        if not self.renders:
-            return (
-                f"the chat template of {origin} does not render tools: load a model whose template "
-                "supports tool calling (Qwen, Hermes, Llama 3.1+, Mistral, Gemma 4, gpt-oss...)"
-            )
-        if self.format is None:
-            return f"the chat template of {origin} renders tools, but in a call syntax this server does not parse"
-        return None
+    def messages(self, messages: Sequence[Message], tools: Sequence[Tool]) -> list[Message]:
+        """The conversation as the template takes it: as it is, or for the generic format with the
+        tools in its system turn and the calls and results as text."""
+        return generic_messages(messages, tools) if self.format == GENERIC else list(messages)
 
     def variables(self, tools: Sequence[Tool]) -> dict[str, Any]:
         """The template variables for a request's tools (none: the template's own default)."""
-        if not tools:
+        if not tools or self.format == GENERIC:
             return {}
         values: dict[str, Any] = {"tools": [dict(t) for t in tools]}
         if self.format == LLAMA3:  # llama.cpp's: tools in the system message, today's date
@@ -63,19 +57,20 @@ class TemplateTools:
 
 
 NO_TOOLS = TemplateTools()
+GENERIC_TOOLS = TemplateTools(GENERIC)
 
 
 def detect_tools(template: ChatTemplate) -> TemplateTools:
     if template.is_default or "tools" not in template.source:
-        return NO_TOOLS
+        return GENERIC_TOOLS
     probe = [Message(role="user", content="Hi")]
     try:
         rendered = template.render(probe, add_generation_prompt=True, tools=[_PROBE_TOOL])
     except TemplateError:
-        return NO_TOOLS
+        return GENERIC_TOOLS
     if _PROBE_NAME not in rendered:
-        return NO_TOOLS
-    return TemplateTools(True, tool_format_named(template.source))
+        return GENERIC_TOOLS
+    return TemplateTools(tool_format_named(template.source) or GENERIC)
 
 
 def template_message(message: Mapping[str, object]) -> Mapping[str, object]:

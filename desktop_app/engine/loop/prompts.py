@@ -9,8 +9,8 @@ prompt starts with is reused, so conversation A's answer keeps its tokens throug
 The target's reasoning (:class:`TemplateReasoning`) is read from its template when it loads:
 earlier answers reach the template with their reasoning apart (it keeps or drops it as it is
 written to), and a request's Think switch becomes the template's variable. So are its tools
-(:class:`TemplateTools`): a request's tools reach the template as its ``tools`` variable, and a
-request with tools on a template that does not render them is refused.
+(:class:`TemplateTools`): a request's tools reach the template as its ``tools`` variable, or, on a
+template without tools, its system turn in llama.cpp's generic format.
 """
 
 from __future__ import annotations
@@ -95,8 +95,6 @@ class PromptBuilder:
             self.opened = self.reasoning.opened(request.prompt)
             return tokens, 0
         messages = validate_messages(list(request.messages or []))
-        if request.tools and (refusal := self.tools.refusal(target.name)):
-            raise EngineError(refusal)
         size, text, tokens = self._fit(messages, request, cancel, clock)
         if size.dropped and request.overflow is OverflowPolicy.REFUSE:
             self._refuse(messages, size)
@@ -185,7 +183,7 @@ class PromptBuilder:
         target = self._models.require_target()
         assert self.template is not None
         r = self.reasoning
-        shown = [template_message(m) for m in r.messages(messages)]
+        shown = [template_message(m) for m in r.messages(self.tools.messages(messages, tools))]
         text = self.template.render(
             shown, add_generation_prompt=True, **r.variables(think), **self.tools.variables(tools)
         )

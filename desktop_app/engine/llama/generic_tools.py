@@ -1,0 +1,79 @@
+"""Tools for a chat template that has none (llama.cpp's generic format, ``common/chat.cpp``'s
+``common_chat_params_init_generic`` with minja's polyfills): the functions offered are described
+in the system turn (added to the conversation's system message, or made one), with how to call
+them: an answer that is JSON, ``{"tool_call": {"name", "arguments"}}`` or ``{"tool_calls": [...]}``
+(:data:`~desktop_app.engine.tool_calls.GENERIC` parses it). The template never sees a call nor a
+result: an earlier assistant turn's calls become that JSON as its text, and the results that
+follow them one user turn of ``{"tool_response": ...}`` objects.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from desktop_app.engine.messages import Message, MessageToolCall, Tool
+
+HOW_TO_CALL = (
+    "To call tools, answer with JSON alone: "
+    '{"tool_call": {"name": "<a tool\'s name>", "arguments": {<its arguments>}}}, '
+    'or for several calls {"tool_calls": [<calls>]}. Otherwise answer the user directly.'
+)
+
+
+def tools_system_text(tools: Sequence[Tool]) -> str:
+    """What the system turn says of ``tools``."""
+    listed = json.dumps([dict(t) for t in tools], indent=2, ensure_ascii=False)
+    return f"You can call any of the following tools to satisfy the user's requests: {listed}\n\n{HOW_TO_CALL}"
+
+
+def generic_messages(messages: Sequence[Message], tools: Sequence[Tool]) -> list[Message]:
+    """``messages`` as a template without tools can render them, ``tools`` in the system turn."""
+    out: list[Message] = []
+    results = -1  # the index in ``out`` of the user turn gathering the latest results
+    for message in messages:
+        if message["role"] == "tool":
+            result = json.dumps({"tool_response": _result(message)}, indent=2, ensure_ascii=False)
+            if results == len(out) - 1 >= 0:
+                out[-1] = Message(role="user", content=f"{out[-1]['content']}\n{result}")
+            else:
+                out.append(Message(role="user", content=result))
+                results = len(out) - 1
+        elif message.get("tool_calls"):
+            out.append(Message(role="assistant", content=_calls_text(message["tool_calls"], message["content"])))
+        else:
+            out.append(message)
+    if tools:
+        text = tools_system_text(tools)
+        if out and out[0]["role"] == "system":
+            out[0] = Message(role="system", content=f"{out[0]['content']}\n\n{text}")
+        else:
+            out.insert(0, Message(role="system", content=text))
+    return out
+
+
+def _result(message: Message) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    if "name" in message:
+        result["tool"] = message["name"]
+    result["content"] = message["content"]
+    if "tool_call_id" in message:
+        result["tool_call_id"] = message["tool_call_id"]
+    return result
+
+
+def _calls_text(calls: list[MessageToolCall], content: str) -> str:
+    """An assistant turn's calls as the JSON the model is asked to write."""
+    written: list[dict[str, Any]] = []
+    for call in calls:
+        function = call["function"]
+        try:
+            arguments: Any = json.loads(function["arguments"])
+        except ValueError:
+            arguments = function["arguments"]
+        written.append({"name": function["name"], "arguments": arguments, "id": call.get("id")})
+    answer: dict[str, Any] = {"tool_call": written[0]} if len(written) == 1 else {"tool_calls": written}
+    if content:
+        answer["content"] = content
+    return json.dumps(answer, indent=2, ensure_ascii=False)
