@@ -32,7 +32,7 @@ endif
 LLAMA_KEY := $(shell $(PYTHON) packaging/llama/build_key.py "$(LLAMA_VERSION)" "$(LLAMA_CMAKE_ARGS)" $(LLAMA_PATCHES))
 WHEELS ?= $(HOME)/.cache/specchat/wheels/llama-$(or $(GPU),cpu)-$(LLAMA_KEY)
 
-.PHONY: run test check lint setup setup-test bench package package-test install-desktop clean llama-key
+.PHONY: run test check lint setup setup-test bench package package-test install-desktop clean llama-key agents-test
 
 $(VENV)/bin/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -90,6 +90,13 @@ test: lint
 # timing (tests marked slow are left out).
 check: lint
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -m "not slow"
+
+# The real coding agents (Claude Code, Codex CLI, qwen-code, Continue's CLI, Aider), installed at
+# pinned versions into ~/.cache/specchat/agents (SPECCHAT_AGENTS_CACHE) and reused, each run
+# one-shot against `specchat serve` as docs/clients.md configures it (tests/agents/).
+agents-test: setup-test
+	tests/agents/install.sh
+	SPECCHAT_AGENTS_TEST=1 QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q tests/agents
 
 # The key the patched wheel is kept under (a test checks that a patch change moves it).
 llama-key:

@@ -1,6 +1,7 @@
 """Shared fixtures: factory models built once per session, user data in a temp dir.
 
-Test tiers: `make check` runs `pytest -m "not slow"`, `make test` runs everything. A test is
+Test tiers: `make check` runs `pytest -m "not slow"`, `make test` runs everything but the real
+coding agents, which `make agents-test` runs (tests/agents/). A test is
 slow when it loads a model, starts the engine process, a worker or the real window, or measures
 time. Tests that use a fixture in `SLOW_FIXTURES` (directly or through another fixture) are
 marked slow here, so a new model test cannot forget it; the rest carry `@pytest.mark.slow` or
@@ -20,6 +21,9 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 _BUNDLE = Path(os.environ.get("SPECCHAT_BUNDLE", Path(__file__).resolve().parents[1] / "dist/specchat/specchat"))
 # The bundle's own test runs where a bundle was built (`make package-test`), not from a checkout.
 collect_ignore = [] if _BUNDLE.exists() else ["test_bundle.py"]
+# The real coding agents (tests/agents/) run in their own tier, `make agents-test`, which sets this.
+if not os.environ.get("SPECCHAT_AGENTS_TEST"):
+    collect_ignore.append("agents")
 
 
 # Fixtures that load a model or start a process: any test that uses one is slow.
