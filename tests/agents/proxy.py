@@ -5,6 +5,7 @@ left before the answer ended. Streams pass through as they come."""
 from __future__ import annotations
 
 import hashlib
+import json
 import threading
 import time
 from dataclasses import dataclass, field
@@ -35,6 +36,13 @@ class Exchange:
     @property
     def digest(self) -> str:
         return hashlib.sha256(self.method.encode() + self.path.encode() + self.body).hexdigest()
+
+    @property
+    def streamed(self) -> bool:
+        try:
+            return json.loads(self.body).get("stream") is True
+        except (ValueError, AttributeError):
+            return False
 
     def describe(self) -> str:
         body = self.body[:2000].decode(errors="replace")
@@ -94,6 +102,6 @@ class LoggingProxy:
     def summary(self) -> str:
         return "\n".join(
             f"  {e.method} {e.path} -> {e.status} in {e.seconds if e.seconds is None else round(e.seconds, 1)} s, "
-            f"{len(e.body)} bytes{'' if e.finished else ' (left before the end)'}"
+            f"{len(e.body)} bytes{', streamed' if e.streamed else ''}{'' if e.finished else ' (left before the end)'}"
             for e in self.exchanges
         )

@@ -115,10 +115,10 @@ def test_continue_cli(agents_cache: Path, proxy: LoggingProxy, tmp_path: Path) -
     config.write_text(
         "name: SpecChat\nversion: 0.0.1\nschema: v1\nmodels:\n  - name: SpecChat\n    provider: openai\n"
         f"    model: specchat\n    apiBase: {proxy.base}/v1\n    apiKey: {KEY}\n"
-        "    roles: [chat, edit, apply]\n"
+        "    roles: [chat, edit, apply, autocomplete, embed]\n"
     )
     env = base_env(home)
-    env.update(CONTINUE_TELEMETRY_ENABLED="0", CONTINUE_CLI_DISABLE_TELEMETRY="1")
+    env.update(CONTINUE_CLI_ENABLE_TELEMETRY="0")
     cn = agents_cache / "continue-cli/node_modules/.bin/cn"
     run_agent([str(cn), "-p", PROMPT, "--config", str(config)], env, project(tmp_path), proxy)
 
