@@ -14,9 +14,8 @@ import anthropic
 import openai
 import pytest
 
-from desktop_app.engine import Engine
 from desktop_app.engine.api import ModelOptions
-from desktop_app.server.backend import EngineBackend
+from tests.server.conftest import serving
 from tests.server.live_server import Server
 
 SMALL_CTX = 256
@@ -25,14 +24,8 @@ HEADER = "x-specchat-dropped-messages"
 
 @pytest.fixture(scope="module")
 def server(models: Any) -> Iterator[Server]:
-    engine = Engine()
-    engine.load_target(models.target, ModelOptions(n_ctx=SMALL_CTX))
-    backend = EngineBackend(engine)
-    served = Server(backend)
-    yield served
-    served.stop()
-    backend.close()
-    engine.close()
+    with serving(models.target, ModelOptions(n_ctx=SMALL_CTX)) as served:
+        yield served
 
 
 @pytest.fixture(scope="module")

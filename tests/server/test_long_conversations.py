@@ -13,9 +13,8 @@ from typing import Any
 import httpx2 as httpx
 import pytest
 
-from desktop_app.engine import Engine
 from desktop_app.engine.api import ModelOptions
-from desktop_app.server.backend import EngineBackend
+from tests.server.conftest import serving
 from tests.server.live_server import Server
 
 TURNS = 1001
@@ -24,14 +23,8 @@ SMALL_CTX = 256
 
 @pytest.fixture(scope="module")
 def server(models: Any) -> Iterator[Server]:
-    engine = Engine()
-    engine.load_target(models.target, ModelOptions(n_ctx=SMALL_CTX))
-    backend = EngineBackend(engine)
-    served = Server(backend)
-    yield served
-    served.stop()
-    backend.close()
-    engine.close()
+    with serving(models.target, ModelOptions(n_ctx=SMALL_CTX)) as served:
+        yield served
 
 
 def long_conversation() -> list[dict[str, str]]:
