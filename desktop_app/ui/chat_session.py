@@ -107,11 +107,14 @@ class ChatSession(QObject):
         self.shown.show(self.history.messages(conv.id) if conv else [])
         self.conversation_changed.emit(self.conversation_id or 0)
 
-    def engine_messages(self) -> list[Message]:
-        """The prompt: the path shown (the versions chosen), without answers that have no text."""
+    def engine_messages(self, before_edit: bool = False) -> list[Message]:
+        """The prompt: the path shown (the versions chosen), without answers that have no text;
+        ``before_edit``: only the messages above the one being edited (its new text follows)."""
         if self.conversation_id is None:
             return []
         path = self.history.messages(self.conversation_id)
+        if before_edit and self.editing is not None:
+            path = path[: next((i for i, m in enumerate(path) if m.id == self.editing), len(path))]
         return chat_messages(path, self.history.tool_calls.of([m.id for m in path if m.role == "assistant"]))
 
     # ------------------------------------------------------------------ actions

@@ -1,8 +1,10 @@
 """What the window shows of the model's context, kept up to date:
 
 - the meter counts the next prompt (the open conversation as the engine would be sent it, with
-  the text being typed) through the engine, with the model's own template and tokenizer: asked
-  COUNT_DELAY_MS after the typing pauses, never waited for, the newest answer wins;
+  its system prompt and the text being typed; while a message is edited, the conversation above
+  it) through the engine, with the model's own template and tokenizer: asked COUNT_DELAY_MS
+  after the typing pauses, never waited for, the newest answer wins; counted again at once when
+  another conversation or version is shown, editing starts or ends, and a model is loaded;
 - the transcript's note says where the model's context began for the last answer (as soon as
   the engine starts reading its prompt, and again when the conversation is opened);
 - the answer's footer says how far the engine has read a long prompt;
@@ -22,6 +24,7 @@ from desktop_app.engine.context_size import PromptSize, raise_offer
 from desktop_app.engine.events import PromptProgress
 from desktop_app.ui.context_note import ContextNote
 from desktop_app.ui.engine_client import GenerationHandle
+from desktop_app.ui.system_prompt import conversation_prompt
 
 if TYPE_CHECKING:
     from desktop_app.ui.main_window import MainWindow
@@ -52,9 +55,10 @@ class ContextWatch(QObject):
         session, client = window.session, window.client
         session.conversation_changed.connect(self._on_conversation_changed)
         session.busy_changed.connect(self._on_busy_changed)
-        # the conversation changes: read it again for the next count
-        window.chat_view.edit_requested.connect(self._forget_conversation)
+        # the conversation changes: read it again for the next count (now, where nothing is typed)
         window.chat_view.regenerate_requested.connect(self._forget_conversation)
+        session.shown.switched.connect(self._recount)  # another version: another path
+        session.editing_changed.connect(self._recount)  # the prompt ends above the message edited
         client.model_loaded.connect(self._on_model_loaded)
         client.prompt_counted.connect(self._on_counted)
         client.generation_started.connect(self._on_generation_started)
@@ -77,14 +81,15 @@ class ContextWatch(QObject):
         text = w.input.toPlainText().strip()
         try:
             if self._conversation is None:  # read once per change (a conversation may be long)
-                self._conversation = w.session.engine_messages()
+                self._conversation = w.session.engine_messages(before_edit=True)
+            prompt = conversation_prompt(w.history, w.session.conversation_id)
         except sqlite3.Error as exc:
             self.meter.show_size(None, f"The chat history cannot be read ({exc})")
             return
         messages = list(self._conversation)
         if text:
             messages.append(Message(role="user", content=text))
-        self._asked = w.client.count_prompt(w.answers.request_for(messages))
+        self._asked = w.client.count_prompt(w.answers.request_for(messages, prompt))
 
     @property
     def counting(self) -> bool:
@@ -117,6 +122,11 @@ class ContextWatch(QObject):
     def _forget_conversation(self) -> None:
         self._conversation = None
 
+    def _recount(self) -> None:
+        """What the prompt holds changed: read the conversation again and count it now."""
+        self._conversation = None
+        self._count_soon()
+
     @Slot(bool)
     def _on_busy_changed(self, busy: bool) -> None:
         self._conversation = None
@@ -146,7 +156,7 @@ class ContextWatch(QObject):
         stored); the conversation is read again for the next count (not now: it may be long)."""
         self._conversation = None
         self.note.clear()
-        self._timer.start()
+        self._count_soon()  # now: the last conversation's count must not stay
         view = self._window.chat_view
         for i in range(len(view.messages) - 1, -1, -1):
             answer = view.messages[i]
