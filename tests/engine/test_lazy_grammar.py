@@ -16,6 +16,7 @@ from desktop_app.engine.loop.lazy_grammar import LazyGrammar
 from desktop_app.engine.reasoning import THINK_TAGS
 from desktop_app.engine.tool_calls import (
     GEMMA4,
+    GENERIC,
     GPT_OSS,
     HERMES,
     LLAMA3,
@@ -105,16 +106,19 @@ CALLS = {
     MISTRAL: '[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}}]',
     GEMMA4: '<|tool_call>call:get_weather{city:<|"|>Paris<|"|>}<tool_call|>',
     GPT_OSS: '<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city": "Paris"}',
+    GENERIC: '{"tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}, '
+    '{"name": "get_weather", "arguments": {"city": "Lima"}}]}',
 }
 WEATHER: Tool = {"type": "function", "function": {"name": "get_weather", "parameters": {
     "type": "object", "properties": {"city": {"type": "string", "enum": ["Paris", "Lima"]}}, "required": ["city"]}}}  # fmt: skip
 
 
-@pytest.mark.parametrize("fmt", TOOL_FORMATS, ids=lambda f: f.name)
+@pytest.mark.parametrize("fmt", (*TOOL_FORMATS, GENERIC), ids=lambda f: f.name)
 def test_each_family_s_trigger_starts_text_its_call_grammar_takes(pair_engine: Engine, fmt: ToolFormat) -> None:
     target = pair_engine.target
     assert target is not None
-    text = "Let me check. " + CALLS[fmt] if fmt is not LLAMA3 else CALLS[fmt]  # Llama's calls are whole answers
+    whole = fmt in (LLAMA3, GENERIC)  # Llama's and the generic calls are whole answers
+    text = CALLS[fmt] if whole else "Let me check. " + CALLS[fmt]
     found = re.search(fmt.trigger, text)
     assert found is not None
     start = found.start(1) if found.lastindex else found.start()

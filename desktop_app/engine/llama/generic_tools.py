@@ -10,10 +10,10 @@ follow them one user turn of ``{"tool_response": ...}`` objects.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from desktop_app.engine.messages import Message, MessageToolCall, Tool
+from desktop_app.engine.messages import Tool
 
 HOW_TO_CALL = (
     "To call tools, answer with JSON alone: "
@@ -28,32 +28,34 @@ def tools_system_text(tools: Sequence[Tool]) -> str:
     return f"You can call any of the following tools to satisfy the user's requests: {listed}\n\n{HOW_TO_CALL}"
 
 
-def generic_messages(messages: Sequence[Message], tools: Sequence[Tool]) -> list[Message]:
-    """``messages`` as a template without tools can render them, ``tools`` in the system turn."""
-    out: list[Message] = []
+def generic_messages(messages: Sequence[Mapping[str, object]], tools: Sequence[Tool]) -> list[Mapping[str, object]]:
+    """``messages`` as a template without tools can render them, ``tools`` in the system turn. An
+    assistant turn keeps its other fields (its ``reasoning_content``)."""
+    out: list[Mapping[str, object]] = []
     results = -1  # the index in ``out`` of the user turn gathering the latest results
     for message in messages:
         if message["role"] == "tool":
             result = json.dumps({"tool_response": _result(message)}, indent=2, ensure_ascii=False)
             if results == len(out) - 1 >= 0:
-                out[-1] = Message(role="user", content=f"{out[-1]['content']}\n{result}")
+                out[-1] = {"role": "user", "content": f"{out[-1]['content']}\n{result}"}
             else:
-                out.append(Message(role="user", content=result))
+                out.append({"role": "user", "content": result})
                 results = len(out) - 1
-        elif message.get("tool_calls"):
-            out.append(Message(role="assistant", content=_calls_text(message["tool_calls"], message["content"])))
+        elif isinstance(calls := message.get("tool_calls"), list) and calls:
+            kept = {k: v for k, v in message.items() if k != "tool_calls"}
+            out.append({**kept, "content": _calls_text(calls, str(message["content"] or ""))})
         else:
             out.append(message)
     if tools:
         text = tools_system_text(tools)
         if out and out[0]["role"] == "system":
-            out[0] = Message(role="system", content=f"{out[0]['content']}\n\n{text}")
+            out[0] = {**out[0], "content": f"{out[0]['content']}\n\n{text}"}
         else:
-            out.insert(0, Message(role="system", content=text))
+            out.insert(0, {"role": "system", "content": text})
     return out
 
 
-def _result(message: Message) -> dict[str, Any]:
+def _result(message: Mapping[str, object]) -> dict[str, Any]:
     result: dict[str, Any] = {}
     if "name" in message:
         result["tool"] = message["name"]
@@ -63,14 +65,15 @@ def _result(message: Message) -> dict[str, Any]:
     return result
 
 
-def _calls_text(calls: list[MessageToolCall], content: str) -> str:
-    """An assistant turn's calls as the JSON the model is asked to write."""
+def _calls_text(calls: list[Any], content: str) -> str:
+    """An assistant turn's calls (``{"id", "function": {"name", "arguments"}}``) as the JSON the
+    model is asked to write."""
     written: list[dict[str, Any]] = []
     for call in calls:
         function = call["function"]
         try:
             arguments: Any = json.loads(function["arguments"])
-        except ValueError:
+        except (TypeError, ValueError):
             arguments = function["arguments"]
         written.append({"name": function["name"], "arguments": arguments, "id": call.get("id")})
     answer: dict[str, Any] = {"tool_call": written[0]} if len(written) == 1 else {"tool_calls": written}

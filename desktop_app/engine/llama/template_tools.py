@@ -40,7 +40,7 @@ class TemplateTools:
 
     format: ToolFormat | None = None
 
-    def messages(self, messages: Sequence[Message], tools: Sequence[Tool]) -> list[Message]:
+    def messages(self, messages: Sequence[Mapping[str, object]], tools: Sequence[Tool]) -> list[Mapping[str, object]]:
         """The conversation as the template takes it: as it is, or for the generic format with the
         tools in its system turn and the calls and results as text."""
         return generic_messages(messages, tools) if self.format == GENERIC else list(messages)

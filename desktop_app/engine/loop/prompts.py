@@ -183,7 +183,7 @@ class PromptBuilder:
         target = self._models.require_target()
         assert self.template is not None
         r = self.reasoning
-        shown = [template_message(m) for m in r.messages(self.tools.messages(messages, tools))]
+        shown = [template_message(m) for m in self.tools.messages(r.messages(messages), tools)]
         text = self.template.render(
             shown, add_generation_prompt=True, **r.variables(think), **self.tools.variables(tools)
         )

@@ -132,6 +132,7 @@ def test_responses_required_returns_a_function_call(client: openai.OpenAI) -> No
         tools=[tool],
         tool_choice="required",
         max_output_tokens=80,
+        temperature=0,
     )
     (call,) = [item for item in reply.output if item.type == "function_call"]
     assert call.name == "get_weather"
