@@ -24,7 +24,7 @@ HOW_TO_CALL = (
 
 def tools_system_text(tools: Sequence[Tool]) -> str:
     """What the system turn says of ``tools``."""
-    listed = json.dumps([dict(t) for t in tools], indent=2, ensure_ascii=False)
+    listed = json.dumps([dict(t) for t in tools], ensure_ascii=False)
     return f"You can call any of the following tools to satisfy the user's requests: {listed}\n\n{HOW_TO_CALL}"
 
 
@@ -35,7 +35,7 @@ def generic_messages(messages: Sequence[Mapping[str, object]], tools: Sequence[T
     results = -1  # the index in ``out`` of the user turn gathering the latest results
     for message in messages:
         if message["role"] == "tool":
-            result = json.dumps({"tool_response": _result(message)}, indent=2, ensure_ascii=False)
+            result = json.dumps({"tool_response": _result(message)}, ensure_ascii=False)
             if results == len(out) - 1 >= 0:
                 out[-1] = {"role": "user", "content": f"{out[-1]['content']}\n{result}"}
             else:
@@ -79,4 +79,4 @@ def _calls_text(calls: list[Any], content: str) -> str:
     answer: dict[str, Any] = {"tool_call": written[0]} if len(written) == 1 else {"tool_calls": written}
     if content:
         answer["content"] = content
-    return json.dumps(answer, indent=2, ensure_ascii=False)
+    return json.dumps(answer, ensure_ascii=False)
