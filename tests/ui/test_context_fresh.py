@@ -6,8 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt
-
 from desktop_app.engine.api import Message
 from tests.ui.conftest import LOAD_TIMEOUT_MS
 from tests.ui.helpers import last_answer, next_answer, send_and_wait
