@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -20,6 +21,13 @@ from tests.agents.proxy import LoggingProxy
 from tests.server.live_server import free_port
 
 pytestmark = pytest.mark.slow
+
+
+@dataclass(frozen=True)
+class Served:
+    base: str  # http://127.0.0.1:PORT
+    log: Path  # what `specchat serve` printed
+
 
 CACHE = Path(os.environ.get("SPECCHAT_AGENTS_CACHE", Path.home() / ".cache/specchat/agents"))
 
@@ -32,8 +40,8 @@ def agents_cache() -> Path:
 
 
 @pytest.fixture(scope="session")
-def specchat_serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """`specchat serve --ctx 32768` on the agents' model, as a user starts it; yields its base URL."""
+def specchat_serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """`specchat serve --ctx 32768` on the agents' model, as a user starts it."""
     model = build_agent_model(tmp_path_factory.mktemp("agent-model"))
     port = free_port()
     log = tmp_path_factory.mktemp("serve-log") / "serve.log"
@@ -60,7 +68,7 @@ def specchat_serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             pass
         assert process.poll() is None and time.time() < deadline, log.read_text()
         time.sleep(0.5)
-    yield base
+    yield Served(base, log)
     process.terminate()
     try:
         process.wait(timeout=20)
@@ -70,7 +78,14 @@ def specchat_serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture
-def proxy(specchat_serve: str) -> Iterator[LoggingProxy]:
-    served = LoggingProxy(specchat_serve)
+def proxy(specchat_serve: Served) -> Iterator[LoggingProxy]:
+    """A logging proxy in front of the server; after the test, the server must have logged no
+    traceback while the agent ran."""
+    logged = specchat_serve.log.stat().st_size
+    served = LoggingProxy(specchat_serve.base)
     yield served
     served.stop()
+    with specchat_serve.log.open("rb") as log:
+        log.seek(logged)
+        text = log.read().decode(errors="replace")
+    assert "Traceback" not in text, text
