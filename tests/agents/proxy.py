@@ -9,6 +9,7 @@ import json
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import httpx
 import uvicorn
@@ -98,6 +99,15 @@ class LoggingProxy:
                 await upstream.aclose()
 
         return StreamingResponse(relay(), status_code=upstream.status_code, headers=out_headers)
+
+    def dump(self, directory: Path) -> None:
+        """Each request's body (and a non-2xx answer's) in ``directory``, numbered in order."""
+        directory.mkdir(parents=True, exist_ok=True)
+        for n, e in enumerate(self.exchanges):
+            name = f"{n:02d}-{e.method}-{e.path.strip('/').split('?')[0].replace('/', '_')}"
+            (directory / f"{name}.request").write_bytes(e.body)
+            if e.answer:
+                (directory / f"{name}.{e.status}.answer").write_bytes(e.answer)
 
     def summary(self) -> str:
         return "\n".join(

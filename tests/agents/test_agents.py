@@ -49,7 +49,12 @@ def run_agent(cmd: list[str], env: dict[str, str], cwd: Path, proxy: LoggingProx
     done = subprocess.run(
         cmd, env=env, cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT_S, stdin=subprocess.DEVNULL
     )
-    report = f"exit {done.returncode}\nstdout: {done.stdout[-3000:]}\nstderr: {done.stderr[-3000:]}\nrequests:\n{proxy.summary()}"
+    dump = cwd.parent / "requests"  # every request and error answer, whole, for a failure's report
+    proxy.dump(dump)
+    report = (
+        f"exit {done.returncode}\nstdout: {done.stdout[-3000:]}\nstderr: {done.stderr[-3000:]}\n"
+        f"requests (whole in {dump}):\n{proxy.summary()}"
+    )
     print(report)
     failed = [e.describe() for e in proxy.exchanges if e.status is None or not 200 <= e.status < 300]
     assert not failed, "requests answered with an error:\n" + "\n".join(failed) + "\n" + report
