@@ -6,12 +6,13 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from PySide6.QtCore import QCoreApplication, QEvent, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QScrollArea,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
@@ -41,16 +42,6 @@ SHOWN_AT_ONCE = 40
 Record = tuple[str, str, dict[str, Any] | None]  # role, text, stats of a message not shown yet
 
 
-class Messages(QWidget):
-    """The transcript's scrolled widget. Its minimum height is left to its height for its width:
-    a layout's minimum height adds up each message's height at its narrowest (wrapped text at
-    its tallest), and once a code line wider than the view widens it, the scroll area kept the
-    widget that high, the end of the last answer above hundreds of px of blank space."""
-
-    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt API
-        return QSize(super().minimumSizeHint().width(), 0)
-
-
 class ChatView(QScrollArea):
     """The scrolling list of messages (objectName ``transcript``).
 
@@ -70,7 +61,12 @@ class ChatView(QScrollArea):
         self.setAccessibleName("Conversation transcript")
         self.setWidgetResizable(True)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
-        inner = Messages()
+        inner = QWidget()
+        # Its height is its height for its width: the scroll area takes the larger of that and
+        # its minimum height, which adds up each message's height at its narrowest (wrapped text
+        # at its tallest); once a code line wider than the view widened it, the end of the last
+        # answer sat above hundreds of px of blank space. Ignored: no minimum height.
+        inner.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Ignored)
         self._layout = QVBoxLayout(inner)
         self._layout.setContentsMargins(8, 8, 8, 8)
         self._layout.setSpacing(8)

@@ -26,14 +26,18 @@ TOKENS_PER_REFRESH = 8  # an answer at ~40 tok/s brings 3 tokens per refresh (80
 NO_CUT_MS = 60_000
 
 
-@pytest.fixture()
-def view(qtbot: Any) -> ChatView:
+def streaming_view(qtbot: Any) -> ChatView:
     view = ChatView()
     qtbot.addWidget(view)
     view.resize(800, 600)
     view.show()
     view.set_streaming(True)
     return view
+
+
+@pytest.fixture()
+def view(qtbot: Any) -> ChatView:
+    return streaming_view(qtbot)
 
 
 def streaming_answer(view: ChatView) -> MessageWidget:
@@ -95,9 +99,10 @@ def test_a_refresh_at_4000_tokens_costs_what_one_at_100_tokens_does(
     monkeypatch.setattr(render_budget, "RENDER_BUDGET_MS", NO_CUT_MS)
     # two answers stream the same kind of text, refresh by refresh in turn (so that a busy
     # machine slows both alike): one from its start (tokens 0-290), the other after 14 sections
-    # (tokens 4,060-4,350), with paragraphs, lists, code, a table, a quote, and drafts tinted
+    # (tokens 4,060-4,350), with paragraphs, lists, code, a table, a quote, and drafts tinted;
+    # each in a transcript of its own that follows it, so that both refreshes paint their end
     sections = 14
-    early, late = streaming_answer(view), streaming_answer(view)
+    early, late = streaming_answer(view), streaming_answer(streaming_view(qtbot))
     stream(qtbot, late, [(long_answer(sections), "")])
     assert len(late.text) // CHARS_PER_TOKEN > 4000
     meter = RefreshMeter(monkeypatch)
