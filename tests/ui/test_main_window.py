@@ -10,6 +10,13 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from desktop_app.ui.main_window import DEFAULT_SIZE
+from desktop_app.ui.window_geometry import first_geometry
+from desktop_app.ui.window_placement import DECORATION
+
+
+def first_size(window: Any) -> QSize:
+    """The default size fitted to the screen with the window's frame (assumed: offscreen has none)."""
+    return first_geometry(window.screen().availableGeometry(), DEFAULT_SIZE, DECORATION).size()
 
 
 def test_the_window_reopens_at_the_size_it_was_closed_at(qtbot: Any, make_window: Any) -> None:
@@ -17,7 +24,7 @@ def test_the_window_reopens_at_the_size_it_was_closed_at(qtbot: Any, make_window
     # As narrow as the window goes and shorter than the default: restoring fits a window into its
     # screen, and the offscreen platform's screen is only 800 px wide.
     smaller = QSize(window.minimumSizeHint().width(), 560)
-    default = QSize(*DEFAULT_SIZE).boundedTo(window.screen().availableGeometry().size())  # it fits the screen
+    default = first_size(window)  # it fits the screen, title bar and borders included
     assert window.size() == default != smaller
     window.resize(smaller)
     qtbot.waitUntil(lambda: window.size() == smaller, timeout=5000)
@@ -30,7 +37,7 @@ def test_the_window_reopens_at_the_size_it_was_closed_at(qtbot: Any, make_window
 
 def test_unreadable_saved_geometry_gives_the_default_size(qtbot: Any, make_window: Any) -> None:
     window = make_window(wait_loaded=False, window_geometry="not a geometry")
-    assert window.size() == QSize(*DEFAULT_SIZE).boundedTo(window.screen().availableGeometry().size())
+    assert window.size() == first_size(window)
 
 
 def test_help_about_opens_after_the_menus_were_built(qtbot: Any, make_window: Any) -> None:
