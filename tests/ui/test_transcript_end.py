@@ -1,6 +1,7 @@
 """The end of the last answer stays at the bottom of the transcript (issue 49, item 1): after an
 answer ends, after Esc, after ``< 1/2 >`` and when a conversation is opened, in a conversation
-taller than the window whose code line is wider than the transcript (it scrolls sideways)."""
+taller than the window whose code line is wider than the transcript (it scrolls sideways); and
+while an answer streams, with no wide line."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from desktop_app.store import History
 from tests.ui.conftest import ANSWER_TIMEOUT_MS
 from tests.ui.helpers import last_answer, next_answer, send_and_wait, type_and_send
 from tests.ui.sample_answers import long_answer
+from tests.ui.test_streaming_refresh import stream, streaming_answer, streaming_view
 from tests.ui.test_versions import click, switch_of
 
 # a paragraph that wraps: at its narrowest (what a layout's minimum height adds up) many lines
@@ -24,7 +26,7 @@ WIDE_CODE = "```python\nresult = " + " + ".join(f"value_{i}" for i in range(60))
 
 def blank_below(window: Any) -> int:
     """Pixels between the last message's bottom edge and the viewport's (negative: cut off)."""
-    view = window.chat_view
+    view = getattr(window, "chat_view", window)
     view.lay_out()
     last = view.messages[-1]
     bottom = last.mapTo(view.viewport(), last.rect().bottomLeft()).y() + 1
@@ -101,3 +103,20 @@ def test_switching_versions_ends_at_the_bottom(qtbot: Any, make_window: Any, mod
     assert_at_end(qtbot, window)
     click(qtbot, switch_of(last_answer(window)).next)  # >
     assert_at_end(qtbot, window)
+
+
+def test_a_streaming_answer_and_its_end_stay_at_the_bottom(qtbot: Any) -> None:
+    # no wide line: the blank space came from the messages' heights at their narrowest too
+    view = streaming_view(qtbot)
+    view.add_message("user", QUESTION)
+    answer = streaming_answer(view)
+    text = long_answer(4)
+    for start in range(0, len(text), 400):
+        stream(qtbot, answer, [(text[start : start + 400], "")])
+        if view.widget().height() > view.viewport().height():
+            assert 0 <= blank_below(view) <= MARGIN_PX + SLACK_PX, f"{blank_below(view)} px blank"
+    assert view.widget().height() > 3 * view.viewport().height()
+    view.set_streaming(False)
+    answer.set_stats({"generated_tokens": len(text) // 4})
+    qtbot.wait(100)
+    assert 0 <= blank_below(view) <= MARGIN_PX + SLACK_PX, f"{blank_below(view)} px blank"
