@@ -107,7 +107,7 @@ def test_switching_versions_ends_at_the_bottom(qtbot: Any, make_window: Any, mod
 
 def test_a_streaming_answer_and_its_end_stay_at_the_bottom(qtbot: Any) -> None:
     # no wide line: the blank space came from the messages' heights at their narrowest too
-    view = streaming_view(qtbot)
+    view: Any = streaming_view(qtbot)
     view.add_message("user", QUESTION)
     answer = streaming_answer(view)
     text = long_answer(4)
