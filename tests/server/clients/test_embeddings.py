@@ -87,3 +87,19 @@ def test_bad_embedding_requests_are_named_400s(server: Server, body: Any, param:
     assert answer.status_code == 400, answer.text
     assert words in answer.json()["error"]["message"]
     assert answer.json()["error"]["param"] == param
+
+
+def test_langchain_s_openai_embeddings_with_the_documented_setting(client: openai.OpenAI, server: Server) -> None:
+    """docs/clients.md: LangChain's OpenAIEmbeddings sends tiktoken's token ids unless told not to
+    (check_embedding_ctx_length=False; without it, it also downloads tiktoken's tables); with it,
+    its vectors are the server's own."""
+    from langchain_openai import OpenAIEmbeddings
+
+    embeddings = OpenAIEmbeddings(
+        base_url=server.url, api_key="none", model="specchat", check_embedding_ctx_length=False, max_retries=0
+    )
+    vectors = embeddings.embed_documents(TEXTS)
+    direct = client.embeddings.create(model="specchat", input=TEXTS).data
+    assert len(vectors) == len(TEXTS)
+    for mine, theirs in zip(vectors, direct, strict=True):
+        assert _cosine(mine, theirs.embedding) > 0.9999
