@@ -3,7 +3,7 @@ away (docs/window-speed.md, "Long text").
 
 Qt lays rich text out line by line and cell by cell, several times for one label, so what a text
 costs to show depends on what it holds more than on its length: a line of highlighted code costs
-about what 60 characters of prose do, a table cell what 170 do. The cost of each line of a message
+about what 400 characters of prose do, a table cell what 200 do. The cost of each line of a message
 is estimated from its length, whether it lies in a fenced code block, and its table cells (its
 ``|``), at the rates measured on the 2-core test machine; the message is rendered up to the line
 where the estimate passes :data:`RENDER_BUDGET_MS`. A cut inside a code block shows its first
@@ -21,13 +21,15 @@ from desktop_app.ui.open_fence import closes_fence, fence_marker
 # message opening (one slice of the transcript's lazy rendering) and a refresh of a streaming one
 # stay within it (~100 ms: a stall under that reads as instant).
 RENDER_BUDGET_MS = 100
-# The rates, measured on the 2-core test machine (docs/window-speed.md): render and layout of a
-# message of 20,000 characters in an 800 px transcript, thread time, best of 3.
-CHAR_US = 3  # per character of prose: 20,000 characters in paragraphs, 64 ms
-LINE_US = 35  # per line: a list of 740 items (20,600 characters), 87 ms
-CODE_LINE_US = 190  # per line of a code block: 3,335 lines of "x = 1", 737 ms
-CODE_CHAR_US = 16  # per character of code, highlighted: 508 lines of Python (20,000 characters), 465 ms
-CELL_US = 500  # per "|" of a table: 300 rows of 3 cells (1,208 "|"), 608 ms
+# The rates, measured on the 2-core test machine (docs/window-speed.md; `QT_QPA_PLATFORM=offscreen
+# .venv/bin/python -m tests.ui.render_rates`): render, layout and paint of a finished message of
+# about 20,000 characters in an 800x600 transcript, thread time, best of 3; each rate the one with
+# which the estimate gives the times measured.
+CHAR_US = 1  # per character of text: 19,964 characters in paragraphs, 26 ms
+LINE_US = 60  # per line of text: a list of 480 items (20,530 characters), 47-48 ms
+CODE_LINE_US = 30  # per line of a code block: 3,335 lines of "x = 1", 271-283 ms
+CODE_CHAR_US = 9  # per character of code, highlighted: 508 lines of Python (20,212 characters), 198-199 ms
+CELL_US = 210  # per "|" of a table: 300 rows of 3 cells (1,208 "|"), 274-282 ms
 
 
 @dataclass(frozen=True)

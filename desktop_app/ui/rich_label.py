@@ -3,23 +3,13 @@ link per code block, and text that streams in without being rendered again and a
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any
 
-from PySide6.QtCore import QEvent, QSize, Qt, QTimer, QUrl
-from PySide6.QtGui import (
-    QDesktopServices,
-    QFont,
-    QGuiApplication,
-    QPalette,
-    QShowEvent,
-    QTextDocument,
-    QTextOption,
-)
-from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtCore import QEvent, QTimer, QUrl
+from PySide6.QtGui import QDesktopServices, QFont, QGuiApplication, QPalette, QTextDocument
+from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from desktop_app.engine_process.protocol import Piece
 from desktop_app.ui.drafter_tints import legend_html
@@ -28,10 +18,10 @@ from desktop_app.ui.markdown_html import COPY_SCHEME, Block
 from desktop_app.ui.render_budget import Cut, cut_fence_code, render_cut
 from desktop_app.ui.rich_text import marked_blocks, message_html, pieces_between
 from desktop_app.ui.streamed_markdown import StreamedMarkdown
+from desktop_app.ui.text_label import TextLabel
 
 OPENED_SCHEMES = frozenset({"http", "https", "mailto"})  # links opened (on a click) in the system's browser
 COPIED_MS = 1500  # how long a code block's Copy link reads "Copied"
-_RELAYOUT_EVENTS = frozenset({QEvent.Type.FontChange, QEvent.Type.StyleChange, QEvent.Type.LayoutDirectionChange})
 _LEADING_TAGS = re.compile(r"(?:\s*<[^>]*>)*")  # the elements a block's HTML opens with
 
 
@@ -48,20 +38,6 @@ def _height(html: str, font: str) -> float:
     return doc.size().height()
 
 
-def min_text_width(html: str, font: QFont) -> int:
-    """The narrowest width ``html`` fits in ``font``, laid out as in a label (its widest code
-    line, table or word): one layout, the text at width 0."""
-    doc = QTextDocument()
-    doc.setDefaultFont(font)
-    doc.setDocumentMargin(0)  # as a label's
-    option = doc.defaultTextOption()
-    option.setWrapMode(QTextOption.WrapMode.WordWrap)  # as a word-wrapped label's
-    doc.setDefaultTextOption(option)
-    doc.setHtml(html)
-    doc.setTextWidth(0)
-    return math.ceil(doc.size().width())
-
-
 def seam(above: str, below: str, font: QFont) -> int:
     """The space Qt's rich text leaves between the HTML ``above`` and ``below`` in one document
     (their margins, collapsed), which two labels stacked one on the other leave out."""
@@ -69,93 +45,6 @@ def seam(above: str, below: str, font: QFont) -> int:
     # never below 0: an empty block (a bare "#") is as high as a line alone, and none inside a
     # document; a label cannot give that back, and the whole render mends it
     return max(0, round(_height(above + below, key) - _height(above, key) - _height(below, key)))
-
-
-class TextLabel(QLabel):
-    """A label of rendered rich text: wraps, selectable, links activated (not opened) on a click.
-
-    Qt lays a label's rich text out again for each size a layout asks of it, and QLabel's own size
-    hints lay it out at several trial widths, each time its text changes: a long answer's text was
-    laid out about 11 times when it was shown. A label showing a text ``whole`` (a finished
-    message's) lays it out once per width it is shown at (its height for a width is kept until
-    the text changes), and once more for its minimum width (docs/window-speed.md, "Long text"):
-
-    - its preferred size is its width as it is and the height for it: the width a label gets
-      comes from the transcript, never from the label;
-    - its minimum width is what its text needs laid out as narrow as it goes (its widest code
-      line or word; :func:`min_text_width`), so a code line wider than the transcript widens
-      the message, and the transcript scrolls sideways, as before;
-    - a height asked while its window is not shown (a message being made, before it is placed)
-      is not laid out: the label asks its layout again once it is shown.
-
-    While it ``streaming`` (the open block of a streaming answer) its size hints come from its
-    width too, and its minimum width is 0: its text is wrapped as it is given. A kept block's
-    label (a few lines, laid out once) keeps QLabel's hints.
-    """
-
-    def __init__(self, name: str, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName(name)
-        self.setWordWrap(True)
-        self.setTextFormat(Qt.TextFormat.RichText)
-        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
-        self.setOpenExternalLinks(False)
-        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
-        self._heights: dict[int, int] = {}
-        self._min_width: int | None = None
-        self._guessed = False  # a height was asked while its window was not shown
-        self.streaming = False  # its text changes on every refresh (RichText's open block)
-        self.whole = False  # it shows a finished text whole (RichText's label, not streaming)
-
-    def sizeHint(self) -> QSize:  # noqa: N802 - Qt API
-        if (self.streaming or self.whole) and self.width() > 0:
-            return QSize(self.width(), self.heightForWidth(self.width()))
-        return super().sizeHint()  # a kept block's (a few lines): QLabel's, worked out once
-
-    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt API
-        if self.streaming and self.width() > 0:  # any width: its text wrapped as it is given
-            return QSize(0, self.heightForWidth(self.width()))
-        if self.whole and self.width() > 0:
-            return QSize(self.min_width(), self.heightForWidth(self.width()))
-        return super().minimumSizeHint()
-
-    def min_width(self) -> int:
-        """The narrowest width its text fits: its widest code line, table or word, margins included."""
-        if self._min_width is None:
-            margins = self.contentsMargins()
-            self._min_width = min_text_width(self.text(), self.font()) + margins.left() + margins.right()
-        return self._min_width
-
-    def heightForWidth(self, width: int) -> int:  # noqa: N802 - Qt API
-        if width not in self._heights:
-            if self.whole and not self.isVisible() and not self.isHidden():
-                self._guessed = True  # its window is not shown: laid out when it is (showEvent)
-                return 0
-            self._heights[width] = super().heightForWidth(width)
-        return self._heights[width]
-
-    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt API
-        super().showEvent(event)
-        if self._guessed:
-            self._guessed = False
-            self.updateGeometry()
-
-    def _forget(self) -> None:
-        self._heights = {}
-        self._min_width = None
-
-    def setText(self, text: str) -> None:  # noqa: N802 - Qt API
-        self._forget()
-        super().setText(text)
-
-    def setContentsMargins(self, *margins: Any) -> None:  # noqa: N802 - Qt API
-        self._forget()
-        super().setContentsMargins(*margins)
-
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt API
-        if event.type() in _RELAYOUT_EVENTS:
-            self._forget()  # its text is laid out otherwise
-        super().changeEvent(event)
 
 
 class RichText(QWidget):
