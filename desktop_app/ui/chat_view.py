@@ -28,7 +28,7 @@ RENDER_MS = 80  # refresh a streaming message at most ~12 times a second (its op
 # spent since the last one (the refresh, its layout and painting, and all else: dial, footer,
 # messages) over RENDER_SHARE, up to MAX_RENDER_MS; so a costly refresh (a long code block open
 # at the end, a slow machine) makes the text move in bigger steps instead.
-RENDER_SHARE = 0.04
+RENDER_SHARE = 0.03  # 0.95x of the CLI's decoding in the window needs it below 4% (docs/window-speed.md)
 MAX_RENDER_MS = 1000
 # A label's new height reaches the scroll area in a round of layout requests per level (label,
 # its text, the message, the transcript, the scroll area: 5): all of them right after a refresh,
