@@ -1,7 +1,7 @@
 """The open conversation: what is shown, what is stored, and what the engine is asked.
 
-Only this object writes messages to the history while chatting. The answer being streamed is
-saved every SAVE_INTERVAL_MS and at the end, so a crash keeps what the user saw. Regenerate and
+Only this object writes messages to the history while chatting (the streaming answer through
+ui/answer_writes.py: every half second and at the end, so a crash keeps what the user saw). Regenerate and
 Edit & resend add versions (siblings in the history's message tree); nothing is deleted, and the
 transcript shows ``< 2/3 >`` on a message with versions. What is shown is the path the history
 shows, and it is what the engine is asked about.
@@ -15,19 +15,19 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, QTimer, Signal, Slot
+from PySide6.QtCore import QObject, Signal, Slot
 
 from desktop_app.engine.api import FinishReason, GenerateRequest, Message
 from desktop_app.engine.stats import GenerationStats
 from desktop_app.engine_process.protocol import Done
 from desktop_app.store import History, StoredMessage
 from desktop_app.store.tool_calls import chat_messages
+from desktop_app.ui.answer_writes import AnswerWrites
 from desktop_app.ui.chat_view import ChatView, MessageWidget
 from desktop_app.ui.engine_client import EngineClient, GenerationHandle
 from desktop_app.ui.shown_path import ShownPath
 from desktop_app.ui.system_prompt import conversation_prompt
 
-SAVE_INTERVAL_MS = 500
 TITLE_LENGTH = 48
 
 
@@ -79,11 +79,9 @@ class ChatSession(QObject):
         self.answer: MessageWidget | None = None
         self.answer_id: int | None = None
         self.held = False  # its tool calls are being confirmed or run (ui/mcp_turns.py)
-        self._unsaved = False
-        self._save_error_shown = False
-        self._save_timer = QTimer(self)
-        self._save_timer.setInterval(SAVE_INTERVAL_MS)
-        self._save_timer.timeout.connect(self._save_partial)
+        self.writes = AnswerWrites(
+            history, lambda: (self.answer_id, self.answer.text if self.answer else None), self.store_failed.emit, self
+        )
         client.engine_crashed.connect(self._on_crash)
         view.regenerate_requested.connect(self.regenerate)
         self.shown.switched.connect(self._on_switched)
@@ -186,18 +184,17 @@ class ChatSession(QObject):
 
     def save_now(self) -> None:
         """Write the streaming answer's text so far (the window is closing)."""
-        self._unsaved = True
-        self._save_partial()
+        self.writes.unsaved = True
+        self.writes.save_partial()
 
     # ------------------------------------------------------------------ streaming
     def start_answer(self, messages: list[Message], answer: StoredMessage) -> None:
         self.shown.messages.append(answer)  # its widget, below, gets its ``< 2/2 >``
         self.answer_id = answer.id
-        self._save_error_shown = False
         self.answer = self.view.add_message("assistant")
         self.answer.set_stats(None, live=True)
         self.view.set_streaming(True)
-        self._save_timer.start()
+        self.writes.begin()
         handle = self.client.generate(
             self.request_for(messages, conversation_prompt(self.history, self.conversation_id))
         )
@@ -216,30 +213,12 @@ class ChatSession(QObject):
     def _on_token(self, text: str, drafter: str) -> None:
         if self._from_current() and self.answer is not None:
             self.answer.append(text, drafter)
-            self._unsaved = True
+            self.writes.unsaved = True
 
     @Slot(object)
     def _on_stats(self, stats: GenerationStats) -> None:
         if self._from_current() and self.answer is not None:
             self.answer.set_stats(stats.to_dict(), live=True)
-
-    def _save_partial(self) -> None:
-        if self._unsaved and self.answer is not None and self.answer_id is not None:
-            self._write(
-                lambda: self.history.update_message(self.answer_id or 0, self.answer.text if self.answer else "")
-            )
-            self._unsaved = False
-
-    def _write(self, action: Callable[[], object]) -> None:
-        """A history write during an answer: a failure is said once per answer, the answer goes on."""
-        try:
-            action()
-        except sqlite3.Error as exc:
-            if not self._save_error_shown:
-                self._save_error_shown = True
-                self.store_failed.emit(
-                    f"The answer is not being saved to the chat history ({exc}); it stays on screen: copy what you need"
-                )
 
     @Slot(object)
     def _on_finished(self, done: Done) -> None:
@@ -263,7 +242,7 @@ class ChatSession(QObject):
         answer, answer_id = self.answer, self.answer_id
         self.handle = None
         self.answer = self.answer_id = None
-        self._save_timer.stop()
+        self.writes.end()
         self.view.set_streaming(False)
         if answer is not None:
             if text is not None and text != answer.text:
@@ -276,11 +255,10 @@ class ChatSession(QObject):
                 answer.set_stats(stats)
             if answer_id is not None:
                 if answer.text or stats.get("finish_reason") != FinishReason.FAILED:
-                    self._write(lambda: self.history.update_message(answer_id, answer.text, stats))
+                    self.writes.write(lambda: self.history.update_message(answer_id, answer.text, stats))
                 else:
-                    self._write(lambda: self.history.delete_message(answer_id))  # nothing worth keeping
+                    self.writes.write(lambda: self.history.delete_message(answer_id))  # nothing worth keeping
                     self._reread_path()  # an earlier version of it is shown again
-        self._unsaved = False
         self.busy_changed.emit(False)
         if done is not None and done.calls and answer_id is not None:
             self.answered.emit(answer_id, done, answer)  # its calls are run, then the model goes on
