@@ -59,7 +59,7 @@ def test_sampling_under_a_grammar_with_drafts_keeps_the_constrained_distribution
     assert target is not None
     target.prefill(prompt)
     logits = target.logits(-1).copy()
-    allowed = GrammarState.compile(target.vocab, target.n_vocab, grammar).allowed()
+    allowed = GrammarState.compile(target.vocab, target.n_vocab, grammar, target.piece).allowed()
     exact = restricted(probabilities(logits, SamplingParams(**params)), logits, allowed, SamplingParams(**params))
     support = np.flatnonzero(exact)
     assert allowed[support].all()
@@ -121,3 +121,29 @@ def test_a_grammar_llama_cpp_cannot_parse_fails_before_any_token(pair_engine: En
 def test_an_empty_grammar_is_refused_when_the_request_is_made() -> None:
     with pytest.raises(ValueError, match="GBNF"):
         GenerateRequest(messages=user("Hi"), grammar="  ")
+
+
+def test_a_grammar_refuses_tokens_that_would_make_the_answer_invalid_utf8(default_model) -> None:  # type: ignore[no-untyped-def]
+    """llama.cpp's grammar counts an overlong or broken byte sequence as one character; the answer's
+    text shows U+FFFD for it, and a schema's maxLength counted on that text broke (a 500). The
+    state refuses such a token, in plain decoding and in a verify pass alike (both use it)."""
+    from desktop_app.engine.api import ModelOptions
+    from desktop_app.engine.llama.model import LlamaModel
+
+    model = LlamaModel(default_model, ModelOptions(n_gpu_layers=0, n_threads=1, n_ctx=256))
+    try:
+        by_bytes = {model.piece(t): t for t in range(model.n_vocab)}
+        lone, lead, cont, letter = by_bytes[b"\x80"], by_bytes[b"\xc3"], by_bytes[b"\xa9"], by_bytes[b"a"]
+        state = GrammarState.compile(model.vocab, model.n_vocab, 'root ::= [^"]*', model.piece)
+        assert not state.allows(lone) and state.allows(lead) and state.allows(letter)
+        allowed = state.allowed()
+        assert not allowed[lone] and allowed[lead] and allowed[letter]
+        state.accept(lead)  # "é" begun: only its continuation may follow
+        assert state.allows(cont) and not state.allows(letter)
+        allowed = state.allowed()
+        assert allowed[cont] and not allowed[letter]
+        branch = state.clone()
+        branch.accept(cont)
+        assert branch.allows(letter) and not state.allows(letter)  # a clone keeps its own place
+    finally:
+        model.close()

@@ -122,7 +122,9 @@ def test_each_family_s_trigger_starts_text_its_call_grammar_takes(pair_engine: E
     found = re.search(fmt.trigger, text)
     assert found is not None
     start = found.start(1) if found.lastindex else found.start()
-    state = GrammarState.compile(target.vocab, target.n_vocab, tool_call_grammar(fmt, [WEATHER], parallel=True))
+    state = GrammarState.compile(
+        target.vocab, target.n_vocab, tool_call_grammar(fmt, [WEATHER], parallel=True), target.piece
+    )
     for token in target.tokenize(text[start:], add_special=False, parse_special=True):
         assert state.allows(token), (fmt.name, target.piece(token))
         state.accept(token)
@@ -133,7 +135,7 @@ def test_each_family_s_trigger_starts_text_its_call_grammar_takes(pair_engine: E
 def test_a_trigger_inside_the_reasoning_section_does_not_count(pair_engine: Engine) -> None:
     target = pair_engine.target
     assert target is not None
-    start = GrammarState.compile(target.vocab, target.n_vocab, 'root ::= "<tool_call>" [a-z]*')
+    start = GrammarState.compile(target.vocab, target.n_vocab, 'root ::= "<tool_call>" [a-z]*', target.piece)
     lazy = LazyGrammar(target, start, [HERMES.trigger], THINK_TAGS, opened="<think>")
     assert lazy.trigger_at(b"<think>\nI could write <tool_call> here") is None  # still reasoning
     answer = b"<think>\nI could write <tool_call> here\n</think>\n\nSure: <tool_call>"

@@ -305,4 +305,8 @@ def _checked(target: LlamaModel, request: GenerateRequest) -> GrammarState | Non
             f"logit_bias names the token id {unknown[0]}, which is not in this model's vocabulary "
             f"(ids 0 to {target.n_vocab - 1})"
         )
-    return GrammarState.compile(target.vocab, target.n_vocab, request.grammar) if request.grammar is not None else None
+    return (
+        GrammarState.compile(target.vocab, target.n_vocab, request.grammar, target.piece)
+        if request.grammar is not None
+        else None
+    )
