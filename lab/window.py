@@ -151,7 +151,7 @@ class WindowDriver:
 
         window = self.window
         if spec is not None:  # as a user picks it in the side panel (Auto is "the best drafter")
-            from desktop_app.ui.speculation_choice import AUTO
+            from desktop_app.ui.speed.speculation_choice import AUTO
 
             mode = window.side.mode
             index = mode.findData(AUTO if spec == "auto" else spec)

@@ -40,8 +40,8 @@ def test_the_engine_is_in_sub_packages() -> None:
 
 def test_no_qt_free_module_lives_under_ui() -> None:
     qt_free = [
-        p.name
-        for p in (APP / "ui").glob("*.py")
+        str(p.relative_to(APP))
+        for p in (APP / "ui").rglob("*.py")
         if p.name != "__init__.py"
         and not re.search(r"^\s*(from|import) PySide6", p.read_text(), re.M)
         and "desktop_app.ui." not in p.read_text()

@@ -11,7 +11,7 @@ from desktop_app.paths import APP_NAME
 from desktop_app.resources import resources_dir
 from desktop_app.store import DataDirError, Settings, StoreError
 from desktop_app.ui.main_window import MainWindow
-from desktop_app.ui.startup import StartupCancelled, open_history, show_startup_error
+from desktop_app.ui.window.startup import StartupCancelled, open_history, show_startup_error
 
 
 def run_app() -> int:

@@ -15,9 +15,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_app.ui.elided_label import ElidedLabel
-from desktop_app.ui.flow_layout import FlowLayout
-from desktop_app.ui.plain_text import plain_tip
+from desktop_app.ui.widgets.elided_label import ElidedLabel
+from desktop_app.ui.widgets.flow_layout import FlowLayout
+from desktop_app.ui.widgets.plain_text import plain_tip
 
 OPEN_FILE = "<open>"
 OPEN_LIBRARY = "<library>"

@@ -12,8 +12,8 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QStatusBar, QWid
 
 from desktop_app.engine.api import LoadedModels
 from desktop_app.engine_process.protocol import Ready
-from desktop_app.ui.elided_label import ElidedLabel
-from desktop_app.ui.plain_text import plain_label, plain_tip
+from desktop_app.ui.widgets.elided_label import ElidedLabel
+from desktop_app.ui.widgets.plain_text import plain_label, plain_tip
 
 MEMORY_REFRESH_MS = 2000
 

@@ -24,7 +24,7 @@ TARGET = 0.97  # issue 45's done-when: Auto >= 0.97x of off under load, in the w
 
 
 def window_busy(args: argparse.Namespace, prompts: dict[str, list[str]]) -> dict[str, Any]:
-    from desktop_app.ui.message_format import format_speedup
+    from desktop_app.ui.transcript.message_format import format_speedup
     from lab.peer_api import _rotated
     from lab.window import WindowDriver
 

@@ -1,4 +1,4 @@
-"""The rates of desktop_app/ui/render_budget.py, measured: ``QT_QPA_PLATFORM=offscreen
+"""The rates of desktop_app/ui/transcript/render_budget.py, measured: ``QT_QPA_PLATFORM=offscreen
 .venv/bin/python -m tests.ui.render_rates`` (docs/window-speed.md, "Long text").
 
 Five answers of about 20,000 characters (prose, a list, short code lines, highlighted Python, a
@@ -17,9 +17,9 @@ import time
 from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import QApplication
 
-from desktop_app.ui import render_budget
-from desktop_app.ui.chat_view import ChatView
-from desktop_app.ui.open_fence import closes_fence, fence_marker
+from desktop_app.ui.transcript import render_budget
+from desktop_app.ui.transcript.chat_view import ChatView
+from desktop_app.ui.transcript.open_fence import closes_fence, fence_marker
 from tests.ui.sample_answers import code_file
 
 ROUNDS = 3

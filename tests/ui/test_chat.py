@@ -9,9 +9,9 @@ from PySide6.QtCore import Qt
 
 from desktop_app.engine.api import DrafterKind
 from desktop_app.store import History
-from desktop_app.ui.drafter_tints import drafter_tint
-from desktop_app.ui.message_format import format_drafts
-from desktop_app.ui.rich_text import message_html
+from desktop_app.ui.transcript.drafter_tints import drafter_tint
+from desktop_app.ui.transcript.message_format import format_drafts
+from desktop_app.ui.transcript.rich_text import message_html
 from tests.ui.conftest import ANSWER_TIMEOUT_MS
 from tests.ui.helpers import last_answer, next_answer, pick, send_and_wait, type_and_send
 

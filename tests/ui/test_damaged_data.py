@@ -14,7 +14,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from desktop_app.store import History
-from desktop_app.ui.startup import StartupCancelled, open_history
+from desktop_app.ui.window.startup import StartupCancelled, open_history
 from tests.store.test_history import _damaged_history
 from tests.ui.conftest import ANSWER_TIMEOUT_MS, LOAD_TIMEOUT_MS
 from tests.ui.helpers import last_answer, send_and_wait, type_and_send

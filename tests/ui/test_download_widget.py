@@ -11,7 +11,7 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import Qt  # noqa: E402
 
 from desktop_app.library.errors import DownloadCancelled
-from desktop_app.ui.download_widget import BAR_STEPS, DownloadWidget
+from desktop_app.ui.models.download_widget import BAR_STEPS, DownloadWidget
 from tests.library.conftest import REPO, hub, models_dir  # noqa: F401  (fixtures)
 from tests.library.hub_server import FakeHub
 

@@ -13,9 +13,9 @@ pytest.importorskip("pytestqt")
 
 from PySide6.QtGui import QAction, QKeySequence, QShortcut  # noqa: E402
 
-from desktop_app.ui import conversation_transfer  # noqa: E402
-from desktop_app.ui.conversation_list import friendly_date  # noqa: E402
-from desktop_app.ui.shortcut_list import NO_DESCRIPTION, ShortcutList  # noqa: E402
+from desktop_app.ui.conversations import conversation_transfer  # noqa: E402
+from desktop_app.ui.conversations.conversation_list import friendly_date  # noqa: E402
+from desktop_app.ui.window.shortcut_list import NO_DESCRIPTION, ShortcutList  # noqa: E402
 
 QUESTION = "In Java, what does List<String> mean? And is <b>this</b> bold?"
 STATS = {"tokens": 9, "tokens_per_s": 40.0}

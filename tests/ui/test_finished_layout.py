@@ -12,9 +12,9 @@ import pytest
 from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtWidgets import QLabel
 
-from desktop_app.ui.chat_view import ChatView, MessageWidget
-from desktop_app.ui.rich_text import message_html
-from desktop_app.ui.text_label import TextLabel
+from desktop_app.ui.transcript.chat_view import ChatView, MessageWidget
+from desktop_app.ui.transcript.rich_text import message_html
+from desktop_app.ui.transcript.text_label import TextLabel
 from tests.ui.sample_answers import SECTION, code_file
 
 # GUI-thread time for a finished answer the budget shows whole (its render, layout and paint):

@@ -12,8 +12,8 @@ from PySide6.QtCore import QRect, QSize
 from PySide6.QtWidgets import QWidget
 
 from desktop_app.ui.main_window import DEFAULT_SIZE
-from desktop_app.ui.window_geometry import first_geometry
-from desktop_app.ui.window_placement import DECORATION
+from desktop_app.ui.window.window_geometry import first_geometry
+from desktop_app.ui.window.window_placement import DECORATION
 
 FRAME = QSize(2, 30)  # e.g. openbox: a 1 px border either side, a 29 px title bar
 

@@ -17,7 +17,7 @@ from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QMessageBox  # noqa: E402
 
 from desktop_app.store.conversation_import import MAX_MESSAGES  # noqa: E402
-from desktop_app.ui import conversation_transfer  # noqa: E402
+from desktop_app.ui.conversations import conversation_transfer  # noqa: E402
 from tests.ui.test_responsiveness import GapProbe  # noqa: E402
 
 MAX_BLOCK_S = 1.0  # the bound: the window never blocked longer

@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("pytestqt")
 
 from desktop_app.library.fit import MachineMemory  # noqa: E402
-from desktop_app.ui.model_library import ModelLibraryWindow  # noqa: E402
+from desktop_app.ui.models.model_library import ModelLibraryWindow  # noqa: E402
 from tests.library.hub_server import FakeHub  # noqa: E402
 
 GB = 10**9

@@ -31,7 +31,7 @@ from PySide6.QtCore import Qt  # noqa: E402
 from desktop_app.library.catalog import CatalogFile, load_catalog  # noqa: E402
 from desktop_app.library.downloads import DownloadTask  # noqa: E402
 from desktop_app.library.errors import DownloadCancelled  # noqa: E402
-from desktop_app.ui.model_library import ModelLibraryWindow  # noqa: E402
+from desktop_app.ui.models.model_library import ModelLibraryWindow  # noqa: E402
 from tests.library.hub_server import CHUNK, FakeHub  # noqa: E402
 
 ROUNDS = 200

@@ -9,7 +9,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 
 from desktop_app.store import History
-from desktop_app.ui.chat_view import SHOWN_AT_ONCE
+from desktop_app.ui.transcript.chat_view import SHOWN_AT_ONCE
 from tests.ui.helpers import next_answer, type_and_send
 from tests.ui.test_responsiveness import GapProbe
 

@@ -12,10 +12,10 @@ import pytest
 from PySide6.QtCore import QCoreApplication
 from PySide6.QtGui import QGuiApplication
 
-from desktop_app.ui.chat_view import ChatView, MessageWidget
-from desktop_app.ui.full_text import SHOW_ALL_HREF
-from desktop_app.ui.render_budget import RENDER_BUDGET_MS, cut_fence_code, render_cut
-from desktop_app.ui.rich_label import RichText
+from desktop_app.ui.transcript.chat_view import ChatView, MessageWidget
+from desktop_app.ui.transcript.full_text import SHOW_ALL_HREF
+from desktop_app.ui.transcript.render_budget import RENDER_BUDGET_MS, cut_fence_code, render_cut
+from desktop_app.ui.transcript.rich_label import RichText
 from tests.ui.sample_answers import code_file
 
 MAX_RENDER_S = 1.0  # GUI-thread time for one render or refresh: 10x the budget, so a busy machine passes

@@ -58,7 +58,7 @@ def test_the_window_keeps_the_answer_and_reloads_on_this_computer(
 def test_the_workers_dialog_names_what_is_wrong_and_allows_only_valid_lists(qtbot: Any) -> None:
     from PySide6.QtWidgets import QDialogButtonBox
 
-    from desktop_app.ui.workers_dialog import WorkersDialog
+    from desktop_app.ui.models.workers_dialog import WorkersDialog
 
     dialog = WorkersDialog("", "", None)
     qtbot.addWidget(dialog)

@@ -10,8 +10,8 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from desktop_app.ui.main_window import DEFAULT_SIZE
-from desktop_app.ui.window_geometry import first_geometry
-from desktop_app.ui.window_placement import DECORATION
+from desktop_app.ui.window.window_geometry import first_geometry
+from desktop_app.ui.window.window_placement import DECORATION
 
 
 def first_size(window: Any) -> QSize:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from desktop_app.engine.reasoning import THINK_TAGS, ReasoningFormat, Sections
-from desktop_app.ui.markdown_html import CHROME, COPY_SCHEME, render_markdown
-from desktop_app.ui.message_body import split_pieces, thinking_title
+from desktop_app.ui.transcript.markdown_html import CHROME, COPY_SCHEME, render_markdown
+from desktop_app.ui.transcript.message_body import split_pieces, thinking_title
 
 
 def test_raw_html_and_character_references_are_text() -> None:

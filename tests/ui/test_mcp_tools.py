@@ -13,7 +13,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 
 from desktop_app.store.tool_calls import CallStatus
-from desktop_app.ui.mcp_card import ALWAYS, DENY, ONCE, ToolCallCard
+from desktop_app.ui.tools.mcp_card import ALWAYS, DENY, ONCE, ToolCallCard
 from tests.ui.helpers import pick, type_and_send
 
 SERVER = Path(__file__).with_name("mcp_server.py")

@@ -9,7 +9,7 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QFileDialog
 
 from desktop_app.engine_process.protocol import Load
-from desktop_app.ui.chat_session import title_for
+from desktop_app.ui.conversations.chat_session import title_for
 from desktop_app.ui.engine_client import EngineClient
 from desktop_app.ui.model_bar import OPEN_FILE
 from tests.ui.conftest import LOAD_TIMEOUT_MS

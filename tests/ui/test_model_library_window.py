@@ -1,4 +1,4 @@
-"""The model library window (desktop_app/ui/model_library.py), driven with pytest-qt, on its own
+"""The model library window (desktop_app/ui/models/model_library.py), driven with pytest-qt, on its own
 and opened from the main window."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("pytestqt")
 
 from desktop_app.ui.model_bar import OPEN_LIBRARY  # noqa: E402
-from desktop_app.ui.model_library import ModelLibraryWindow  # noqa: E402
+from desktop_app.ui.models.model_library import ModelLibraryWindow  # noqa: E402
 from tests.library.hub_server import FakeHub  # noqa: E402
 from tests.ui.conftest import LOAD_TIMEOUT_MS  # noqa: E402
 from tests.ui.helpers import pick, tip_text  # noqa: E402

@@ -12,7 +12,7 @@ from PySide6.QtGui import QStandardItemModel
 
 from desktop_app.engine.api import DrafterKind
 from desktop_app.store import Settings
-from desktop_app.ui.message_format import footer_details, format_footer
+from desktop_app.ui.transcript.message_format import footer_details, format_footer
 from tests.ui.conftest import ANSWER_TIMEOUT_MS
 from tests.ui.helpers import last_answer, send_and_wait
 from tests.ui.test_api_in_window import _ask, _free_port

@@ -16,9 +16,9 @@ from desktop_app.engine import Engine
 from desktop_app.engine.api import GenerateRequest
 from desktop_app.store import History, Settings
 from desktop_app.store.settings import BY_NAME, FONT_SIZE
-from desktop_app.ui.preference_fields import NumberField, ThreadsField
-from desktop_app.ui.preferences_dialog import PreferencesDialog
-from desktop_app.ui.shortcut_list import window_shortcuts
+from desktop_app.ui.preferences.preference_fields import NumberField, ThreadsField
+from desktop_app.ui.preferences.preferences_dialog import PreferencesDialog
+from desktop_app.ui.window.shortcut_list import window_shortcuts
 from tests.ui.conftest import LOAD_TIMEOUT_MS
 from tests.ui.helpers import send_and_wait
 

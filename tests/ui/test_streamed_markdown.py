@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from desktop_app.ui.markdown_html import render_markdown
-from desktop_app.ui.streamed_markdown import StreamedMarkdown
+from desktop_app.ui.transcript.markdown_html import render_markdown
+from desktop_app.ui.transcript.streamed_markdown import StreamedMarkdown
 from tests.ui.sample_answers import CHARS_PER_TOKEN, SECTION, TRICKY, long_answer
 
 

@@ -15,9 +15,9 @@ from PySide6.QtCore import QCoreApplication
 from PySide6.QtGui import QGuiApplication
 
 from desktop_app.engine_process.protocol import Piece
-from desktop_app.ui import markdown_html, render_budget
-from desktop_app.ui.chat_view import ChatView, MessageWidget
-from desktop_app.ui.rich_text import message_html
+from desktop_app.ui.transcript import markdown_html, render_budget
+from desktop_app.ui.transcript.chat_view import ChatView, MessageWidget
+from desktop_app.ui.transcript.rich_text import message_html
 from tests.ui.sample_answers import CHARS_PER_TOKEN, SECTION, TRICKY, code_file, drafted, long_answer
 
 TOKENS_PER_REFRESH = 8  # an answer at ~40 tok/s brings 3 tokens per refresh (80 ms); fewer refreshes, same cost

@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import Qt as GuiQt
 from PySide6.QtWidgets import QLabel, QMessageBox
 
-from desktop_app.ui.plain_text import MAX_TIP_CHARS, plain_box, plain_tip
+from desktop_app.ui.widgets.plain_text import MAX_TIP_CHARS, plain_box, plain_tip
 from tests.ui.helpers import tip_text
 from tests.ui.test_text_is_text import ResourceLog
 
@@ -91,7 +91,7 @@ def test_a_tip_keeps_every_character(qtbot: Any, text: str) -> None:
 
 def test_a_tool_calls_question_names_its_server_as_written(qtbot: Any) -> None:
     from desktop_app.store.tool_calls import ToolCallRecord
-    from desktop_app.ui.mcp_card import ToolCallCard
+    from desktop_app.ui.tools.mcp_card import ToolCallCard
 
     card = ToolCallCard(ToolCallRecord(1, 0, "call0", TAGS, "{}"), server="<b>srv</b>")
     qtbot.addWidget(card)

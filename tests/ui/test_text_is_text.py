@@ -11,11 +11,11 @@ from PySide6.QtGui import QDesktopServices, QGuiApplication, QTextDocument
 from PySide6.QtWidgets import QLabel
 
 from desktop_app.engine.reasoning import THINK_TAGS, split_reasoning
-from desktop_app.ui.chat_view import ChatView, MessageWidget
-from desktop_app.ui.conversation_list import TITLE_ROLE
-from desktop_app.ui.drafter_tints import drafter_tint
-from desktop_app.ui.message_body import thinking_title
-from desktop_app.ui.rich_label import COPIED_MS, RichText
+from desktop_app.ui.conversations.conversation_list import TITLE_ROLE
+from desktop_app.ui.transcript.chat_view import ChatView, MessageWidget
+from desktop_app.ui.transcript.drafter_tints import drafter_tint
+from desktop_app.ui.transcript.message_body import thinking_title
+from desktop_app.ui.transcript.rich_label import COPIED_MS, RichText
 from tests.ui.helpers import last_answer, send_and_wait
 
 QUESTION = "In Java, what does List<String> mean? And is <b>this</b> bold? a < b && c > d"

@@ -9,7 +9,7 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 
-from desktop_app.ui.version_switch import VersionSwitch
+from desktop_app.ui.transcript.version_switch import VersionSwitch
 from tests.store.test_history_versions import OLD_SCHEMA
 from tests.ui.helpers import last_answer, next_answer, send_and_wait
 

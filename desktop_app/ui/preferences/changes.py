@@ -1,0 +1,95 @@
+"""What the Preferences window changes in the main window, and the text zoom (Ctrl+= / Ctrl+- / Ctrl+0).
+
+:class:`Preferences` opens the dialog (File → Preferences…, Ctrl+,) and, when settings were
+applied, makes the window show them: the side panel and drafter box, the text size, the API's
+port, and a reload of the models when the context length, threads or GPU layers changed.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject
+from PySide6.QtGui import QKeySequence, QShortcut
+
+from desktop_app.store.settings import FONT_SIZE
+from desktop_app.ui.preferences.preference_pages import RELOADING
+from desktop_app.ui.preferences.preferences_dialog import PreferencesDialog
+from desktop_app.ui.tools.mcp_settings import McpServersField
+
+if TYPE_CHECKING:
+    from desktop_app.ui.main_window import MainWindow
+
+ZOOM_IN = ("Ctrl+=", "Ctrl++")
+ZOOM_OUT = ("Ctrl+-",)
+ZOOM_RESET = "Ctrl+0"
+
+
+def reload_note(n_ctx: int, context_changed: bool) -> str:
+    if context_changed:
+        return f"Reloading the model with a {n_ctx:,}-token context…"
+    return "Reloading the models with the new settings…"
+
+
+class Preferences(QObject):
+    """The window's Preferences dialog and text zoom."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self._window = window
+        self.settings = window.settings
+        self.dialog: PreferencesDialog | None = None
+        for keys, step, what in ((ZOOM_IN, 1, "Larger text"), (ZOOM_OUT, -1, "Smaller text")):
+            for key in keys:
+                shortcut = QShortcut(QKeySequence(key), window)
+                shortcut.setWhatsThis(what)  # Help → Keyboard shortcuts lists it
+                shortcut.activated.connect(lambda step=step: self.zoom(step))
+        reset = QShortcut(QKeySequence(ZOOM_RESET), window)
+        reset.setWhatsThis("Text size back to normal")
+        reset.activated.connect(lambda: self.set_font_size(FONT_SIZE.default))
+        self.show_font()
+
+    def open(self) -> PreferencesDialog:
+        """Show the dialog (window-modal); focus returns to the message box when it closes."""
+        dialog = PreferencesDialog(self.settings, self._window)
+        dialog.applied.connect(self._applied)
+        if isinstance(servers := dialog.fields["mcp_servers"], McpServersField):
+            servers.set_known_tools(self._window.mcp.tool_names())  # offered in its "Always allow" lists
+        dialog.finished.connect(lambda _result: self._window.input.setFocus())
+        self.dialog = dialog
+        dialog.open()
+        return dialog
+
+    # ------------------------------------------------------------------ applying
+    def _applied(self, changed: frozenset[str]) -> None:
+        w, s = self._window, self.settings
+        w.save_settings()
+        w.answers.show_settings()  # the side panel's and drafter box's values
+        if "font_size" in changed:
+            self.show_font()
+        if "mcp_servers" in changed:
+            w.mcp.refresh()
+        if "api_port" in changed:
+            w.serve_action.setText(f"&Serve API on localhost:{s['api_port']}")
+        if changed & RELOADING:
+            w.model_bar.target_gpu.setValue(s["n_gpu_layers"])
+            w.model_bar.draft_gpu.setValue(s["draft_n_gpu_layers"])
+            w.tell(reload_note(s["n_ctx"], "n_ctx" in changed))
+            w.loader.load_models()
+
+    # ------------------------------------------------------------------ zoom
+    def zoom(self, step: int) -> None:
+        size = self.settings["font_size"] + step
+        self.set_font_size(min(FONT_SIZE.high, max(FONT_SIZE.low, size)))
+
+    def set_font_size(self, size: int) -> None:
+        """The transcript's and message box's text size in points, saved."""
+        self.settings.set("font_size", FONT_SIZE.check(size))
+        self._window.save_settings()
+        self.show_font()
+
+    def show_font(self) -> None:
+        for widget in (self._window.chat_view, self._window.input):
+            font = widget.font()
+            font.setPointSize(self.settings["font_size"])
+            widget.setFont(font)

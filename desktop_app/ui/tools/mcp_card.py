@@ -1,0 +1,112 @@
+"""A tool call in the transcript: a folded card under the answer that made it (the tool's name,
+its arguments and where it stands), unfolding to the arguments and the result; while it waits,
+it asks whether to run it."""
+
+from __future__ import annotations
+
+import json
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QPalette
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QToolButton, QVBoxLayout, QWidget
+
+from desktop_app.store.tool_calls import CallStatus, ToolCallRecord
+from desktop_app.ui.widgets.plain_text import plain_label
+
+ONCE, ALWAYS, DENY = "once", "always", "deny"
+LINE_ARGUMENTS = 80  # characters of the arguments shown on the folded card
+
+
+def pretty(arguments: str) -> str:
+    """JSON arguments indented (as the model wrote them when they are not JSON)."""
+    try:
+        return json.dumps(json.loads(arguments), indent=2, ensure_ascii=False)
+    except ValueError:
+        return arguments
+
+
+def one_line(arguments: str) -> str:
+    try:
+        text = json.dumps(json.loads(arguments), ensure_ascii=False)
+    except ValueError:
+        text = " ".join(arguments.split())
+    return text if len(text) <= LINE_ARGUMENTS else text[: LINE_ARGUMENTS - 1] + "…"
+
+
+class ToolCallCard(QFrame):
+    """Signals:
+    decided(str): the user answered the question: ONCE, ALWAYS or DENY.
+    """
+
+    decided = Signal(str)
+
+    def __init__(self, record: ToolCallRecord, server: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("toolCallCard")
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.setAutoFillBackground(True)
+        self.setBackgroundRole(QPalette.ColorRole.AlternateBase)
+        self.record = record
+        self.server = server
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 4, 8, 4)
+        self.header = QToolButton()
+        self.header.setObjectName("toolCallHeader")
+        self.header.setCheckable(True)
+        self.header.setAutoRaise(True)
+        self.header.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.header.toggled.connect(self.unfold)
+        layout.addWidget(self.header)
+        self.details = QLabel()
+        self.details.setObjectName("toolCallDetails")
+        self.details.setTextFormat(Qt.TextFormat.PlainText)
+        self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.details.setWordWrap(True)
+        self.details.hide()
+        layout.addWidget(self.details)
+        self.question = QWidget()
+        row = QHBoxLayout(self.question)
+        row.setContentsMargins(0, 0, 0, 0)
+        where = f" from {server}" if server else ""
+        row.addWidget(plain_label(f"Run this tool{where}?"))  # the server's name as written
+        row.addStretch(1)
+        self.buttons: dict[str, QPushButton] = {}
+        for key, text, name in (
+            (ONCE, "Allow once", "Allow this call once"),
+            (ALWAYS, "Always allow this tool", f"Always allow {record.name}"),
+            (DENY, "Deny", "Deny this call"),
+        ):
+            button = self.buttons[key] = QPushButton(text)
+            button.setAccessibleName(name)
+            button.clicked.connect(lambda _c=False, key=key: self.decided.emit(key))
+            row.addWidget(button)
+        layout.addWidget(self.question)
+        self.show_record(record)
+
+    @property
+    def unfolded(self) -> bool:
+        return self.details.isVisible()
+
+    def unfold(self, on: bool = True) -> None:
+        self.header.blockSignals(True)
+        self.header.setChecked(on)
+        self.header.blockSignals(False)
+        self.header.setArrowType(Qt.ArrowType.DownArrow if on else Qt.ArrowType.RightArrow)
+        self.details.setVisible(on)
+
+    def show_record(self, record: ToolCallRecord) -> None:
+        self.record = record
+        status = record.status.value
+        self.header.setText(f"{record.name}  {one_line(record.arguments)}  · {status}")
+        self.header.setAccessibleName(f"Tool call {record.name}, {status}")
+        self.header.setToolTip("Show the arguments and the result" if not self.unfolded else "Fold")
+        result = {
+            CallStatus.WAITING: "(not run yet)",
+            CallStatus.RUNNING: "(running…)",
+            CallStatus.DENIED: "Denied: the call was not run.",
+            CallStatus.STOPPED: "Stopped: the call did not finish.",
+        }.get(record.status, record.result)
+        label = "Error" if record.status is CallStatus.FAILED else "Result"
+        self.details.setText(f"Arguments:\n{pretty(record.arguments)}\n\n{label}:\n{result}")
+        self.question.setVisible(record.status is CallStatus.WAITING)
+        self.unfold(self.unfolded)

@@ -1,0 +1,54 @@
+"""The main window's menus: File (Preferences, export/import, Quit), Models (library, workers,
+serve the API), Help (keyboard shortcuts, About)."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import QMainWindow, QMessageBox
+
+from desktop_app import __version__
+from desktop_app.ui.window.shortcut_list import ShortcutList
+
+
+class WindowMenus:
+    """Builds the menu bar of ``window``; the window connects the actions' ``triggered`` (and
+    ``serve``'s ``toggled``) to what they do. Quit closes the window and About is shown here."""
+
+    def __init__(self, window: QMainWindow, api_port: int) -> None:
+        bar = window.menuBar()
+        file_menu = self.file_menu = bar.addMenu("&File")
+        self.preferences = file_menu.addAction("&Preferences…")
+        self.preferences.setObjectName("preferencesAction")
+        comma = QKeySequence("Ctrl+,")  # Linux has no standard Preferences key
+        keys = [k for k in QKeySequence.keyBindings(QKeySequence.StandardKey.Preferences) if k != comma]
+        self.preferences.setShortcuts([*keys, comma])
+        file_menu.addSeparator()
+        quit_action = file_menu.addAction("&Quit", window.close)
+        quit_action.setShortcut(QKeySequence.StandardKey.Quit)
+        models_menu = bar.addMenu("&Models")
+        self.library = models_menu.addAction("Model &library…")
+        self.library.setObjectName("openLibraryAction")
+        self.library.setShortcut(QKeySequence("Ctrl+L"))
+        self.library.setStatusTip("Local models, which drafts fit which targets, and the catalog to download")
+        self.workers = models_menu.addAction("&Workers…")
+        self.workers.setObjectName("workersAction")
+        self.workers.setStatusTip("Spread the target over other computers running `specchat worker`")
+        models_menu.addSeparator()
+        self.serve = models_menu.addAction(f"&Serve API on localhost:{api_port}")
+        self.serve.setObjectName("serveApiAction")
+        self.serve.setCheckable(True)
+        self.serve.setStatusTip("Serve the loaded models with the OpenAI API, for editors and scripts")
+        help_menu = bar.addMenu("&Help")
+        shortcuts = help_menu.addAction("&Keyboard shortcuts", lambda: ShortcutList(window).open())
+        shortcuts.setObjectName("shortcutListAction")
+        # A lambda over the window, not a method of this object (which is not kept once built).
+        about = help_menu.addAction("&About SpecChat", lambda: show_about(window))
+        about.setObjectName("aboutAction")
+
+
+def show_about(window: QMainWindow) -> None:
+    QMessageBox.about(
+        window,
+        "About SpecChat",
+        f"SpecChat {__version__}\nChat with local models, made faster by speculative decoding.",
+    )
