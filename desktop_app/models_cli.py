@@ -174,8 +174,3 @@ def _catalog(as_json: bool) -> int:
         if p.notes:
             print(f"  {p.notes}")
     return 0
-    for p in pairs:
-        print(f"{p.id}  ({', '.join(p.uses)}; {p.license})\n  {p.name}")
-        for role, f in (("target", p.target), ("draft", p.draft)):
-            print(f"  {role:6} {f.size_gb:5.2f} GB  specchat models pull {f.repo} {f.file}")
-    return 0

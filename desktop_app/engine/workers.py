@@ -128,10 +128,3 @@ class LayerSplit:
 
     def __str__(self) -> str:
         return ",".join(f"{w:g}" for w in self.weights)
-
-
-def remote_layer_count(n_layer: int, local_share: float) -> int:
-    """How many of ``n_layer`` repeating layers go to the workers when this machine (its CPU)
-    keeps ``local_share`` of them; llama.cpp keeps the first layers local and offloads the rest."""
-    local = round(n_layer * local_share)
-    return max(0, min(n_layer, n_layer - local))

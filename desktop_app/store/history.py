@@ -205,9 +205,6 @@ class History:
         ).fetchall()
         return [_conversation(r) for r in rows]
 
-    def _touch(self, conversation_id: int) -> None:
-        self._db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (time.time(), conversation_id))
-
     # ------------------------------------------------------------------ per-conversation options
     def option(self, conversation_id: int, name: str, default: Any = None) -> Any:
         """A conversation's own setting (its system prompt, its Think switch, the unsent text in

@@ -23,8 +23,6 @@ from desktop_app.engine.tool_calls import (
     tool_format_named,
 )
 
-CALL = ParsedCall("special_function", '{"arg1": 1}')
-
 
 @pytest.mark.parametrize(
     ("fmt", "text", "content"),

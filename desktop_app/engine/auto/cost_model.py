@@ -62,11 +62,6 @@ class CostModel:
     def cycle_s(self, k: int) -> float:
         return k * self.draft_token_s + self.target_batch_s[k]
 
-    def update_target(self, batch: int, seconds: float, weight: float = 0.1) -> None:
-        if 1 <= batch <= len(self.target_batch_s):
-            old = self.target_batch_s[batch - 1]
-            self.target_batch_s[batch - 1] = (1 - weight) * old + weight * seconds
-
     def update_draft(self, per_token_s: float, weight: float = 0.1) -> None:
         self.draft_token_s = (1 - weight) * self.draft_token_s + weight * per_token_s
 

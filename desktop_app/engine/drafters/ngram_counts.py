@@ -81,13 +81,6 @@ class NgramCounts:
         twin.tokens_added = self.tokens_added
         return twin
 
-    def merge(self, other: NgramCounts) -> None:
-        for key, counts in other.table.items():
-            mine = self.table.setdefault(key, {})
-            for token, count in counts.items():
-                mine[token] = mine.get(token, 0) + count
-        self.tokens_added += other.tokens_added
-
     def prune(self, max_entries: int) -> None:
         """Keep the ``max_entries`` n-grams seen most often (a bound on memory and file size)."""
         if len(self.table) <= max_entries:

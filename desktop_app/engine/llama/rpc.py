@@ -74,7 +74,6 @@ class _Ggml:
         self.dev_type = bind("ggml_backend_dev_type", [p], ctypes.c_int)
         self.dev_by_type = bind("ggml_backend_dev_by_type", [ctypes.c_int], p)
         self.dev_name = bind("ggml_backend_dev_name", [p], ctypes.c_char_p)
-        self.dev_description = bind("ggml_backend_dev_description", [p], ctypes.c_char_p)
         self.dev_memory = bind("ggml_backend_dev_memory", [p, ctypes.POINTER(s), ctypes.POINTER(s)], None)
         self.set_abort_callback = bind("ggml_set_abort_callback", [p], p)
 

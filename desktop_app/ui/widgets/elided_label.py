@@ -29,6 +29,3 @@ class ElidedLabel(QLabel):
         self.style().drawItemText(
             painter, rect, int(self.alignment()), self.palette(), self.isEnabled(), text, self.foregroundRole()
         )
-
-    def elided(self) -> bool:
-        return self.fontMetrics().horizontalAdvance(self.text()) > self.contentsRect().width()
