@@ -8,12 +8,9 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from desktop_app.engine.api import Message, MessageToolCall
-
-if TYPE_CHECKING:
-    from desktop_app.store.history import StoredMessage
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS tool_calls (
@@ -121,7 +118,21 @@ class ToolCalls:
         return out
 
 
-def chat_messages(path: Sequence[StoredMessage], calls: dict[int, list[ToolCallRecord]]) -> list[Message]:
+class PathMessage(Protocol):
+    """What :func:`chat_messages` reads of a stored message (a
+    :class:`~desktop_app.store.history.StoredMessage`): this module needs no more of the history."""
+
+    @property
+    def id(self) -> int: ...
+
+    @property
+    def role(self) -> str: ...
+
+    @property
+    def content(self) -> str: ...
+
+
+def chat_messages(path: Sequence[PathMessage], calls: dict[int, list[ToolCallRecord]]) -> list[Message]:
     """A conversation's path as the engine takes it: an answer that made calls carries them and is
     followed by their results; an answer with neither text nor calls is left out."""
     out: list[Message] = []

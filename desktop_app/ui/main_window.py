@@ -112,14 +112,26 @@ class MainWindow(QMainWindow):
         )  # fmt: skip
         self.speed_feed = ChatSpeedFeed(self.client, self.session, self.side, self.status, self)
         self.recovery = EngineRecovery(self.client, self.banner, self.model_bar, self.status, self)
-        self.context = ContextWatch(self)  # the context meter, the transcript's note, prompt progress
+        self.context = ContextWatch(  # the context meter, the transcript's note, prompt progress
+            self.meter, self.chat_view, self.input, self.session, self.client, settings, history,
+            self.answers.request_for, self.loader.load_models, self.save_settings, self,
+        )  # fmt: skip
         menus = self.menus = WindowMenus(self, settings["api_port"])
         self.library_action, self.serve_action = menus.library, menus.serve
         self.library_action.triggered.connect(lambda: self.loader.open_library())
         menus.workers.triggered.connect(lambda: self.loader.edit_workers())
         self.serve_action.toggled.connect(self.set_serving)
-        self.transfer, self.welcome = ConversationTransfer(self, menus.file_menu), FirstRunWelcome(self)
-        self.preferences = Preferences(self)
+        self.transfer = ConversationTransfer(
+            self, history, self.session, self.conversations, self.status, menus.file_menu
+        )
+        self.welcome = FirstRunWelcome(
+            self.chat_view, self.input, self.client, self.session, settings, self.loader.open_library,
+            self.save_settings, parent=self,
+        )  # fmt: skip
+        self.preferences = Preferences(
+            self, settings, self.chat_view, self.input, self.mcp, self.model_bar, self.serve_action,
+            self.answers.show_settings, self.save_settings, self.tell, self.loader.load_models,
+        )  # fmt: skip
         menus.preferences.triggered.connect(lambda: self.preferences.open())
         self.screen_fit = ScreenFit(self, DEFAULT_SIZE)
         self.screen_fit.restore(settings["window_geometry"])

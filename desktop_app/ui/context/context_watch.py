@@ -15,32 +15,53 @@
 from __future__ import annotations
 
 import sqlite3
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QTimer, Slot
+from PySide6.QtWidgets import QPlainTextEdit
 
-from desktop_app.engine.api import LoadedModels, Message, OverflowPolicy
+from desktop_app.engine.api import GenerateRequest, LoadedModels, Message, OverflowPolicy
 from desktop_app.engine.context_size import PromptSize, raise_offer
 from desktop_app.engine.events import PromptProgress
+from desktop_app.store import History, Settings
 from desktop_app.ui.composer.system_prompt import conversation_prompt
+from desktop_app.ui.context.context_meter import ContextMeter
 from desktop_app.ui.context.context_note import ContextNote
-from desktop_app.ui.engine_client import GenerationHandle
-
-if TYPE_CHECKING:
-    from desktop_app.ui.main_window import MainWindow
+from desktop_app.ui.conversations.chat_session import ChatSession
+from desktop_app.ui.engine_client import EngineClient, GenerationHandle
+from desktop_app.ui.transcript.chat_view import ChatView
 
 COUNT_DELAY_MS = 300
+RequestFor = Callable[[list[Message], str | None], GenerateRequest]
 
 
 class ContextWatch(QObject):
     """Wires the window's context meter, transcript note and answer footers to the engine.
-    Uses the window's meter, input, session, client, answer settings, loader and settings."""
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.meter = window.meter
-        self._window = window
-        self.note = ContextNote(window.chat_view)
+    ``request_for(messages, system_prompt)`` makes the request an answer would send (what is
+    counted), ``reload_models()`` loads the models again (with a raised context), and
+    ``save_settings()`` saves a changed setting."""
+
+    def __init__(
+        self,
+        meter: ContextMeter,
+        chat_view: ChatView,
+        input_box: QPlainTextEdit,
+        session: ChatSession,
+        client: EngineClient,
+        settings: Settings,
+        history: History,
+        request_for: RequestFor,
+        reload_models: Callable[[], None],
+        save_settings: Callable[[], None],
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.meter = meter
+        self._view, self._input, self._session, self._client = chat_view, input_box, session, client
+        self._settings, self._history = settings, history
+        self._request_for, self._reload_models, self._save_settings = request_for, reload_models, save_settings
+        self.note = ContextNote(chat_view)
         self._asked = 0  # the id of the newest count asked for
         self._answered = 0  # the id of the newest count answered
         self._reading: GenerationHandle | None = None  # the answer whose prompt placed the note
@@ -49,14 +70,13 @@ class ContextWatch(QObject):
         self._timer.setSingleShot(True)
         self._timer.setInterval(COUNT_DELAY_MS)
         self._timer.timeout.connect(self.count)
-        self.meter.set_policy(OverflowPolicy(window.settings["context_overflow"]))
+        self.meter.set_policy(OverflowPolicy(settings["context_overflow"]))
         self.meter.show_size(None)
-        window.input.textChanged.connect(self._timer.start)
-        session, client = window.session, window.client
+        input_box.textChanged.connect(self._timer.start)
         session.conversation_changed.connect(self._on_conversation_changed)
         session.busy_changed.connect(self._on_busy_changed)
         # the conversation changes: read it again for the next count (now, where nothing is typed)
-        window.chat_view.regenerate_requested.connect(self._forget_conversation)
+        chat_view.regenerate_requested.connect(self._forget_conversation)
         session.shown.switched.connect(self._recount)  # another version: another path
         session.editing_changed.connect(self._recount)  # the prompt ends above the message edited
         client.model_loaded.connect(self._on_model_loaded)
@@ -72,24 +92,24 @@ class ContextWatch(QObject):
         """Ask the engine for the next prompt's size now (the meter shows the answer)."""
         self._timer.stop()
         self._timer.setInterval(COUNT_DELAY_MS)  # after a count soon (0 ms)
-        w = self._window
-        if w.session.busy:
+        session, client = self._session, self._client
+        if session.busy:
             return  # counted when the answer ends: the conversation is still changing
-        if not w.client.running or w.client.models is None:
+        if not client.running or client.models is None:
             self.meter.show_size(None)
             return
-        text = w.input.toPlainText().strip()
+        text = self._input.toPlainText().strip()
         try:
             if self._conversation is None:  # read once per change (a conversation may be long)
-                self._conversation = w.session.engine_messages(before_edit=True)
-            prompt = conversation_prompt(w.history, w.session.conversation_id)
+                self._conversation = session.engine_messages(before_edit=True)
+            prompt = conversation_prompt(self._history, session.conversation_id)
         except sqlite3.Error as exc:
             self.meter.show_size(None, f"The chat history cannot be read ({exc})")
             return
         messages = list(self._conversation)
         if text:
             messages.append(Message(role="user", content=text))
-        self._asked = w.client.count_prompt(w.answers.request_for(messages, prompt))
+        self._asked = client.count_prompt(self._request_for(messages, prompt))
 
     @property
     def counting(self) -> bool:
@@ -108,7 +128,7 @@ class ContextWatch(QObject):
         self._show_offer()
 
     def _show_offer(self) -> None:
-        models = self._window.client.models
+        models = self._client.models
         offer = raise_offer(models.target, models.draft) if models is not None else None
         self.meter.show_offer(offer)
         self.note.show_offer(offer)
@@ -140,7 +160,7 @@ class ContextWatch(QObject):
         handle.prompt_progress.connect(lambda progress, h=handle: self._on_progress(h, progress))
 
     def _on_progress(self, handle: GenerationHandle, progress: PromptProgress) -> None:
-        session = self._window.session
+        session = self._session
         answer = session.answer
         if handle is not session.handle or answer is None:
             return  # an API or race answer, or one cancelled away
@@ -157,7 +177,7 @@ class ContextWatch(QObject):
         self._conversation = None
         self.note.clear()
         self._count_soon()  # now: the last conversation's count must not stay
-        view = self._window.chat_view
+        view = self._view
         for i in range(len(view.messages) - 1, -1, -1):
             answer = view.messages[i]
             if answer.role == "assistant" and answer.stats and "prompt_tokens" in answer.stats:
@@ -172,18 +192,16 @@ class ContextWatch(QObject):
     # ------------------------------------------------------------------ choices
     def set_policy(self, value: str) -> None:
         """What a conversation that outgrows the context does (the meter's menu)."""
-        w = self._window
-        w.settings.set("context_overflow", value)
-        w.save_settings()
+        self._settings.set("context_overflow", value)
+        self._save_settings()
         self.meter.set_policy(OverflowPolicy(value))
 
     def raise_context(self, n_ctx: int) -> None:
         """Reload the model with a context of ``n_ctx`` tokens (the n_ctx setting)."""
-        w = self._window
-        if w.session.busy or w.client.loading:
+        if self._session.busy or self._client.loading:
             return
-        w.settings.set("n_ctx", n_ctx)
-        w.save_settings()
+        self._settings.set("n_ctx", n_ctx)
+        self._save_settings()
         self.meter.show_offer(None)
         self.note.show_offer(None)
-        w.loader.load_models()
+        self._reload_models()

@@ -13,22 +13,21 @@ import re
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
+from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QStatusBar, QWidget
 
 from desktop_app.store.conversation_import import ConversationFileError, read_conversation
 from desktop_app.store.errors import StoreError
 from desktop_app.store.export import export_file
 from desktop_app.store.history import History
+from desktop_app.ui.conversations.chat_session import ChatSession
+from desktop_app.ui.conversations.conversation_list import ConversationList
 from desktop_app.ui.thread_relay import hold
 from desktop_app.ui.transcript.message_format import footer_details, format_footer
 from desktop_app.ui.widgets.plain_text import plain_box
-
-if TYPE_CHECKING:
-    from desktop_app.ui.main_window import MainWindow
 
 JSON_FILTER = "SpecChat conversation (*.json)"
 MARKDOWN_FILTER = "Markdown (*.md)"
@@ -89,6 +88,10 @@ class ConversationTransfer(QObject):
         imported(int): a new conversation was made from a file (it is opened).
         failed(str): what went wrong, also shown to the user in a message box.
         progress(int, int): an import checked this many messages of so many.
+
+    It exports from and imports into ``history``, opens what it imported in ``session``, has
+    ``conversations`` (the sidebar) refreshed, says how far it got in ``status``, and puts its
+    actions in ``file_menu``; ``window`` is its dialogs' parent.
     """
 
     exported = Signal(str)
@@ -96,9 +99,18 @@ class ConversationTransfer(QObject):
     failed = Signal(str)
     progress = Signal(int, int)
 
-    def __init__(self, window: MainWindow, file_menu: QMenu) -> None:
+    def __init__(
+        self,
+        window: QWidget,
+        history: History,
+        session: ChatSession,
+        conversations: ConversationList,
+        status: QStatusBar,
+        file_menu: QMenu,
+    ) -> None:
         super().__init__(window)
         self._window = window
+        self._history, self._session, self._conversations, self._status = history, session, conversations, status
         self.export_markdown_action = QAction("Export as &Markdown…", window)
         self.export_json_action = QAction("Export as &JSON…", window)
         self.import_action = QAction("&Import conversation…", window)
@@ -109,14 +121,14 @@ class ConversationTransfer(QObject):
         self.export_markdown_action.triggered.connect(lambda: self.ask_export(None, as_json=False))
         self.export_json_action.triggered.connect(lambda: self.ask_export(None, as_json=True))
         self.import_action.triggered.connect(self.ask_import)
-        window.conversations.export_requested.connect(lambda cid, as_json: self.ask_export(cid, as_json))
+        conversations.export_requested.connect(lambda cid, as_json: self.ask_export(cid, as_json))
         self._importing = ""
         self.progress.connect(self._show_progress)
 
     def ask_export(self, conversation_id: int | None, as_json: bool) -> None:
         """Ask where to write the conversation (the open one when None), then write it."""
-        conversation_id = conversation_id or self._window.session.conversation_id
-        conv = self._window.history.conversation(conversation_id) if conversation_id else None
+        conversation_id = conversation_id or self._session.conversation_id
+        conv = self._history.conversation(conversation_id) if conversation_id else None
         if conv is None:
             return self._fail("Open a conversation to export first")
         suffix, kind = (".json", JSON_FILTER) if as_json else (".md", MARKDOWN_FILTER)
@@ -128,11 +140,11 @@ class ConversationTransfer(QObject):
 
     def export(self, conversation_id: int, path: Path, as_json: bool) -> bool:
         try:
-            export_file(self._window.history, conversation_id, path, as_json)
+            export_file(self._history, conversation_id, path, as_json)
         except (OSError, StoreError) as exc:
             self._fail(f"The conversation could not be exported to {path}: {getattr(exc, 'strerror', None) or exc}")
             return False
-        self._window.status.showMessage(f"Exported to {path}", 10_000)
+        self._status.showMessage(f"Exported to {path}", 10_000)
         self.exported.emit(str(path))
         return True
 
@@ -152,13 +164,13 @@ class ConversationTransfer(QObject):
             return
         self.import_action.setEnabled(False)
         name = path.name
-        self._window.status.showMessage(f"Importing {name}…")
+        self._status.showMessage(f"Importing {name}…")
         relay = _ImportRelay()
         self._importing = name
         relay.progress.connect(self.progress)  # queued: to this object's thread
         relay.done.connect(self._imported)
         relay.failed.connect(self._import_failed)
-        history_path = self._window.history.path
+        history_path = self._history.path
 
         def target() -> None:
             try:
@@ -177,18 +189,18 @@ class ConversationTransfer(QObject):
         thread.start()
 
     def _show_progress(self, done: int, total: int) -> None:
-        self._window.status.showMessage(f"Importing {self._importing}: {done:,} of {total:,} messages checked")
+        self._status.showMessage(f"Importing {self._importing}: {done:,} of {total:,} messages checked")
 
     def _imported(self, conversation_id: int) -> None:
         self.import_action.setEnabled(True)
-        self._window.status.clearMessage()
-        self._window.session.open(conversation_id)
-        self._window.conversations.refresh()
+        self._status.clearMessage()
+        self._session.open(conversation_id)
+        self._conversations.refresh()
         self.imported.emit(conversation_id)
 
     def _import_failed(self, message: str) -> None:
         self.import_action.setEnabled(True)
-        self._window.status.clearMessage()
+        self._status.clearMessage()
         self._fail(message)
 
     def _fail(self, message: str) -> None:

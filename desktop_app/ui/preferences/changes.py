@@ -7,18 +7,19 @@ port, and a reload of the models when the context length, threads or GPU layers 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 from PySide6.QtCore import QObject
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtGui import QAction, QKeySequence, QShortcut
+from PySide6.QtWidgets import QWidget
 
+from desktop_app.store import Settings
 from desktop_app.store.settings import FONT_SIZE
+from desktop_app.ui.model_bar import ModelBar
 from desktop_app.ui.preferences.preference_pages import RELOADING
 from desktop_app.ui.preferences.preferences_dialog import PreferencesDialog
 from desktop_app.ui.tools.mcp_settings import McpServersField
-
-if TYPE_CHECKING:
-    from desktop_app.ui.main_window import MainWindow
+from desktop_app.ui.tools.mcp_tools import McpTools
 
 ZOOM_IN = ("Ctrl+=", "Ctrl++")
 ZOOM_OUT = ("Ctrl+-",)
@@ -32,12 +33,35 @@ def reload_note(n_ctx: int, context_changed: bool) -> str:
 
 
 class Preferences(QObject):
-    """The window's Preferences dialog and text zoom."""
+    """The window's Preferences dialog and text zoom.
 
-    def __init__(self, window: MainWindow) -> None:
+    ``window`` holds the zoom shortcuts and is the dialog's parent; ``transcript`` and
+    ``message_box`` take the text size, and the message box gets the focus back when the dialog
+    closes; applied settings reach ``mcp`` (its servers), ``model_bar`` (GPU layers) and
+    ``serve_action`` (the API's port), and ``show_settings()``, ``save_settings()``,
+    ``tell(message)`` and ``reload_models()`` are the window's."""
+
+    def __init__(
+        self,
+        window: QWidget,
+        settings: Settings,
+        transcript: QWidget,
+        message_box: QWidget,
+        mcp: McpTools,
+        model_bar: ModelBar,
+        serve_action: QAction,
+        show_settings: Callable[[], None],
+        save_settings: Callable[[], None],
+        tell: Callable[[str], None],
+        reload_models: Callable[[], None],
+    ) -> None:
         super().__init__(window)
         self._window = window
-        self.settings = window.settings
+        self.settings = settings
+        self._text_widgets, self._message_box = (transcript, message_box), message_box
+        self._mcp, self._model_bar, self._serve_action = mcp, model_bar, serve_action
+        self._show_settings, self._save_settings, self._tell = show_settings, save_settings, tell
+        self._reload_models = reload_models
         self.dialog: PreferencesDialog | None = None
         for keys, step, what in ((ZOOM_IN, 1, "Larger text"), (ZOOM_OUT, -1, "Smaller text")):
             for key in keys:
@@ -54,28 +78,28 @@ class Preferences(QObject):
         dialog = PreferencesDialog(self.settings, self._window)
         dialog.applied.connect(self._applied)
         if isinstance(servers := dialog.fields["mcp_servers"], McpServersField):
-            servers.set_known_tools(self._window.mcp.tool_names())  # offered in its "Always allow" lists
-        dialog.finished.connect(lambda _result: self._window.input.setFocus())
+            servers.set_known_tools(self._mcp.tool_names())  # offered in its "Always allow" lists
+        dialog.finished.connect(lambda _result: self._message_box.setFocus())
         self.dialog = dialog
         dialog.open()
         return dialog
 
     # ------------------------------------------------------------------ applying
     def _applied(self, changed: frozenset[str]) -> None:
-        w, s = self._window, self.settings
-        w.save_settings()
-        w.answers.show_settings()  # the side panel's and drafter box's values
+        s = self.settings
+        self._save_settings()
+        self._show_settings()  # the side panel's and drafter box's values
         if "font_size" in changed:
             self.show_font()
         if "mcp_servers" in changed:
-            w.mcp.refresh()
+            self._mcp.refresh()
         if "api_port" in changed:
-            w.serve_action.setText(f"&Serve API on localhost:{s['api_port']}")
+            self._serve_action.setText(f"&Serve API on localhost:{s['api_port']}")
         if changed & RELOADING:
-            w.model_bar.target_gpu.setValue(s["n_gpu_layers"])
-            w.model_bar.draft_gpu.setValue(s["draft_n_gpu_layers"])
-            w.tell(reload_note(s["n_ctx"], "n_ctx" in changed))
-            w.loader.load_models()
+            self._model_bar.target_gpu.setValue(s["n_gpu_layers"])
+            self._model_bar.draft_gpu.setValue(s["draft_n_gpu_layers"])
+            self._tell(reload_note(s["n_ctx"], "n_ctx" in changed))
+            self._reload_models()
 
     # ------------------------------------------------------------------ zoom
     def zoom(self, step: int) -> None:
@@ -85,11 +109,11 @@ class Preferences(QObject):
     def set_font_size(self, size: int) -> None:
         """The transcript's and message box's text size in points, saved."""
         self.settings.set("font_size", FONT_SIZE.check(size))
-        self._window.save_settings()
+        self._save_settings()
         self.show_font()
 
     def show_font(self) -> None:
-        for widget in (self._window.chat_view, self._window.input):
+        for widget in self._text_widgets:
             font = widget.font()
             font.setPointSize(self.settings["font_size"])
             widget.setFont(font)

@@ -5,6 +5,7 @@ download size, and gets it in one click (the model library's download). Dismisse
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,9 +17,12 @@ from desktop_app.engine.llama.default_model import find_default_model
 from desktop_app.library.catalog import CatalogPair, load_catalog
 from desktop_app.library.errors import LibraryError
 from desktop_app.library.fit import MachineMemory, best_pair, measure_memory
+from desktop_app.store import Settings
+from desktop_app.ui.conversations.chat_session import ChatSession
+from desktop_app.ui.engine_client import EngineClient
 
-if TYPE_CHECKING:
-    from desktop_app.ui.main_window import MainWindow
+if TYPE_CHECKING:  # imported when first opened: the library checks vocabularies with llama.cpp
+    from desktop_app.ui.models.model_library import ModelLibraryWindow
 
 
 def is_builtin(path: str) -> bool:
@@ -61,13 +65,28 @@ class WelcomeCard(QFrame):
 
 
 class FirstRunWelcome(QObject):
-    """Shows the :class:`WelcomeCard` above ``window``'s transcript when it applies (see the module
-    docstring). ``memory`` is this machine's (measured RAM by default: the window process does
-    not load llama.cpp, so GPU memory is the library's to see)."""
+    """Shows the :class:`WelcomeCard` above ``transcript`` (in its column) when it applies (see
+    the module docstring): ``client`` says which model loaded, ``session`` which conversation is
+    open; "Get it" calls ``open_library()``, "Not now" saves the setting through
+    ``save_settings()`` and gives the focus back to ``message_box``. ``memory`` is this
+    machine's (measured RAM by default: the window process does not load llama.cpp, so GPU
+    memory is the library's to see)."""
 
-    def __init__(self, window: MainWindow, memory: MachineMemory | None = None) -> None:
-        super().__init__(window)
-        self._window = window
+    def __init__(
+        self,
+        transcript: QWidget,
+        message_box: QWidget,
+        client: EngineClient,
+        session: ChatSession,
+        settings: Settings,
+        open_library: Callable[[], ModelLibraryWindow],
+        save_settings: Callable[[], None],
+        memory: MachineMemory | None = None,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self._message_box, self._session, self._settings = message_box, session, settings
+        self._open_library, self._save_settings = open_library, save_settings
         self.memory = memory or measure_memory()
         self.pair: CatalogPair | None = None
         self._builtin_loaded = False
@@ -77,15 +96,15 @@ class FirstRunWelcome(QObject):
             self._catalog = []
         self.card = WelcomeCard()
         self.card.hide()
-        centre = window.chat_view.parentWidget()
+        centre = transcript.parentWidget()
         column = centre.layout() if centre is not None else None
         if isinstance(column, QBoxLayout):  # above the transcript, in its column
-            column.insertWidget(column.indexOf(window.chat_view), self.card)
+            column.insertWidget(column.indexOf(transcript), self.card)
         self.card.get_button.clicked.connect(self.get)
         self.card.dismiss_button.clicked.connect(self.dismiss)
-        window.client.model_loaded.connect(self._on_model_loaded)
-        window.client.loading_started.connect(lambda _text: self._set_builtin(False))
-        window.session.conversation_changed.connect(lambda _id: self.update())
+        client.model_loaded.connect(self._on_model_loaded)
+        client.loading_started.connect(lambda _text: self._set_builtin(False))
+        session.conversation_changed.connect(lambda _id: self.update())
         self.set_memory(self.memory)
 
     def set_memory(self, memory: MachineMemory) -> None:
@@ -112,8 +131,8 @@ class FirstRunWelcome(QObject):
         return (
             self.pair is not None
             and self._builtin_loaded
-            and not self._window.session.conversation_id
-            and not self._window.settings["welcome_dismissed"]
+            and not self._session.conversation_id
+            and not self._settings["welcome_dismissed"]
         )
 
     def update(self) -> None:
@@ -123,12 +142,12 @@ class FirstRunWelcome(QObject):
         """Open the model library on the catalog and download the suggested pair."""
         if self.pair is None:
             return
-        library = self._window.loader.open_library()
+        library = self._open_library()
         library.tabs.setCurrentWidget(library.catalog_tab)
         library.catalog_tab.download_pair(self.pair)
 
     def dismiss(self) -> None:
-        self._window.settings.set("welcome_dismissed", True)
-        self._window.save_settings()
+        self._settings.set("welcome_dismissed", True)
+        self._save_settings()
         self.update()
-        self._window.input.setFocus()
+        self._message_box.setFocus()
