@@ -2,6 +2,10 @@
 
 Names are imported lazily: ``from desktop_app.engine.api import GenerateRequest`` (or any other
 llama-free type) does not load llama.cpp; ``desktop_app.engine.Engine`` does, on first use.
+
+The rest of the app reaches the engine through this face and its top-level modules (``api``,
+``errors``, ``events``, ...), never through the sub-packages ``llama``, ``drafters``, ``auto``
+or ``loop`` (a contract in pyproject.toml).
 """
 
 from __future__ import annotations
@@ -13,6 +17,17 @@ _EXPORTS = {
     "Engine": "loop.engine",
     "check_draft": "llama.compat",
     "DraftCompatibility": "llama.compat",
+    "DraftingSupport": "llama.drafting",
+    "has_mtp_layers": "llama.drafting",
+    "is_assistant": "llama.drafting",
+    "read_gguf": "llama.gguf_file",
+    "BackendInfo": "llama.backend",
+    "backend_info": "llama.backend",
+    "ensure_backend": "llama.backend",
+    "VocabOnlyModel": "llama.vocab_only",
+    "PairCheck": "llama.vocab_only",
+    "check_pair": "llama.vocab_only",
+    "check_pairs": "llama.vocab_only",
     "default_model_path": "llama.default_model",
     "find_default_model": "llama.default_model",
     "ContextOverflowError": "errors",
@@ -61,9 +76,13 @@ if TYPE_CHECKING:
         TemplateError,
     )
     from desktop_app.engine.events import Event, Finished, StatsUpdate, TextChunk, final_result
+    from desktop_app.engine.llama.backend import BackendInfo, backend_info, ensure_backend
     from desktop_app.engine.llama.compat import DraftCompatibility, check_draft
     from desktop_app.engine.llama.default_model import default_model_path, find_default_model
+    from desktop_app.engine.llama.drafting import DraftingSupport, has_mtp_layers, is_assistant
+    from desktop_app.engine.llama.gguf_file import read_gguf
     from desktop_app.engine.llama.thread_memory import ThreadMemory
+    from desktop_app.engine.llama.vocab_only import PairCheck, VocabOnlyModel, check_pair, check_pairs
     from desktop_app.engine.loop.engine import Engine
     from desktop_app.engine.stats import GenerationStats
 

@@ -2,7 +2,8 @@
 
 Qt-free (the GUI is a client of it; tests/test_qt_boundary.py keeps it so). Names are imported
 lazily: ``desktop_app.library.catalog`` and ``.fit`` (what the window's welcome card reads) do not
-load llama.cpp; ``desktop_app.library.local`` (vocabulary checks) does.
+load llama.cpp; nor does ``desktop_app.library.local``: its vocabulary checks run in a child
+process (``vocab.py``), so a file that crashes llama.cpp takes down that child, not the caller.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ _EXPORTS = {
         name: "errors"
         for name in (
             "CatalogError",
+            "CheckerCrashed",
             "ChecksumMismatchError",
             "DiskSpaceError",
             "DownloadCancelled",
@@ -49,6 +51,7 @@ if TYPE_CHECKING:
     from desktop_app.library.downloads import DownloadProgress, DownloadResult, DownloadTask, download_file
     from desktop_app.library.errors import (
         CatalogError,
+        CheckerCrashed,
         ChecksumMismatchError,
         DiskSpaceError,
         DownloadCancelled,

@@ -64,3 +64,7 @@ class DownloadCancelled(DownloadError):
 class InvalidNameError(DownloadError):
     """A repo id, revision or file name that is empty, ``.``, ``..``, has a separator or a control
     character: it is refused before any URL or path is built from it."""
+
+
+class CheckerCrashed(LibraryError):
+    """The child process checking vocabularies died (llama.cpp crashed on a file) or hung."""

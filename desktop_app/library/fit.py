@@ -43,7 +43,7 @@ def measure_memory(with_gpu: bool = False) -> MachineMemory:
     ram = int(psutil.virtual_memory().total)
     if not with_gpu:
         return MachineMemory(ram)
-    from desktop_app.engine.llama.backend import backend_info
+    from desktop_app.engine import backend_info
 
     gpus = [d.memory_total for d in backend_info().devices if d.kind != "cpu" and d.memory_total]
     return MachineMemory(ram, max(gpus) if gpus else None)

@@ -1,7 +1,8 @@
 """The GGUF files on this computer: list them with their metadata, delete, import, and see which
 drafts fit which targets.
 
-Metadata comes from the file header (no weights are loaded); compatibility from vocab-only loads.
+Metadata comes from the file header (no weights are loaded); compatibility from vocab-only loads,
+in a child process (vocab.py): llama.cpp never runs in the caller's process.
 """
 
 from __future__ import annotations
@@ -15,14 +16,18 @@ from pathlib import Path
 from typing import Any
 
 from desktop_app import paths
-from desktop_app.engine.errors import EngineError
-from desktop_app.engine.llama.compat import DraftCompatibility, check_draft
-from desktop_app.engine.llama.default_model import find_default_model
-from desktop_app.engine.llama.drafting import DraftingSupport, has_mtp_layers, is_assistant
-from desktop_app.engine.llama.gguf_file import read_gguf
+from desktop_app.engine import (
+    DraftCompatibility,
+    DraftingSupport,
+    EngineError,
+    find_default_model,
+    has_mtp_layers,
+    is_assistant,
+    read_gguf,
+)
 from desktop_app.library.errors import DiskSpaceError, LibraryError
 from desktop_app.library.links import add_link, linked_paths, remove_link
-from desktop_app.library.vocab import VocabOnlyModel, pair_drafting
+from desktop_app.library.vocab import checked_pairs
 
 
 @dataclass(frozen=True)
@@ -223,30 +228,17 @@ class PairVerdict:
 
 
 def compatibility_matrix(models: Sequence[LocalModel]) -> list[PairVerdict]:
-    """Every (target, draft) pair of usable models where the draft is the smaller one."""
+    """Every (target, draft) pair of usable models where the draft is the smaller one; the
+    vocabularies are read in a child process (a file that crashes llama.cpp gets a verdict that
+    says so)."""
     usable = [m for m in models if m.usable]
-    vocabs: dict[Path, VocabOnlyModel | str] = {}
-    for model in usable:
-        try:
-            vocabs[model.path] = VocabOnlyModel(model.path)
-        except EngineError as exc:
-            vocabs[model.path] = str(exc)
-    verdicts: list[PairVerdict] = []
-    try:
-        for target in usable:
-            for draft in usable:
-                if draft.path == target.path or draft.n_parameters >= target.n_parameters:
-                    continue
-                t, d = vocabs[target.path], vocabs[draft.path]
-                if isinstance(t, str) or isinstance(d, str):
-                    verdicts.append(
-                        PairVerdict(target, draft, DraftCompatibility([t if isinstance(t, str) else str(d)]))
-                    )
-                else:
-                    verdict = check_draft(t, d)
-                    verdicts.append(PairVerdict(target, draft, verdict, pair_drafting(t, d, verdict)))
-    finally:
-        for vocab in vocabs.values():
-            if isinstance(vocab, VocabOnlyModel):
-                vocab.close()
-    return verdicts
+    pairs = [
+        (t, d)
+        for t, target in enumerate(usable)
+        for d, draft in enumerate(usable)
+        if draft.path != target.path and draft.n_parameters < target.n_parameters
+    ]
+    if not pairs:
+        return []
+    checks = checked_pairs([m.path for m in usable], pairs)
+    return [PairVerdict(usable[t], usable[d], verdict, drafting) for (t, d), (verdict, drafting) in zip(pairs, checks)]

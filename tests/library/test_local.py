@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from desktop_app.engine import VocabOnlyModel
 from desktop_app.engine.api import DrafterKind
 from desktop_app.engine.errors import ModelLoadError
 from desktop_app.library.errors import LibraryError
 from desktop_app.library.local import compatibility_matrix, delete_model, import_model, scan_models
-from desktop_app.library.vocab import VocabOnlyModel, check_pair
+from desktop_app.library.vocab import check_pair
 
 
 def test_scan_describes_models_and_flags_broken_files(models_dir: Path, models, tmp_path: Path) -> None:
