@@ -62,6 +62,7 @@ SPECULATION  # a request field: frozenset(Field) lists it among the accepted one
 pytestmark
 pytest_collection_modifyitems
 specchat_home
+fresh_home  # a fixture requested for its side effect only
 checker_pid
 _.allow_requantize
 _.nthread
