@@ -212,6 +212,53 @@ def load_engine(args: argparse.Namespace) -> Any:
     return engine
 
 
+def start_engine(args: argparse.Namespace) -> Any:
+    """The engine's child process with the requested target (default model if none) and draft
+    loaded (`specchat serve`: a llama.cpp crash ends that process, not the server)."""
+    from desktop_app.engine_process.client import EngineProcess, LoadError
+    from desktop_app.engine_process.protocol import AutoPlan, Load
+
+    if args.drafter == DrafterKind.MODEL.value and not args.draft:
+        raise CliError("--drafter model needs --draft PATH")
+    load = Load(
+        target=str(args.target or ""),
+        target_options=_model_options(args),
+        draft=str(args.draft) if args.draft else None,
+        draft_options=_model_options(args, draft=True),
+        plan=AutoPlan(measure=args.spec == SpecMode.AUTO.value),
+    )
+    engine = EngineProcess()
+    try:
+        models = engine.load_and_wait(load)
+    except LoadError as exc:
+        engine.shutdown()
+        raise CliError(str(exc)) from None
+    try:
+        _say_loaded(args, models)
+    except CliError:
+        engine.shutdown()
+        raise
+    return engine
+
+
+def _say_loaded(args: argparse.Namespace, models: Any) -> None:
+    """What `specchat serve` says once its models are loaded; CliError when the draft asked for cannot be used."""
+    info = models.target
+    if (line := context_line(args.ctx, info)) is not None:
+        print(line, file=sys.stderr)
+    if info.placement:
+        print(f"specchat: {info.name} spread over {info.placement}", file=sys.stderr)
+        for line in info.remote_devices:
+            print(f"specchat: device {line}", file=sys.stderr)
+    if args.draft and models.draft_error:
+        raise CliError(f"the draft model cannot be used: {models.draft_error}")
+    refusal = models.speculation_refusal
+    if args.drafter and not refusal and DrafterKind(args.drafter) not in models.drafters:
+        raise CliError(f"--drafter {args.drafter} is not available here; this pair supports: {models.drafting_note}")
+    if refusal and args.spec != SpecMode.OFF.value:
+        print(f"specchat: note: {refusal}", file=sys.stderr)  # it still answers, without speculation
+
+
 def _read_messages(path: Path) -> Any:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -310,7 +357,7 @@ def _run_command(args: argparse.Namespace) -> int:
 
         api_key = resolve_api_key(args.api_key, args.api_key_file)  # before loading: a bad key file fails at once
         warn_if_foreign_build()
-        return serve(load_engine(args), args.host, args.port, api_key, SpecMode(args.spec), args.api_key_file)
+        return serve(start_engine(args), args.host, args.port, api_key, SpecMode(args.spec), args.api_key_file)
     if args.command == "worker":
         from desktop_app.worker import run_worker
 

@@ -1,8 +1,9 @@
-"""What serving costs: streamed tokens/s through the API against the same engine in-process.
+"""What serving costs: streamed tokens/s through the API (`specchat serve`'s way: an engine
+process behind the HTTP server) against an engine in this process, on the same model file.
 
-Both sides time an answer the same way, from the request to the last streamed piece, on the
-same loaded engine, interleaved round by round; the figure is the median of the per-round
-ratios (API / in-process).
+Both sides time an answer the same way, from the request to the last streamed piece, interleaved
+round by round (the idle side takes no CPU); the figure is the median of the per-round ratios
+(API / in-process).
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from typing import Any
 from desktop_app.engine import Engine
 from desktop_app.engine.api import GenerateRequest, Message, SamplingParams, SpecMode
 from desktop_app.engine.events import final_result
-from desktop_app.server.backend import EngineBackend
+from desktop_app.engine_process.client import EngineProcess
+from desktop_app.engine_process.protocol import AutoPlan, Load
+from desktop_app.server.engine_backend import EngineBackend
 
 PROMPT = "Write a short story about a lighthouse keeper and a storm."
 
@@ -74,7 +77,10 @@ def measure(engine: Engine, rounds: int = 7, max_tokens: int = 128, spec: SpecMo
     from desktop_app.server.app import create_app
     from desktop_app.server.http_server import make_server
 
-    backend = EngineBackend(engine)
+    assert engine.target is not None
+    process = EngineProcess()
+    process.load_and_wait(Load(str(engine.target.path), engine.target.options, plan=AutoPlan(measure=False)))
+    backend = EngineBackend(process)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = int(s.getsockname()[1])
@@ -102,6 +108,7 @@ def measure(engine: Engine, rounds: int = 7, max_tokens: int = 128, spec: SpecMo
         server.should_exit = True
         thread.join(timeout=10)
         backend.close()
+        process.shutdown()
     return {
         "model": engine.target.name if engine.target else "?",
         "rounds": rounds,

@@ -23,6 +23,9 @@ from desktop_app.engine.events import PromptProgress
 from desktop_app.engine.stats import GenerationStats
 
 Stage = str  # "target" or "draft"
+# An API answer's text comes as it is made, at most this often (the HTTP stream's own pace,
+# server/jobs.py); the window's comes at CHUNK_FLUSH_S (service.py), its repaints being dearer.
+STREAM_FLUSH_S = 0.03
 Piece = tuple[str, str]  # answer text and the DrafterKind value whose accepted tokens made it ("": the target's own)
 
 
@@ -33,6 +36,7 @@ class AutoPlan:
 
     drafter: DrafterKind | None = None
     draft_max: int = DRAFT_K.default
+    measure: bool = True  # False: Auto is not used by default (`specchat serve --spec off`), it measures on first use
 
 
 @dataclass(frozen=True)
@@ -62,8 +66,14 @@ class HistoryChanged:
 
 @dataclass(frozen=True)
 class Generate:
+    """Answer ``request``. The window's answers (``raw`` False) come with their tool calls parsed
+    out (``Done.calls``) and their text in pieces at most every CHUNK_FLUSH_S; an API answer
+    (``raw``) comes as the model wrote it, calls included (the server parses them in the shape
+    its client asked for), at most every STREAM_FLUSH_S."""
+
     id: int
     request: GenerateRequest
+    raw: bool = False
 
 
 @dataclass(frozen=True)
@@ -197,8 +207,11 @@ class Done:
 
 @dataclass(frozen=True)
 class Failed:
+    """Answer ``id`` failed: why; ``user_error`` when the request was at fault (else the engine)."""
+
     id: int
     message: str
+    user_error: bool = True
 
 
 @dataclass(frozen=True)

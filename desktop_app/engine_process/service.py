@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import queue
+import signal
 import threading
 import time
 import traceback
@@ -18,11 +19,12 @@ from collections.abc import Callable
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-from desktop_app.engine.api import FinishReason, GenerateRequest, WorkerAddress
+from desktop_app.engine.api import FinishReason, WorkerAddress
 from desktop_app.engine.events import Finished, PromptProgress, StatsUpdate, TextChunk
 from desktop_app.engine.stats import GenerationStats
 from desktop_app.engine_process.prompt_counter import PromptCounter
 from desktop_app.engine_process.protocol import (
+    STREAM_FLUSH_S,
     Cancel,
     CountPrompt,
     Done,
@@ -148,7 +150,7 @@ class _Worker:
                 elif skipped:
                     self.send(Done(job.id, "", GenerationStats(finish_reason=FinishReason.CANCELLED)))
                 else:
-                    self.generate(job.id, job.request)
+                    self.generate(job)
             except Exception as exc:  # noqa: BLE001 - reported to the window, the process lives on
                 message = str(exc) if _is_user_error(exc) else f"{type(exc).__name__}: {exc}"
                 if not _is_user_error(exc):
@@ -186,7 +188,10 @@ class _Worker:
         # Auto mode's cost measurement (about a second) now, while the user types, instead of
         # in the first answer. A later message simply waits in the job queue.
         try:
-            self.engine.prepare_auto(job.plan.drafter, job.plan.draft_max, should_stop=lambda: not self.jobs.empty())
+            if job.plan.measure:
+                self.engine.prepare_auto(
+                    job.plan.drafter, job.plan.draft_max, should_stop=lambda: not self.jobs.empty()
+                )
         except Exception:  # noqa: BLE001 - auto measures lazily on first use instead
             traceback.print_exc()
         # The n-gram cache learns the history in the background (not beside the measurement:
@@ -200,7 +205,7 @@ class _Worker:
             return self.load_failed(job, exc, message)
         if isinstance(job, Embed):
             return Embedded(job.id, None, message, _is_user_error(exc))
-        return Failed(job.id, message)
+        return Failed(job.id, message, _is_user_error(exc))
 
     def load_failed(self, job: Load, exc: BaseException, message: str) -> LoadFailed:
         """What the window needs after a failed load: why, what is still loaded, and whether the
@@ -218,11 +223,13 @@ class _Worker:
         if self.history is not None:
             self.history_ngrams.request(self.history, forget_session=command.deleted)
 
-    def generate(self, request_id: int, request: GenerateRequest) -> None:
-        fmt = self.engine.prompts.tools.format if request.tools else None
+    def generate(self, job: Generate) -> None:
+        request_id, request = job.id, job.request
+        fmt = self.engine.prompts.tools.format if request.tools and not job.raw else None
         calls = ToolAnswer(fmt) if fmt is not None else None  # the calls' syntax is not shown, they come parsed
         pieces: list[Piece] = []
-        last_flush = 0.0  # the first text goes out at once; then at most every CHUNK_FLUSH_S
+        every = STREAM_FLUSH_S if job.raw else CHUNK_FLUSH_S
+        last_flush = 0.0  # the first text goes out at once; then at most every ``every``
         last_read = float("-inf")  # the prompt's progress: the first at once, then as often as load progress
         last_stats = float("-inf")
 
@@ -243,7 +250,7 @@ class _Worker:
                 if shown is None:
                     continue
                 add_piece(pieces, shown)
-                if time.perf_counter() - last_flush >= CHUNK_FLUSH_S:
+                if time.perf_counter() - last_flush >= every:
                     flush()
             elif isinstance(event, StatsUpdate):
                 if time.perf_counter() - last_stats >= LIVE_STATS_S:
@@ -316,4 +323,7 @@ def serve(conn: Connection) -> None:
     # numpy's OpenBLAS would start (and spin) a thread per core on import; the engine only does
     # small vector work in numpy, and those cores belong to llama.cpp and the window.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    # Ctrl+C in a terminal reaches the whole process group: the parent (the window, `specchat
+    # serve`) decides, and stops this process with Shutdown; a traceback here would only confuse.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _Worker(conn).serve()

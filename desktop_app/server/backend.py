@@ -1,35 +1,29 @@
-"""One engine, one queue: API requests (and, in the window, chats) take turns.
+"""What the API's handlers ask of the engine, and the one backend that answers them.
 
-A :class:`Job` is one generation: its events arrive on a thread-safe queue, and setting its
-``cancel`` event stops it at the next cycle (a client that disconnects). The queue is bounded:
-past ``max_waiting`` waiting jobs (:data:`MAX_WAITING` unless the backend is given another),
-:meth:`submit` raises :class:`Busy`.
+One engine, one queue: API requests (and, in the window, its chats) take turns in the engine's
+process. A :class:`Job` is one generation: its events arrive on a thread-safe queue, and setting
+its ``cancel`` stops it at the next cycle (a client that disconnects). The queue is bounded: past
+``max_waiting`` waiting jobs (:data:`MAX_WAITING` unless the backend is given another),
+:meth:`~EngineBackend.submit` raises :class:`Busy`. :class:`EngineBackend` (engine_backend.py)
+serves `specchat serve` and the window's *Serve API* alike.
 """
 
 from __future__ import annotations
 
 import itertools
 import queue
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from desktop_app.engine.api import Embeddings, GenerateRequest
 from desktop_app.engine.context_size import PromptSize
-from desktop_app.engine.errors import EngineError
 from desktop_app.engine.events import Event, Finished, PromptProgress
 from desktop_app.engine.reasoning import ReasoningFormat
 from desktop_app.engine.tool_calls import ToolFormat
 
-if TYPE_CHECKING:
-    from desktop_app.engine import Engine
-
 MAX_WAITING = 16  # requests queued behind the running one before new ones get 503
-# The engine thread needs the GIL back the moment each decode returns; Python hands it over only
-# every switch interval (5 ms by default) while the HTTP thread holds it, a delay per token.
-GIL_SWITCH_S = 0.0005
 
 
 @dataclass(frozen=True)
@@ -71,11 +65,27 @@ class Failed(Exception):
 _END = object()
 
 
+class Cancellation(threading.Event):
+    """A job's cancel flag: set by the handler when its client goes away; ``on_set`` (the
+    backend's) passes it on to the engine at once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.on_set: Callable[[], None] | None = None
+
+    def set(self) -> None:
+        if self.is_set():
+            return
+        super().set()
+        if (on_set := self.on_set) is not None:
+            on_set()
+
+
 @dataclass
 class Job:
     request: GenerateRequest
     id: int = field(default_factory=itertools.count(1).__next__)
-    cancel: threading.Event = field(default_factory=threading.Event)
+    cancel: Cancellation = field(default_factory=Cancellation)
     events: queue.Queue[object] = field(default_factory=queue.Queue)
     # called (from the putting thread) after the answer's last event is in: a streaming handler
     # holding text back for a while wakes at once instead of making the client wait out its pause
@@ -124,7 +134,7 @@ class Job:
 
 
 class GenerationBackend(Protocol):
-    """Where API requests are generated: the headless engine or the window's engine process."""
+    """Where API requests are generated (:class:`EngineBackend`, or a test's stand-in)."""
 
     def served_models(self) -> list[ServedModel]: ...
     def embed(self, texts: list[str], cancel: threading.Event | None = None) -> Embeddings: ...
@@ -133,86 +143,3 @@ class GenerationBackend(Protocol):
     def submit(self, request: GenerateRequest) -> Job: ...
     def count_prompt(self, request: GenerateRequest) -> PromptSize: ...
     def waiting(self) -> int: ...
-
-
-class EngineBackend:
-    """The headless server's backend: an Engine run by one worker thread, jobs in order, at most
-    ``max_waiting`` of them queued behind the running one. With ``prepare_auto`` the thread first
-    measures Auto's costs (as the window does after a load), giving way the moment a request
-    comes, so the first request does not pay for the measuring."""
-
-    def __init__(self, engine: Engine, max_waiting: int = MAX_WAITING, prepare_auto: bool = False) -> None:
-        sys.setswitchinterval(min(sys.getswitchinterval(), GIL_SWITCH_S))
-        self.engine = engine
-        self.max_waiting = max_waiting
-        self._prepare_auto = prepare_auto
-        self._jobs: queue.Queue[Job | None] = queue.Queue()
-        self._waiting = 0
-        self._lock = threading.Lock()
-        self._thread = threading.Thread(target=self._run, name="api-engine", daemon=True)
-        self._thread.start()
-
-    def served_models(self) -> list[ServedModel]:
-        target = self.engine.target
-        return [ServedModel(target.name, target.n_ctx, target.info.context_length or 0)] if target is not None else []
-
-    def waiting(self) -> int:
-        return self._waiting
-
-    def reasoning_format(self) -> ReasoningFormat | None:
-        """The markers of the loaded target's reasoning (None: its answers have none)."""
-        return self.engine.prompts.reasoning.format
-
-    def tool_format(self) -> ToolFormat | None:
-        """The loaded target's tool-call syntax (generic JSON when its template has none; None: no target)."""
-        return self.engine.prompts.tools.format
-
-    def embed(self, texts: list[str], cancel: threading.Event | None = None) -> Embeddings:
-        """Vectors for ``texts`` (called from a server thread: the engine's lock puts it between
-        answers; ``cancel`` stops it before its next text); Failed with the engine's message when
-        it cannot."""
-        try:
-            return self.engine.embed(texts, cancel)
-        except EngineError as exc:
-            raise Failed(str(exc)) from None
-
-    def count_prompt(self, request: GenerateRequest) -> PromptSize:
-        """The size of this chat request's prompt as an answer would render it (called from a
-        server thread: the engine's lock puts it after a running answer); Failed saying why not."""
-        try:
-            return self.engine.count_prompt(request)
-        except (EngineError, ValueError) as exc:
-            raise Failed(str(exc)) from None
-
-    def submit(self, request: GenerateRequest) -> Job:
-        with self._lock:
-            if self._waiting >= self.max_waiting:
-                raise Busy(self._waiting)
-            self._waiting += 1
-        job = Job(request)
-        self._jobs.put(job)
-        return job
-
-    def close(self) -> None:
-        self._jobs.put(None)
-        self._thread.join(timeout=5)
-
-    def _run(self) -> None:
-        if self._prepare_auto:
-            try:
-                self.engine.prepare_auto(should_stop=lambda: not self._jobs.empty())
-            except EngineError:
-                pass  # Auto measures on first use instead; that request says what failed
-        while (job := self._jobs.get()) is not None:
-            with self._lock:
-                self._waiting -= 1
-            try:
-                if not job.cancel.is_set():
-                    for event in self.engine.generate(job.request, job.cancel):
-                        job.put(event)
-            except (EngineError, ValueError) as exc:
-                job.put(Failed(str(exc)))
-            except Exception as exc:  # noqa: BLE001 - reported to the client, the server lives on
-                job.put(Failed(f"{type(exc).__name__}: {exc}", user_error=False))
-            finally:
-                job.finish()

@@ -7,9 +7,14 @@ import logging
 import socket
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
+from desktop_app.engine_process.client import EngineProcess
+from desktop_app.engine_process.protocol import Load
 from desktop_app.server.app import create_app
 from desktop_app.server.backend import GenerationBackend
+from desktop_app.server.engine_backend import EngineBackend
 from desktop_app.server.http_server import make_server
 from desktop_app.server.limits import DEFAULT_LIMITS, ServerLimits
 
@@ -18,6 +23,22 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+@contextmanager
+def engine_backend(load: Load, **options: object) -> Iterator[EngineBackend]:
+    """The API's backend over a real engine process with ``load`` loaded, as `specchat serve`
+    makes it (``options``: EngineBackend's, e.g. ``max_waiting``)."""
+    engine = EngineProcess()
+    try:
+        engine.load_and_wait(load, timeout=300)
+        backend = EngineBackend(engine, **options)  # type: ignore[arg-type]
+        try:
+            yield backend
+        finally:
+            backend.close()
+    finally:
+        engine.shutdown()
 
 
 class Server:

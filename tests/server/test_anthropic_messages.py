@@ -11,7 +11,7 @@ import httpx2 as httpx
 import openai
 import pytest
 
-from desktop_app.server.backend import EngineBackend
+from desktop_app.server.engine_backend import EngineBackend
 from tests.server.live_server import Server
 
 KEY = "anthropic-key"

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from desktop_app.engine.reasoning import THINK_TAGS
 from desktop_app.engine.tool_calls import HERMES
 from desktop_app.server.anthropic_api import parse_messages_request
-from desktop_app.server.backend import EngineBackend
+from desktop_app.server.engine_backend import EngineBackend
 from desktop_app.server.errors import BadRequest
 from desktop_app.server.openai_schema import parse_request
 from desktop_app.server.request_body import FINITE, BadNumber

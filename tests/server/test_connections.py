@@ -16,7 +16,8 @@ from desktop_app.engine.api import FinishReason, GenerateRequest
 from desktop_app.engine.events import Finished, TextChunk
 from desktop_app.engine.stats import GenerationStats
 from desktop_app.server import jobs
-from desktop_app.server.backend import EngineBackend, Job, ServedModel
+from desktop_app.server.backend import Job, ServedModel
+from desktop_app.server.engine_backend import EngineBackend
 from desktop_app.server.limits import ServerLimits
 from tests.server.live_server import LogRecorder, Server
 

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from desktop_app.server.backend import EngineBackend
+from desktop_app.server.engine_backend import EngineBackend
 from desktop_app.server.limits import ServerLimits
 from desktop_app.server.openai_schema import CHAT_FIELDS, COMPLETION_FIELDS
 from tests.server.live_server import LogRecorder, Server

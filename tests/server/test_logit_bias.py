@@ -12,7 +12,7 @@ import openai
 import pytest
 
 from desktop_app.engine import Engine
-from desktop_app.server.backend import EngineBackend
+from desktop_app.server.engine_backend import EngineBackend
 from tests.server.live_server import Server
 
 ASK = [{"role": "user", "content": "Tell me about the sea."}]

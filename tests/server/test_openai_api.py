@@ -16,9 +16,11 @@ import openai
 import pytest
 
 from desktop_app.engine import Engine
-from desktop_app.server.backend import EngineBackend
+from desktop_app.engine.api import GenerateRequest, SamplingParams
+from desktop_app.engine_process.protocol import AutoPlan, Load
+from desktop_app.server.engine_backend import EngineBackend
 from desktop_app.server.run import exposure_warning
-from tests.server.live_server import Server
+from tests.server.live_server import Server, engine_backend
 
 KEY = "test-key-123"
 PROMPTS = [
@@ -226,13 +228,12 @@ def test_eight_clients_at_once_all_get_complete_correct_answers(client: openai.O
 
 
 @pytest.fixture()
-def one_may_wait(engine: Engine) -> Iterator[tuple[Server, EngineBackend]]:
+def one_may_wait(models: Any) -> Iterator[tuple[Server, EngineBackend]]:
     """A server whose backend queues at most one request behind the running one."""
-    backend = EngineBackend(engine, max_waiting=1)
-    server = Server(backend, KEY)
-    yield server, backend
-    server.stop()
-    backend.close()
+    with engine_backend(Load(str(models.target), plan=AutoPlan(measure=False)), max_waiting=1) as backend:
+        server = Server(backend, KEY)
+        yield server, backend
+        server.stop()
 
 
 def test_a_full_queue_answers_503_with_retry_after(engine: Engine, one_may_wait: tuple[Server, EngineBackend]) -> None:
@@ -246,27 +247,27 @@ def test_a_full_queue_answers_503_with_retry_after(engine: Engine, one_may_wait:
             httpx.post(f"{server.url}/chat/completions", json=body, headers=headers, timeout=120).status_code
         )
 
-    engine._lock.acquire()  # the engine is busy (as with a long answer): one request runs, one waits
+    target = engine.target
+    assert target is not None
+    never_ends = GenerateRequest(  # the engine is busy with a long answer (its end banned) until cancelled
+        messages=[{"role": "user", "content": "Hi"}],
+        max_tokens=1_000_000,
+        sampling=SamplingParams(logit_bias=tuple((t, -100.0) for t in range(target.n_vocab) if target.is_eog(t))),
+    )
+    long = backend.submit(never_ends)
     try:
-        counter = server.app.state.counter
-        served = counter.requests
-        first = threading.Thread(target=post)
-        first.start()
-        deadline = time.time() + 10
-        while not (counter.requests == served + 1 and backend.waiting() == 0) and time.time() < deadline:
-            time.sleep(0.01)  # the first request has left the queue: it is the running one
         second = threading.Thread(target=post)
         second.start()
-        while not (counter.requests == served + 2 and backend.waiting() == 1) and time.time() < deadline:
-            time.sleep(0.01)  # the second one waits
+        deadline = time.time() + 30
+        while backend.waiting() < 2 and time.time() < deadline:
+            time.sleep(0.01)  # the second one waits behind it
         third = httpx.post(f"{server.url}/chat/completions", json=body, headers=headers, timeout=30)
         assert third.status_code == 503
         assert third.headers["Retry-After"] == "2" and third.json()["error"]["code"] == "busy"
     finally:
-        engine._lock.release()
-    first.join(timeout=60)
+        long.cancel.set()
     second.join(timeout=60)
-    assert statuses == [200, 200]  # the queued ones were answered, none lost
+    assert statuses == [200]  # the queued one was answered, not lost
 
 
 def test_binding_beyond_this_machine_warns() -> None:

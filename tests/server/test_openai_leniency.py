@@ -12,30 +12,27 @@ import httpx2 as httpx
 import openai
 import pytest
 
-from desktop_app.engine import Engine
 from desktop_app.engine.api import ModelOptions
-from desktop_app.server.backend import EngineBackend
-from tests.server.live_server import Server
+from desktop_app.engine_process.protocol import AutoPlan, Load
+from desktop_app.server.engine_backend import EngineBackend
+from tests.server.live_server import Server, engine_backend
 
 KEY = "lenient-key"
 SMALL_CTX = 768  # past the old 512-token default answer (a multiple of 256, as llama.cpp rounds)
 
 
 @pytest.fixture(scope="module")
-def small_engine(models: Any) -> Iterator[Engine]:
-    engine = Engine()
-    engine.load_target(models.target, ModelOptions(n_ctx=SMALL_CTX))
-    yield engine
-    engine.close()
+def small_backend(models: Any) -> Iterator[EngineBackend]:
+    load = Load(str(models.target), ModelOptions(n_ctx=SMALL_CTX), plan=AutoPlan(measure=False))
+    with engine_backend(load) as backend:
+        yield backend
 
 
 @pytest.fixture(scope="module")
-def server(small_engine: Engine) -> Iterator[Server]:
-    backend = EngineBackend(small_engine)
-    served = Server(backend, KEY)
+def server(small_backend: EngineBackend) -> Iterator[Server]:
+    served = Server(small_backend, KEY)
     yield served
     served.stop()
-    backend.close()
 
 
 @pytest.fixture()
@@ -98,7 +95,7 @@ def test_bearer_is_read_in_any_case(server: Server) -> None:
     assert _post(server, hi, f"Basic {KEY}").status_code == 401
 
 
-def test_health_and_models_give_the_context_length(server: Server, small_engine: Engine) -> None:
+def test_health_and_models_give_the_context_length(server: Server, small_backend: EngineBackend) -> None:
     assert httpx.get(server.url.removesuffix("/v1") + "/health").json() == {"status": "ok"}
     headers = {"Authorization": f"Bearer {KEY}"}
     listed = httpx.get(f"{server.url}/models", headers=headers).json()["data"]
@@ -108,4 +105,5 @@ def test_health_and_models_give_the_context_length(server: Server, small_engine:
     assert one.status_code == 200 and one.json()["id"] == name and one.json()["meta"]["n_ctx"] == SMALL_CTX
     missing = httpx.get(f"{server.url}/models/no-such-model", headers=headers)
     assert missing.status_code == 404 and missing.json()["error"]["code"] == "model_not_found"
-    assert small_engine.target is not None and small_engine.target.n_ctx == SMALL_CTX
+    models = small_backend.engine.models
+    assert models is not None and models.target.n_ctx == SMALL_CTX

@@ -3,30 +3,38 @@ load), so the first client does not wait seconds for the measuring."""
 
 from __future__ import annotations
 
+import json
 import time
+from pathlib import Path
 from typing import Any
 
-from desktop_app.engine import Engine
+import pytest
+
+from desktop_app import paths
 from desktop_app.engine.api import GenerateRequest, SpecMode
-from desktop_app.server.backend import EngineBackend
+from desktop_app.engine_process.protocol import AutoPlan, Load
+from tests.server.live_server import engine_backend
 
 
-def test_the_backend_measures_auto_before_any_request(models: Any) -> None:
-    engine = Engine()
-    engine.load_target(models.target)
-    backend = EngineBackend(engine, prepare_auto=True)
-    try:
+def _kept_costs() -> int:
+    """How many cost tables the engine process has written down (0: none yet)."""
+    path = paths.auto_costs_file()
+    return len(json.loads(path.read_text()).get("costs", {})) if path.exists() else 0
+
+
+@pytest.fixture()
+def fresh_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SPECCHAT_HOME", str(tmp_path))  # the engine process inherits it: nothing measured yet
+
+
+def test_the_engine_measures_auto_after_loading_before_any_request(models: Any, fresh_home: None) -> None:
+    with engine_backend(Load(str(models.target), plan=AutoPlan(measure=True))) as backend:
         deadline = time.monotonic() + 120
-        while not engine.auto.costs and time.monotonic() < deadline:
+        while not _kept_costs() and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert engine.auto.costs, "Auto's costs were not measured before any request"
-        measured = dict(engine.auto.costs)
+        assert _kept_costs(), "Auto's costs were not measured before any request"
         job = backend.submit(
             GenerateRequest(messages=[{"role": "user", "content": "Hi"}], max_tokens=4, spec=SpecMode.AUTO)
         )
         events = list(job.iterate())
         assert events and events[-1].stats.generated_tokens >= 1
-        assert engine.auto.costs == measured  # the request used them; nothing was measured again
-    finally:
-        backend.close()
-        engine.close()

@@ -11,7 +11,8 @@ from typing import Any
 import httpx2 as httpx
 import pytest
 
-from desktop_app.server.backend import EngineBackend, Job
+from desktop_app.server.backend import Job
+from desktop_app.server.engine_backend import EngineBackend
 from desktop_app.server.http_server import base_url
 from desktop_app.server.limits import ServerLimits
 from desktop_app.server.request_body import nesting_depth

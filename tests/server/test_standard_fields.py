@@ -21,7 +21,7 @@ from openai.types.chat import completion_create_params as chat_create_params
 from openai.types.responses import response_create_params
 
 from desktop_app.server import anthropic_api, infill_api, openai_schema, responses_api
-from desktop_app.server.backend import EngineBackend
+from desktop_app.server.engine_backend import EngineBackend
 from desktop_app.server.request_fields import NEUTRAL, Accepted
 from tests.server.live_server import Server
 

@@ -22,10 +22,9 @@ import httpx2 as httpx
 import openai
 import pytest
 
-from desktop_app.engine import Engine
-from desktop_app.server.backend import EngineBackend
+from desktop_app.engine_process.protocol import AutoPlan, Load
 from desktop_app.server.limits import ServerLimits
-from tests.server.live_server import Server
+from tests.server.live_server import Server, engine_backend
 
 PING_S = 0.02
 LIMITS = ServerLimits(stream_ping_s=PING_S, stream_start_s=0.5)
@@ -34,14 +33,10 @@ READING = re.compile(r"^: reading the prompt (\d+)/(\d+) tokens$")
 
 @pytest.fixture(scope="module")
 def server(models: Any) -> Iterator[Server]:
-    engine = Engine()
-    engine.load_target(models.target)
-    backend = EngineBackend(engine)
-    served = Server(backend, limits=LIMITS)
-    yield served
-    served.stop()
-    backend.close()
-    engine.close()
+    with engine_backend(Load(str(models.target), plan=AutoPlan(measure=False))) as backend:
+        served = Server(backend, limits=LIMITS)
+        yield served
+        served.stop()
 
 
 def long_text(tag: str) -> str:

@@ -13,9 +13,8 @@ import openai
 import pytest
 from pydantic import BaseModel, Field
 
-from desktop_app.engine import Engine
-from desktop_app.server.backend import EngineBackend
-from tests.server.live_server import Server
+from desktop_app.engine_process.protocol import AutoPlan, Load
+from tests.server.live_server import Server, engine_backend
 
 ON = {"speculation": "on", "drafter": "model"}
 PERSON_SCHEMA: dict[str, Any] = {
@@ -40,15 +39,10 @@ class Pet(BaseModel):
 @pytest.fixture(scope="module")
 def client(models: Any) -> Iterator[openai.OpenAI]:
     """The factory target with its draft model behind a real server."""
-    engine = Engine()
-    engine.load_target(models.target)
-    engine.load_draft(models.draft)
-    backend = EngineBackend(engine)
-    server = Server(backend)
-    yield openai.OpenAI(base_url=server.url, api_key="unused", max_retries=0, timeout=120)
-    server.stop()
-    backend.close()
-    engine.close()
+    with engine_backend(Load(str(models.target), draft=str(models.draft), plan=AutoPlan(measure=False))) as backend:
+        server = Server(backend)
+        yield openai.OpenAI(base_url=server.url, api_key="unused", max_retries=0, timeout=120)
+        server.stop()
 
 
 def _schema_format(schema: dict[str, Any]) -> Any:

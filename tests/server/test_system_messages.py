@@ -13,7 +13,7 @@ import anthropic
 import openai
 import pytest
 
-from desktop_app.server.backend import EngineBackend
+from desktop_app.server.engine_backend import EngineBackend
 from tests.server.live_server import Server
 
 FIRST = "You answer in one short sentence."

@@ -145,7 +145,7 @@ def test_embedding_errors_in_the_window_say_why(qtbot: Any, make_window: Any, mo
         qtbot.waitUntil(lambda: len(chat.pieces) > 2, timeout=ANSWER_TIMEOUT_MS)
         lost: list[httpx.Response] = []
         threading.Thread(target=lambda: lost.append(_post(port, {"input": TEXTS[0]})), daemon=True).start()
-        qtbot.waitUntil(lambda: len(window.api.backend._embeds) == 1, timeout=10_000)
+        qtbot.waitUntil(lambda: len(window.api.backend._waits) == 1, timeout=10_000)
         qtbot.wait(300)  # the command is down the pipe, behind the answer
         with qtbot.waitSignal(window.client.engine_crashed, timeout=30_000):
             os.kill(pid, signal.SIGKILL)
@@ -165,7 +165,7 @@ def test_an_embedding_with_no_model_loaded_is_a_503_that_says_so(qtbot: Any, mak
     window.serve_action.trigger()
     assert window.api.running
     answer = _in_background(qtbot, lambda: _post(port, {"input": TEXTS[0]}))
-    assert answer.status_code == 503 and answer.json()["error"]["message"] == "no model is loaded in the window"
+    assert answer.status_code == 503 and answer.json()["error"]["message"] == "no model is loaded"
 
 
 def test_embeddings_over_the_token_limit_or_left_by_their_client_stop_in_the_window(
@@ -183,7 +183,7 @@ def test_embeddings_over_the_token_limit_or_left_by_their_client_stop_in_the_win
         url = f"http://127.0.0.1:{port}/v1/embeddings"
         left = _in_background(qtbot, lambda: httpx.post(url, json={"input": TEXTS}, timeout=1.0))
         assert isinstance(left, httpx.TimeoutException), left  # it waited behind the answer; its client left
-        qtbot.waitUntil(lambda: not window.api.backend._embed_ids, timeout=10_000)  # the Cancel went to the engine
+        qtbot.waitUntil(lambda: not window.api.backend._waits, timeout=10_000)  # the Cancel went to the engine
         window.stop_button.click()
     after = _in_background(qtbot, lambda: _post(port, {"input": TEXTS[0]}))
     assert after.status_code == 200, after.text

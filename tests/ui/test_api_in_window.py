@@ -68,12 +68,14 @@ def test_the_window_stays_responsive_while_an_api_request_streams(
     probe = GapProbe()
     probe.start()
     results: list[Any] = []
-    with next_answer(qtbot, window.client) as api_answer:
-        threading.Thread(target=_ask, args=(port, results, True, 400), daemon=True).start()
+    threading.Thread(target=_ask, args=(port, results, True, 400), daemon=True).start()
     qtbot.waitUntil(lambda: bool(results), timeout=ANSWER_TIMEOUT_MS)
     probe.timer.stop()
     record_property("max_event_loop_gap_ms", round(probe.max_gap * 1000, 1))
-    assert isinstance(results[0], str) and results[0] == api_answer.done.text  # type: ignore[union-attr]
+    whole: list[Any] = []
+    threading.Thread(target=_ask, args=(port, whole, False, 400), daemon=True).start()
+    qtbot.waitUntil(lambda: bool(whole), timeout=ANSWER_TIMEOUT_MS)
+    assert isinstance(results[0], str) and results[0] == whole[0].choices[0].message.content  # streamed = whole
     assert probe.ticks > 20 and probe.max_gap < MAX_GAP_S, f"the event loop stalled for {probe.max_gap * 1000:.0f} ms"
     # the dial is the chat's: an API answer leaves it where the chat left it (nothing answered yet)
     assert window.side.gauge.property("tokensPerSecond") == 0
@@ -114,3 +116,49 @@ def test_quitting_while_an_api_answer_streams_is_quick_and_prints_no_traceback(
         qtbot.waitUntil(lambda: bool(ended), timeout=5000)  # the client was answered or cut off, not left hanging
     err = capfd.readouterr().err
     assert log.tracebacks() == [] and "CancelledError" not in err and "Traceback" not in err, err
+
+
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "The weather in a city",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string", "enum": ["Paris", "Tokyo"]}},
+            "required": ["city"],
+        },
+    },
+}
+
+
+def test_a_tool_call_through_the_windows_api_reaches_the_client(qtbot: Any, make_window: Any, models: Any) -> None:
+    import json
+
+    port = _free_port()
+    window = make_window(target_path=models.tools, api_port=port)
+    window.serve_action.trigger()
+    client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="k", max_retries=0, timeout=120)
+    forced = {"type": "function", "function": {"name": "get_weather"}}
+    ask: dict[str, Any] = {
+        "model": "x",
+        "messages": [{"role": "user", "content": "What is the weather in Paris?"}],
+        "max_tokens": 60,
+        "temperature": 0,
+        "tools": [WEATHER],
+        "tool_choice": forced,
+    }
+    results: list[Any] = []
+    threading.Thread(target=lambda: results.append(client.chat.completions.create(**ask)), daemon=True).start()
+    streamed: list[Any] = []
+    qtbot.waitUntil(lambda: bool(results), timeout=ANSWER_TIMEOUT_MS)
+    threading.Thread(
+        target=lambda: streamed.append(list(client.chat.completions.create(**ask, stream=True))), daemon=True
+    ).start()
+    qtbot.waitUntil(lambda: bool(streamed), timeout=ANSWER_TIMEOUT_MS)
+    reply = results[0]
+    assert reply.choices[0].finish_reason == "tool_calls"
+    (call,) = reply.choices[0].message.tool_calls
+    assert call.function.name == "get_weather" and json.loads(call.function.arguments)["city"] in ("Paris", "Tokyo")
+    pieces = [d.function for c in streamed[0] if c.choices for d in c.choices[0].delta.tool_calls or ()]
+    assert "".join(p.arguments or "" for p in pieces) == call.function.arguments  # streamed: the same call

@@ -15,9 +15,9 @@ import pytest
 
 from desktop_app.engine import Engine
 from desktop_app.engine.api import GenerateRequest
-from desktop_app.server.backend import EngineBackend
+from desktop_app.engine_process.protocol import AutoPlan, Load
 from tests.server.conftest import serving
-from tests.server.live_server import Server
+from tests.server.live_server import Server, engine_backend
 
 PREFIX = "def add(a, b):\n    "
 SUFFIX = "\n\nprint(add(1, 2))\n"
@@ -33,12 +33,11 @@ def fim_engine(models: Any) -> Iterator[Engine]:
 
 
 @pytest.fixture(scope="module")
-def server(fim_engine: Engine) -> Iterator[Server]:
-    backend = EngineBackend(fim_engine)
-    served = Server(backend)
-    yield served
-    served.stop()
-    backend.close()
+def server(models: Any) -> Iterator[Server]:
+    with engine_backend(Load(str(models.fim), plan=AutoPlan(measure=False))) as backend:
+        served = Server(backend)
+        yield served
+        served.stop()
 
 
 def test_the_prompt_is_prefix_suffix_middle_and_code_stays_text(fim_engine: Engine) -> None:
