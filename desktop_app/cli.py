@@ -346,7 +346,7 @@ def _run_command(args: argparse.Namespace) -> int:
         return cmd_generate(args)
     if args.command == "bench":
         from desktop_app.bench.runner import cmd_bench
-        from desktop_app.ui.bench_chart import draw_chart
+        from desktop_app.ui.speed.bench_chart import draw_chart
 
         bench_drafter(args)
         warn_if_foreign_build()

@@ -147,7 +147,7 @@ class WindowDriver:
             raise TimeoutError("the window did not finish in time")
 
     def answer(self, prompt: str, spec: str | None = None) -> Any:
-        from desktop_app.ui.engine_client import GenerationHandle
+        from desktop_app.ui.engine.engine_client import GenerationHandle
 
         window = self.window
         if spec is not None:  # as a user picks it in the side panel (Auto is "the best drafter")

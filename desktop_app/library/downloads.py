@@ -295,7 +295,7 @@ class DownloadTask:
     do this) and never touch widgets from them. Nor may they emit signals of an object that the
     GUI thread can delete meanwhile (a widget, anything a window owns): the GUI thread can free
     it in the middle of the emit, and no check or ``except RuntimeError`` here can prevent that.
-    Emit on an object the callbacks themselves keep alive (see desktop_app/ui/download_widget.py).
+    Emit on an object the callbacks themselves keep alive (see desktop_app/ui/models/download_widget.py).
     ``cancel`` only sets :attr:`cancel_event`, so it is safe from any thread; the thread notices
     it at the next block and ends with ``DownloadCancelled`` through ``on_failed``. Exactly one
     of ``on_finished`` / ``on_failed`` is the thread's last call. Do not connect a Qt signal to

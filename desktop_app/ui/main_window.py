@@ -18,7 +18,6 @@ from PySide6.QtWidgets import QMainWindow, QPushButton, QWidget
 from desktop_app.engine.api import DrafterKind
 from desktop_app.engine.reasoning import THINK_TAGS
 from desktop_app.store import DataDirError, History, Settings
-from desktop_app.ui.api_server import ApiServer
 from desktop_app.ui.composer.input_drafts import EditingBar, InputDrafts
 from desktop_app.ui.composer.message_input import MessageInput
 from desktop_app.ui.composer.system_prompt import SystemPromptButton, conversation_prompt
@@ -28,21 +27,22 @@ from desktop_app.ui.context.context_watch import ContextWatch
 from desktop_app.ui.conversations.chat_session import ChatSession
 from desktop_app.ui.conversations.conversation_list import ConversationList
 from desktop_app.ui.conversations.conversation_transfer import ConversationTransfer
-from desktop_app.ui.engine_client import EngineClient
-from desktop_app.ui.engine_recovery import EngineRecovery
-from desktop_app.ui.model_bar import ModelBar
+from desktop_app.ui.engine.api_server import ApiServer
+from desktop_app.ui.engine.engine_client import EngineClient
+from desktop_app.ui.engine.engine_recovery import EngineRecovery
 from desktop_app.ui.models.load_banner import LoadBanner
+from desktop_app.ui.models.model_bar import ModelBar
 from desktop_app.ui.models.model_loading import ModelLoader
 from desktop_app.ui.preferences.changes import Preferences
 from desktop_app.ui.speed.answer_settings import AnswerSettings
 from desktop_app.ui.speed.race_dialog import RaceDialog, keep_race
 from desktop_app.ui.speed.side_panel import SidePanel
 from desktop_app.ui.speed.speed_feed import ChatSpeedFeed
-from desktop_app.ui.status_bar import CrashBanner, EngineStatusBar
 from desktop_app.ui.tools.mcp_tools import McpTools, ToolChoiceBox
 from desktop_app.ui.tools.mcp_turns import ToolTurns
 from desktop_app.ui.transcript.chat_view import ChatView
 from desktop_app.ui.window.focus import FocusKeeper
+from desktop_app.ui.window.status_bar import CrashBanner, EngineStatusBar
 from desktop_app.ui.window.welcome import FirstRunWelcome
 from desktop_app.ui.window.window_geometry import ScreenFit
 from desktop_app.ui.window.window_layout import SidePanelFold, lay_out

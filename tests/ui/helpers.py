@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 
 from desktop_app.engine.stats import GenerationStats
 from desktop_app.engine_process.protocol import Done, Piece
-from desktop_app.ui.engine_client import GenerationHandle
+from desktop_app.ui.engine.engine_client import GenerationHandle
 from tests.ui.conftest import ANSWER_TIMEOUT_MS
 
 

@@ -11,7 +11,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from desktop_app.engine.api import GenerateRequest, Message
-from desktop_app.ui.engine_client import EngineClient, crash_reason
+from desktop_app.ui.engine.engine_client import EngineClient, crash_reason
 from tests.ui.conftest import ANSWER_TIMEOUT_MS, LOAD_TIMEOUT_MS
 from tests.ui.helpers import last_answer, send_and_wait, tip_text, type_and_send
 

@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication
 
 from desktop_app.store import Settings
-from desktop_app.ui.model_bar import CHOOSE_MODEL
+from desktop_app.ui.models.model_bar import CHOOSE_MODEL
 from tests.ui.conftest import LOAD_TIMEOUT_MS
 from tests.ui.helpers import send_and_wait
 

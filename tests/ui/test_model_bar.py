@@ -10,8 +10,8 @@ from PySide6.QtWidgets import QFileDialog
 
 from desktop_app.engine_process.protocol import Load
 from desktop_app.ui.conversations.chat_session import title_for
-from desktop_app.ui.engine_client import EngineClient
-from desktop_app.ui.model_bar import OPEN_FILE
+from desktop_app.ui.engine.engine_client import EngineClient
+from desktop_app.ui.models.model_bar import OPEN_FILE
 from tests.ui.conftest import LOAD_TIMEOUT_MS
 from tests.ui.helpers import last_answer, pick, send_and_wait
 

@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from desktop_app.ui.model_bar import OPEN_LIBRARY  # noqa: E402
+from desktop_app.ui.models.model_bar import OPEN_LIBRARY  # noqa: E402
 from desktop_app.ui.models.model_library import ModelLibraryWindow  # noqa: E402
 from tests.library.hub_server import FakeHub  # noqa: E402
 from tests.ui.conftest import LOAD_TIMEOUT_MS  # noqa: E402

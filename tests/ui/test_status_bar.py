@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from desktop_app.engine_process.protocol import Ready
-from desktop_app.ui.status_bar import EngineStatusBar
+from desktop_app.ui.window.status_bar import EngineStatusBar
 
 WARNING = "this llama-cpp-python is not SpecChat's build (no RPC backend: workers are unavailable): rebuild it"
 

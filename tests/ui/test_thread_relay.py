@@ -9,7 +9,7 @@ from typing import Any
 import shiboken6
 from PySide6.QtCore import QObject
 
-from desktop_app.ui.thread_relay import hold
+from desktop_app.ui.engine.thread_relay import hold
 
 
 def test_a_relay_is_never_deleted_by_its_background_thread(qtbot: Any) -> None:

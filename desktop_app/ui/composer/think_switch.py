@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QCheckBox, QWidget
 from desktop_app.engine.api import LoadedModels
 from desktop_app.store import History
 from desktop_app.ui.conversations.chat_session import ChatSession
-from desktop_app.ui.engine_client import EngineClient
+from desktop_app.ui.engine.engine_client import EngineClient
 
 OPTION = "think"
 

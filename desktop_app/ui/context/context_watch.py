@@ -28,7 +28,7 @@ from desktop_app.ui.composer.system_prompt import conversation_prompt
 from desktop_app.ui.context.context_meter import ContextMeter
 from desktop_app.ui.context.context_note import ContextNote
 from desktop_app.ui.conversations.chat_session import ChatSession
-from desktop_app.ui.engine_client import EngineClient, GenerationHandle
+from desktop_app.ui.engine.engine_client import EngineClient, GenerationHandle
 from desktop_app.ui.transcript.chat_view import ChatView
 
 COUNT_DELAY_MS = 300

@@ -24,7 +24,7 @@ from desktop_app.store import History, StoredMessage
 from desktop_app.store.tool_calls import chat_messages
 from desktop_app.ui.composer.system_prompt import conversation_prompt
 from desktop_app.ui.conversations.answer_writes import AnswerWrites
-from desktop_app.ui.engine_client import EngineClient, GenerationHandle
+from desktop_app.ui.engine.engine_client import EngineClient, GenerationHandle
 from desktop_app.ui.transcript.chat_view import ChatView, MessageWidget
 from desktop_app.ui.transcript.shown_path import ShownPath
 

@@ -25,7 +25,7 @@ from desktop_app.store.export import export_file
 from desktop_app.store.history import History
 from desktop_app.ui.conversations.chat_session import ChatSession
 from desktop_app.ui.conversations.conversation_list import ConversationList
-from desktop_app.ui.thread_relay import hold
+from desktop_app.ui.engine.thread_relay import hold
 from desktop_app.ui.transcript.message_format import footer_details, format_footer
 from desktop_app.ui.widgets.plain_text import plain_box
 
@@ -72,7 +72,7 @@ def import_into(history_path: Path, path: Path, progress: Any) -> int:
 
 
 class _ImportRelay(QObject):
-    """What an import thread emits on (parentless; see ui/thread_relay.py)."""
+    """What an import thread emits on (parentless; see ui/engine/thread_relay.py)."""
 
     progress = Signal(int, int)
     done = Signal(int)

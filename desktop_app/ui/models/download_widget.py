@@ -28,7 +28,7 @@ from PySide6.QtWidgets import QHBoxLayout, QProgressBar, QPushButton, QVBoxLayou
 from desktop_app.library.downloads import DownloadProgress, DownloadResult, DownloadTask
 from desktop_app.library.errors import DownloadCancelled, DownloadError
 from desktop_app.library.units import human_duration, human_size
-from desktop_app.ui.thread_relay import hold
+from desktop_app.ui.engine.thread_relay import hold
 from desktop_app.ui.widgets.plain_text import plain_label, plain_tip
 
 BAR_STEPS = 1000  # QProgressBar holds an int: count in permille, not bytes (files pass 2 GB)
@@ -143,7 +143,7 @@ class DownloadWidget(QWidget):
         )
         relay.cancel_event = self._task.cancel_event
         self.destroyed.connect(relay.stop)  # closing the widget stops its download
-        hold(relay, self._task.thread)  # let go in this thread, never in the download's (ui/thread_relay.py)
+        hold(relay, self._task.thread)  # let go in this thread, never in the download's (ui/engine/thread_relay.py)
         self._task.start()
 
     def retry(self) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from desktop_app.ui.thread_relay import hold
+from desktop_app.ui.engine.thread_relay import hold
 
 
 class _JobRelay(QObject):

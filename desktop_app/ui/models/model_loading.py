@@ -14,12 +14,12 @@ from PySide6.QtWidgets import QWidget
 from desktop_app.engine.api import LayerSplit, LoadedModels, ModelOptions, parse_workers
 from desktop_app.engine_process.protocol import AutoPlan, Load, LoadFailed
 from desktop_app.store import History, Settings
-from desktop_app.ui.engine_client import EngineClient
-from desktop_app.ui.model_bar import ModelBar
+from desktop_app.ui.engine.engine_client import EngineClient
 from desktop_app.ui.models.load_banner import LoadBanner
+from desktop_app.ui.models.model_bar import ModelBar
 from desktop_app.ui.speed.answer_settings import requested_drafter
-from desktop_app.ui.status_bar import EngineStatusBar
 from desktop_app.ui.widgets.plain_text import plain_tip
+from desktop_app.ui.window.status_bar import EngineStatusBar
 
 if TYPE_CHECKING:  # imported when first opened: the library checks vocabularies with llama.cpp
     from desktop_app.ui.models.model_library import ModelLibraryWindow

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QWidget
 
 from desktop_app.store import Settings
 from desktop_app.store.settings import FONT_SIZE
-from desktop_app.ui.model_bar import ModelBar
+from desktop_app.ui.models.model_bar import ModelBar
 from desktop_app.ui.preferences.preference_pages import RELOADING
 from desktop_app.ui.preferences.preferences_dialog import PreferencesDialog
 from desktop_app.ui.tools.mcp_settings import McpServersField

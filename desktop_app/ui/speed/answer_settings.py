@@ -24,7 +24,7 @@ from desktop_app.engine.api import (
 )
 from desktop_app.store import Settings
 from desktop_app.store.settings import BEST_DRAFTER, NO_DRAFTER
-from desktop_app.ui.engine_client import EngineClient
+from desktop_app.ui.engine.engine_client import EngineClient
 from desktop_app.ui.speed.side_panel import SidePanel
 from desktop_app.ui.speed.speculation_choice import SpeculationChoice
 from desktop_app.ui.transcript.chat_view import ChatView

@@ -23,7 +23,7 @@ from desktop_app.engine.api import DrafterKind, GenerateRequest
 from desktop_app.engine.stats import GenerationStats
 from desktop_app.engine_process.protocol import Done
 from desktop_app.store import History
-from desktop_app.ui.engine_client import EngineClient, GenerationHandle
+from desktop_app.ui.engine.engine_client import EngineClient, GenerationHandle
 from desktop_app.ui.transcript.chat_view import ChatView
 
 

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel
 from desktop_app.engine.api import DRAFTER_PREFERENCE, NO_DRAFTER, DrafterKind, LoadedModels, SpecMode
 from desktop_app.store import Settings
 from desktop_app.store.settings import BEST_DRAFTER
-from desktop_app.ui.engine_client import EngineClient
+from desktop_app.ui.engine.engine_client import EngineClient
 from desktop_app.ui.widgets.plain_text import plain_tip
 
 OFF = SpecMode.OFF.value

@@ -12,9 +12,9 @@ from PySide6.QtCore import QObject
 from desktop_app.engine.stats import GenerationStats
 from desktop_app.engine_process.protocol import Done
 from desktop_app.ui.conversations.chat_session import ChatSession
-from desktop_app.ui.engine_client import EngineClient, GenerationHandle
+from desktop_app.ui.engine.engine_client import EngineClient, GenerationHandle
 from desktop_app.ui.speed.side_panel import SidePanel
-from desktop_app.ui.status_bar import EngineStatusBar
+from desktop_app.ui.window.status_bar import EngineStatusBar
 
 
 class ChatSpeedFeed(QObject):

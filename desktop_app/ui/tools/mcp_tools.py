@@ -25,7 +25,7 @@ from desktop_app.server.tool_use import AUTO, NONE, REQUIRED, ToolUse, with_tool
 from desktop_app.store import Settings
 from desktop_app.store.tool_servers import ToolServer, read_servers
 from desktop_app.tools.mcp_host import CallResult, McpHost, OfferedTool, ServerState
-from desktop_app.ui.engine_client import EngineClient
+from desktop_app.ui.engine.engine_client import EngineClient
 from desktop_app.ui.widgets.plain_text import plain_tip
 
 POLL_MS = 50

@@ -19,7 +19,7 @@ from desktop_app.library.errors import LibraryError
 from desktop_app.library.fit import MachineMemory, best_pair, measure_memory
 from desktop_app.store import Settings
 from desktop_app.ui.conversations.chat_session import ChatSession
-from desktop_app.ui.engine_client import EngineClient
+from desktop_app.ui.engine.engine_client import EngineClient
 
 if TYPE_CHECKING:  # imported when first opened: the library checks vocabularies with llama.cpp
     from desktop_app.ui.models.model_library import ModelLibraryWindow

@@ -18,7 +18,7 @@ from desktop_app.engine.api import API_HOST
 from desktop_app.server.backend import Counter
 from desktop_app.server.engine_backend import EngineBackend
 from desktop_app.server.limits import DEFAULT_LIMITS
-from desktop_app.ui.engine_client import EngineClient
+from desktop_app.ui.engine.engine_client import EngineClient
 
 if TYPE_CHECKING:
     import uvicorn

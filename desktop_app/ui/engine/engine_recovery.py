@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal, Slot
 
-from desktop_app.ui.engine_client import EngineClient
-from desktop_app.ui.model_bar import ModelBar
-from desktop_app.ui.status_bar import CrashBanner, EngineStatusBar
+from desktop_app.ui.engine.engine_client import EngineClient
+from desktop_app.ui.models.model_bar import ModelBar
+from desktop_app.ui.window.status_bar import CrashBanner, EngineStatusBar
 
 
 class EngineRecovery(QObject):

@@ -38,7 +38,7 @@ __all__ = ["EngineClient", "GenerationHandle", "crash_reason"]
 class _ReaderRelay(QObject):
     """What the pipe-reader thread emits on, never the client itself: the client can be deleted
     by the GUI thread (the window closed) while the reader still delivers a message, and a
-    thread emitting on a QObject being deleted crashes (see ui/download_widget.py). No parent:
+    thread emitting on a QObject being deleted crashes (see ui/models/download_widget.py). No parent:
     it lives as long as the process it listens to (the window's, for the app's life)."""
 
     received = Signal(int, object)

@@ -1,7 +1,7 @@
 """Where the relays of background threads (download, library job, engine pipe reader) live until
 their thread is over.
 
-A relay is a parentless QObject a background thread emits on (see ui/download_widget.py for why).
+A relay is a parentless QObject a background thread emits on (see ui/models/download_widget.py for why).
 The thread ends it with ``deleteLater``, so Qt deletes it in the GUI thread. But the relay's
 Python wrapper owns it too: had the background thread dropped the last Python reference (its frame
 ending, ``threading.Thread`` clearing its arguments), the wrapper would delete the C++ object
