@@ -9,10 +9,11 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QPalette
-from PySide6.QtWidgets import QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QToolButton, QVBoxLayout, QWidget
 
 from desktop_app.engine.reasoning import ReasoningFormat, Sections, split_reasoning
 from desktop_app.engine_process.protocol import Piece
+from desktop_app.ui.transcript.message_format import no_answer_note
 from desktop_app.ui.transcript.rich_label import RichText
 from desktop_app.ui.transcript.rich_text import pieces_between
 
@@ -73,7 +74,19 @@ class MessageBody(QWidget):
         self.answer_text = RichText("messageBody")
         self.answer = self.answer_text.label
         layout.addWidget(self.answer_text)
+        self.note = QLabel()  # an answer that only thought: why there is no answer
+        self.note.setObjectName("noAnswerNote")
+        self.note.setTextFormat(Qt.TextFormat.PlainText)
+        self.note.setWordWrap(True)
+        self.note.setStyleSheet("font-style: italic;")
+        self.note.hide()
+        layout.addWidget(self.note)
         self.sections = Sections("", "")
+
+    @property
+    def only_thought(self) -> bool:
+        """The text has reasoning and no answer."""
+        return self.sections.has_reasoning and not self.sections.answer.strip()
 
     @property
     def in_pieces(self) -> bool:
@@ -100,10 +113,18 @@ class MessageBody(QWidget):
         self.reasoning_text.setVisible(has_reasoning and self.toggle.isChecked())
         self.answer_text.show_pieces(answer if answer or not has_reasoning else [], highlight, in_pieces)
         self.answer_text.setVisible(bool(answer) or not has_reasoning)
+        self._show_note(streaming, stats)
 
     def set_stats(self, streaming: bool, stats: dict[str, Any] | None) -> None:
         if self.sections.has_reasoning:
             self.toggle.setText(thinking_title(self.sections, streaming, stats))
+        self._show_note(streaming, stats)
+
+    def _show_note(self, streaming: bool, stats: dict[str, Any] | None) -> None:
+        """Once an answer that only thought has ended, say why it has no answer."""
+        shown = self.only_thought and not streaming
+        self.note.setText(no_answer_note(stats) if shown else "")
+        self.note.setVisible(shown)
 
     def _fold(self, opened: bool) -> None:
         self.toggle.setArrowType(Qt.ArrowType.DownArrow if opened else Qt.ArrowType.RightArrow)

@@ -69,6 +69,20 @@ def format_thinking(stats: dict[str, Any]) -> str:
     )
 
 
+def no_answer_note(stats: dict[str, Any] | None) -> str:
+    """Why an answer that only thought shows no answer, and what to do about it."""
+    stats = stats or {}
+    reason = stats.get("finish_reason")
+    if reason == FinishReason.LENGTH:
+        tokens = _int(stats, "generated_tokens")
+        return f"The model used all {tokens} tokens thinking and gave no answer: raise Max tokens or turn Think off"
+    if reason == FinishReason.CONTEXT_FULL:
+        return "The model filled the context thinking and gave no answer: raise the context or turn Think off"
+    if reason in (FinishReason.CANCELLED, FinishReason.INTERRUPTED):
+        return "Stopped while the model was thinking: there is no answer"
+    return "The model gave no answer after thinking"
+
+
 def _times(ratio: float) -> str:
     """A speed ratio in words, ready for what it compares with: "1.8x faster than", "1.3x
     slower than", "about as fast as"."""

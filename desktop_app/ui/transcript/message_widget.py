@@ -163,6 +163,8 @@ class MessageWidget(QFrame):
         its open block at the end is rendered again (:class:`RichText`)."""
         self.dirty = self.pending = False
         self.content.show_text(self.segments, self.highlight, self.reasoning_format, self.live, self.stats, in_pieces)
+        thinking_only = self.content.only_thought and not self.live
+        self.copy_button.setToolTip("Copy the thinking: this answer has none of its own" if thinking_only else "")
 
     def set_reasoning_format(self, fmt: ReasoningFormat | None) -> None:
         if self.role == "assistant":
@@ -175,6 +177,8 @@ class MessageWidget(QFrame):
             self.render_text()
 
     def _copy(self) -> None:
-        """The text; an answer's without its reasoning (the history keeps all of it)."""
-        QGuiApplication.clipboard().setText(split_reasoning(self.text, self.reasoning_format).answer)
+        """The text; an answer's without its reasoning (the history keeps all of it), or its
+        reasoning where it has no answer (it thought until its length ran out)."""
+        sections = split_reasoning(self.text, self.reasoning_format)
+        QGuiApplication.clipboard().setText(sections.answer if sections.answer.strip() else sections.reasoning)
         self.copy_requested.emit()
