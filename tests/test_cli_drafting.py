@@ -100,9 +100,9 @@ def test_a_target_that_cannot_roll_back_gets_one_line_and_an_answer(hybrid_model
 
 def test_models_pair_says_which_drafting_a_pair_supports(hybrid_models, gemma4_pair, models) -> None:
     mtp = specchat("models", "pair", str(hybrid_models.hybrid_mtp), str(hybrid_models.draft))
-    assert "  drafting: Built-in (MTP), Draft model, Prompt lookup" in mtp.stdout
+    assert "  drafting: Built-in drafter, Draft model, Repeats from this chat" in mtp.stdout
     assert "built-in MTP layers" in mtp.stdout
     gemma = specchat("models", "pair", *map(str, gemma4_pair))
-    assert "drafting: Gemma 4 assistant, Prompt lookup" in gemma.stdout
+    assert "drafting: Gemma 4 assistant, Repeats from this chat" in gemma.stdout
     wrong = specchat("models", "pair", str(models.target), str(gemma4_pair[1]))
     assert "needs a gemma4 target, not llama" in wrong.stdout

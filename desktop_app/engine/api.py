@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import TypeVar
 
 from desktop_app.engine.messages import Embeddings, FunctionCall, Message, MessageToolCall, Tool
@@ -81,7 +81,7 @@ __all__ = [
 ]
 
 
-class Word(str, Enum):
+class Word(StrEnum):
     """An enum of the words the engine writes (in JSON, the CLI's lines, the settings file): a member
     equals its word and prints as it, in ``str()`` and f-strings alike, on every Python we support."""
 
@@ -168,14 +168,13 @@ class DrafterKind(Word):
 
     @property
     def label(self) -> str:
-        return {
-            DrafterKind.MTP: "Built-in (MTP)",
-            DrafterKind.ASSISTANT: "Gemma 4 assistant",
-            DrafterKind.MODEL: "Draft model",
-            DrafterKind.NGRAM_CACHE: "Your chats (n-gram cache)",
-            DrafterKind.NGRAM_MAP: "N-gram map",
-            DrafterKind.NGRAM: "Prompt lookup",
-        }[self]
+        """Its name for people, in plain words (the expert's name: :attr:`term`)."""
+        return _DRAFTER_WORDS[self][0]
+
+    @property
+    def term(self) -> str:
+        """What experts call it and how it drafts, for a tooltip next to :attr:`label`."""
+        return _DRAFTER_WORDS[self][1]
 
     @property
     def needs_draft_file(self) -> bool:
@@ -186,6 +185,25 @@ class DrafterKind(Word):
         """Drafting runs a model (a draft, MTP layers, an assistant); the others only look tokens up."""
         return self not in DRAFT_FREE
 
+
+# Each drafter's plain name (shown everywhere) and its expert's term (in tooltips): declared here only.
+_DRAFTER_WORDS: dict[DrafterKind, tuple[str, str]] = {
+    DrafterKind.MTP: (
+        "Built-in drafter",
+        "multi-token prediction (MTP): layers trained with the model guess its next tokens",
+    ),
+    DrafterKind.ASSISTANT: ("Gemma 4 assistant", "a Gemma 4 assistant model drafts from the model's own hidden states"),
+    DrafterKind.MODEL: ("Draft model", "a small model with the same vocabulary guesses the next tokens"),
+    DrafterKind.NGRAM_CACHE: ("Your past chats", "n-gram cache: what followed the same words in your saved chats"),
+    DrafterKind.NGRAM_MAP: (
+        "Common phrases here",
+        "n-gram map: the most frequent continuation of the last words in this chat",
+    ),
+    DrafterKind.NGRAM: (
+        "Repeats from this chat",
+        "prompt lookup: copies what followed the same words earlier in this chat",
+    ),
+}
 
 # Drafting without a model: proposals cost microseconds, so Auto scores them every cycle.
 DRAFT_FREE: frozenset[DrafterKind] = frozenset({DrafterKind.NGRAM_CACHE, DrafterKind.NGRAM_MAP, DrafterKind.NGRAM})

@@ -207,7 +207,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("system_prompt", str, "", "The system prompt of conversations that have none of their own; empty: none"),
     Setting("prompt_presets", dict, {}, "Saved system prompts, by name"),
     _number("font_size", FONT_SIZE),
-    Setting("highlight_drafts", bool, True, "Tint text that came from accepted draft tokens"),
+    Setting("highlight_drafts", bool, False, "Tint text that came from accepted draft tokens"),
     _number("api_port", API_PORT),
     Setting("api_key", str, "", "Key API clients must send as 'Authorization: Bearer KEY'; empty: none"),
     Setting("recent_files", list, [], "Recently opened GGUF files, newest first"),

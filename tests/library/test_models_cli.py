@@ -127,7 +127,7 @@ def test_catalog_shows_each_pairs_drafting_method_size_and_ram(capsys: pytest.Ca
         assert f"drafting: {pair.drafting} ({pair.drafting_label})" in drafting_line
         assert f"download {pair.download_text}" in drafting_line and f"RAM/VRAM {pair.ram_text}" in drafting_line
     mtp = out.split("qwen3.6-27b-mtp  (", 1)[1].split("\nqwen3.6-35b", 1)[0]
-    assert "drafting: mtp (Built-in (MTP))" in mtp and "  target" in mtp and "  draft " not in mtp
+    assert "drafting: mtp (Built-in drafter)" in mtp and "  target" in mtp and "  draft " not in mtp
     assert "~80.0 MB  specchat models pull unsloth/gemma-4-E4B-it-GGUF mtp-gemma-4-E4B-it.gguf" in out
 
 

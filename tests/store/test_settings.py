@@ -34,7 +34,7 @@ def test_first_run_gives_the_defaults(home: Path) -> None:
     assert settings["n_gpu_layers"] == -1
     assert settings["temperature"] == 0.0
     assert settings["max_tokens"] == 512
-    assert settings["highlight_drafts"] is True
+    assert settings["highlight_drafts"] is False
     assert settings["recent_files"] == []
 
 

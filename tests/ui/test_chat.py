@@ -39,7 +39,9 @@ def test_a_message_streams_an_answer_with_its_footer(qtbot: Any, make_window: An
     for part in ("tokens/s", "first token after", "120 tokens"):
         assert part in footer
     drafted, accepted = watch.done.stats.by_drafter.get("ngram", (0, 0))
-    assert (f"prompt lookup drafted {drafted} tokens, {accepted}" if drafted else "nothing was drafted") in footer
+    assert (
+        f"repeats from this chat drafted {drafted} tokens, {accepted}" if drafted else "nothing was drafted"
+    ) in footer
     assert window.send_button.isEnabled() and not window.stop_button.isEnabled()
     # the answer is in the history with its stats
     stored = window.history.messages(window.session.conversation_id)
@@ -86,7 +88,7 @@ def test_speculation_mode_changes_between_messages_without_reloading(qtbot: Any,
     window.side.always.setChecked(True)
     send_and_wait(qtbot, window, "Second question")
     footer = last_answer(window).footer.text()
-    assert "\nprompt lookup drafted " in footer  # it drafted
+    assert "\nrepeats from this chat drafted " in footer  # it drafted
     assert loads == []
     assert window.settings["spec_mode"] == "on"
 

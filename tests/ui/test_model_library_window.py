@@ -53,7 +53,10 @@ def test_lists_models_with_metadata_and_which_drafts_fit(qtbot, models_dir: Path
         ).text()
         for r in range(window.compat_table.rowCount())
     }
-    assert compat[("target.gguf", "draft.gguf")] == "fits: Draft model, Prompt lookup (draft shares its vocabulary)"
+    assert (
+        compat[("target.gguf", "draft.gguf")]
+        == "fits: Draft model, Repeats from this chat (draft shares its vocabulary)"
+    )
     assert "token 300 differs" in compat[("target.gguf", "draft-other-vocab.gguf")]
     assert "1 draft/target pair(s) fit" in window.status.text()
     assert window.catalog_table.rowCount() >= 6
@@ -123,8 +126,8 @@ def test_the_catalog_lists_each_pairs_drafting_method_download_size_and_ram_need
         row = rows[pair.id]
         assert row[2] == pair.drafting_label and row[6] == pair.download_text and row[7] == pair.ram_text
         assert "GB @ 8K ctx" in row[7]
-    assert rows["qwen3.6-27b-mtp"][5] == "none (Built-in (MTP))"
-    assert rows["qwen3-coder-30b-a3b-instruct"][5] == "none (Prompt lookup)"
+    assert rows["qwen3.6-27b-mtp"][5] == "none (Built-in drafter)"
+    assert rows["qwen3-coder-30b-a3b-instruct"][5] == "none (Repeats from this chat)"
     assert rows["gemma-4-12b-it-qat"][5] == "mtp-gemma-4-12B-it-Q8_0.gguf (~465.0 MB)"
     assert rows["qwen2.5-7b-instruct"][2] == "Draft model"
     assert tip_text(table.item(0, 0).toolTip()) == window.catalog[0].notes
@@ -138,7 +141,7 @@ def test_download_draft_on_a_pair_without_a_draft_file_says_why(qtbot, models_di
     with qtbot.waitSignal(window.error) as error:
         window.download_draft_button.click()
 
-    assert "needs no draft file" in error.args[0] and "Built-in (MTP)" in error.args[0]
+    assert "needs no draft file" in error.args[0] and "Built-in drafter" in error.args[0]
     assert not window.downloads.running
 
 

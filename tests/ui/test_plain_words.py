@@ -69,7 +69,7 @@ def test_the_footer_counts_drafters_thinking_and_measured_speedups_in_words() ->
     }
     assert format_footer(stats) == (
         "42.1 tokens/s · first token after 0.31 s · 180 tokens\n"
-        "prompt lookup drafted 52 tokens, 40 were right; n-gram map drafted 5, 3 were right"
+        "repeats from this chat drafted 52 tokens, 40 were right; common phrases here drafted 5, 3 were right"
     )
     thinking = {**stats, "thinking_tokens": 120, "thinking_drafted": 40, "thinking_accepted": 30}
     assert "thought 120 tokens (75% of drafts right), answered 60 (76%)" in format_footer(thinking)
@@ -87,7 +87,7 @@ def test_the_footer_counts_drafters_thinking_and_measured_speedups_in_words() ->
     assert format_footer(off).endswith("\nwithout speculation")
     # answers stored before drafters were counted: the totals, with the main drafter
     older = {k: v for k, v in stats.items() if k != "by_drafter"} | {"drafter": "ngram"}
-    assert format_footer(older).endswith("drafted 57 tokens, 43 were right (mostly prompt lookup)")
+    assert format_footer(older).endswith("drafted 57 tokens, 43 were right (mostly repeats from this chat)")
     assert "Acceptance: 43/57 drafted tokens (75%)" in footer_details(stats)
 
 
@@ -130,7 +130,7 @@ def test_a_saved_drafter_the_models_lack_is_not_used_silently(qtbot: Any, make_w
     window = make_window(target_path=models.target, drafter="mtp", max_tokens=12)
     assert window.side.mode.currentData() == "best"  # shown as what drafts: Auto
     note = window.side.choice_note.text()
-    assert note.startswith("Built-in (MTP): Not available:") and "has no MTP head" in note and "Using Auto" in note
+    assert note.startswith("Built-in drafter: Not available:") and "has no MTP head" in note and "Using Auto" in note
 
 
 def test_api_answers_leave_the_gauge_on_the_chats_last_answer(qtbot: Any, make_window: Any, models: Any) -> None:
@@ -149,3 +149,51 @@ def test_api_answers_leave_the_gauge_on_the_chats_last_answer(qtbot: Any, make_w
     qtbot.wait(200)  # any late report of the API's answer
     assert gauge.value() == shown and gauge.caption == "last answer" and window.side.detail.text() == detail
     window.serve_action.trigger()
+
+
+EXPERT_WORDS = ("MTP", "N-gram", "n-gram", "Prompt lookup", "prompt lookup", "Draft up to", " k", "(k)")
+
+
+def test_settings_speak_plain_words_with_the_experts_terms_in_tooltips(
+    qtbot: Any, make_window: Any, models: Any, tmp_path: Any
+) -> None:
+    from PySide6.QtWidgets import QFormLayout, QLabel
+
+    from tests.ui.test_preferences import number_fields, open_preferences, type_into
+
+    window = make_window(target_path=models.target, max_tokens=12)
+    box = window.side.mode
+    for index in range(box.count()):
+        text = box.itemText(index)
+        assert not any(word in text for word in EXPERT_WORDS), text
+    for kind in DrafterKind:
+        tip = str(box.itemData(box.findData(kind.value), Qt.ItemDataRole.ToolTipRole))
+        assert kind.label in box.itemText(box.findData(kind.value)) and kind.term in tip.replace("<br>", " ")
+    assert "prompt lookup" in DrafterKind.NGRAM.term and "n-gram map" in DrafterKind.NGRAM_MAP.term
+    labels = [w.text() for w in window.side.findChildren(QLabel)]
+    assert "Draft up to" not in labels and "Guess up to" in labels
+    # draft underlining is off by default (it read as links or spelling errors), and still there
+    assert window.settings["highlight_drafts"] is False and not window.side.highlight.isChecked()
+    assert window.chat_view.highlight is False
+    send_and_wait(qtbot, window, "Hi")
+    assert "text-decoration" not in last_answer(window).content.answer_text.shown_html()
+    window.side.highlight.setChecked(True)
+    assert window.settings["highlight_drafts"] is True and window.chat_view.highlight is True
+    # a bad value in Preferences says the setting's label and its range in words
+    dialog = open_preferences(qtbot, window)
+    fields = number_fields(dialog)
+    dialog.show_section("Model")
+    type_into(qtbot, fields["n_ctx"].edit, "5")
+    error = fields["n_ctx"].error.text()
+    assert error.startswith("Context length: enter a whole number from ") and "n_ctx" not in error
+    dialog.show_section("Sampling")
+    type_into(qtbot, fields["top_k"].edit, "-3")
+    assert fields["top_k"].error.text() == "Top-k: enter a whole number from 0 to 1,048,576"
+    form_labels = [w.text() for w in dialog.findChildren(QLabel) if isinstance(w.parentWidget().layout(), QFormLayout)]
+    assert not any("(k)" in label for label in form_labels)
+    window.side_fold.action.setChecked(True)  # the speed panel, open, in the screenshot
+    window.resize(1280, 800)
+    qtbot.wait(100)
+    window.grab().save(str(tmp_path / "plain_words.png"))
+    dialog.grab().save(str(tmp_path / "plain_words_preferences.png"))
+    dialog.reject()

@@ -82,20 +82,28 @@ def test_every_number_field_takes_its_range_default_and_message_from_its_declara
             assert field.edit.placeholderText() == str(number.default).removesuffix(".0")
         too_high = str(number.high + 1)
         type_into(qtbot, field.edit, too_high)
-        with pytest.raises(ValueError) as bad:
+        with pytest.raises(ValueError):
             number.parse(too_high)
-        assert not field.error.isHidden() and field.error.text() == str(bad.value), name
+        label = field.label.split(" (")[0]  # the form's words, not the parameter's name
+        assert not field.error.isHidden() and field.error.text().startswith(f"{label}: enter "), name
+        assert name not in field.error.text() and f"{number.high + 1}" not in field.error.text(), name
         assert not dialog.ok.isEnabled() and not dialog.apply_button.isEnabled()
         type_into(qtbot, field.edit, str(number.default))
         assert field.error.isHidden()
         assert dialog.ok.isEnabled()
-    # TOP_P's own message, word for word, as the user types
+    # the field's label and its range in plain words, as the user types
     dialog.show_section("Sampling")
     type_into(qtbot, fields["top_p"].edit, "1.5")
-    assert fields["top_p"].error.text() == "top_p must be above 0.0 and at most 1.0, not 1.5"
+    assert fields["top_p"].error.text() == "Top-p: enter a number above 0, up to 1"
     assert not dialog.ok.isEnabled()
     type_into(qtbot, fields["top_p"].edit, "0")  # the open lower bound
-    assert "above 0.0" in fields["top_p"].error.text() and not dialog.ok.isEnabled()
+    assert "above 0" in fields["top_p"].error.text() and not dialog.ok.isEnabled()
+    type_into(qtbot, fields["top_k"].edit, "-1")
+    assert fields["top_k"].error.text() == "Top-k: enter a whole number from 0 to 1,048,576"
+    dialog.show_section("Model")
+    type_into(qtbot, fields["n_ctx"].edit, "5")
+    low, high = fields["n_ctx"].number.low, fields["n_ctx"].number.high
+    assert fields["n_ctx"].error.text() == f"Context length: enter a whole number from {low:,} to {high:,}"
     dialog.reject()
 
 

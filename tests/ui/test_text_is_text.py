@@ -262,7 +262,7 @@ def test_drafted_code_is_underlined_in_the_drafters_colour_not_tinted(qtbot: Any
         assert drafted.background().style() == Qt.BrushStyle.NoBrush  # the code keeps its frame's background
     assert not doc.find("words").charFormat().fontUnderline()
     assert not doc.find("python").charFormat().fontUnderline()  # the language label is not the answer's text
-    assert "Prompt lookup" in answer.body.toolTip()
+    assert "Repeats from this chat" in answer.body.toolTip()
     window.side.highlight.setChecked(False)
     doc.setHtml(answer.body.text())
     assert not doc.find("print").charFormat().fontUnderline()

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop_app.engine.api import NumberRange
 from desktop_app.store.settings import BY_NAME
 from desktop_app.ui.widgets.plain_text import plain_label
 
@@ -31,6 +32,22 @@ def number_text(value: float) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
+
+
+def _shown(value: float) -> str:
+    """A bound as people read it: 131,072, 0.5."""
+    return f"{int(value):,}" if float(value).is_integer() else str(value)
+
+
+def plain_problem(label: str, number: NumberRange[Any]) -> str:
+    """What a bad value in the field labelled ``label`` says, in words: "Context length: enter a
+    whole number from 128 to 1,048,576" (the engine's own message names the parameter, for experts)."""
+    name = label.split(" (")[0]
+    kind = "a whole number" if number.kind is int else "a number"
+    low, high = _shown(number.low), _shown(number.high)
+    if number.low_open:
+        return f"{name}: enter {kind} above {low}, up to {high}"
+    return f"{name}: enter {kind} from {low} to {high}"
 
 
 class NumberField(QWidget):
@@ -68,7 +85,13 @@ class NumberField(QWidget):
         layout.addWidget(self.edit)
         layout.addWidget(self.error)
         self._problem: str | None = None
+        self.label = setting.description  # the form's label, once placed (set_label)
         self.edit.textChanged.connect(self._check)
+
+    def set_label(self, label: str) -> None:
+        """The words the form shows for this field: its messages name the setting by them."""
+        self.label = label
+        self._check()
 
     @property
     def valid(self) -> bool:
@@ -91,8 +114,8 @@ class NumberField(QWidget):
             if text:
                 self.number.parse(text)
             self._problem = None
-        except ValueError as exc:
-            self._problem = str(exc)
+        except ValueError:
+            self._problem = plain_problem(self.label, self.number)
         self.error.setText(self._problem or "")
         self.error.setVisible(self._problem is not None)
         if was != self.valid:

@@ -157,6 +157,9 @@ def _form(fields: dict[str, Field], rows: list[tuple[str, str, QWidget]], note: 
     form = QFormLayout(page)
     for label, name, widget in rows:
         form.addRow(label, widget)
+        for number in [widget, *widget.findChildren(NumberField)]:
+            if isinstance(number, NumberField):
+                number.set_label(label)  # its messages say the label the user reads
         fields[name] = widget  # type: ignore[assignment]  # every widget here is a Field
     if note:
         hint = QLabel(note)
@@ -216,7 +219,7 @@ def speculation_page(fields: dict[str, Field]) -> QWidget:
         [
             ("Speculation", "spec_mode", spec_mode),
             ("Drafter", "drafter", ChoiceField("drafter", DRAFTER_LABELS)),
-            ("Tokens drafted per cycle (k)", "draft_max", NumberField("draft_max")),
+            ("Tokens guessed at a time", "draft_max", NumberField("draft_max")),
         ],
     )
 

@@ -53,7 +53,7 @@ class SidePanel(QWidget):
         self.choice_note.setTextFormat(Qt.TextFormat.PlainText)
         form = QFormLayout()
         form.addRow("Speculation", self.mode)
-        form.addRow("Draft up to", self.draft_max)
+        form.addRow("Guess up to", self.draft_max)
         form.addRow("", self.always)
         layout.addLayout(form)
         layout.addWidget(self.choice_note)

@@ -72,6 +72,7 @@ def fill(box: QComboBox) -> None:
     box.setItemData(1, "Drafts with the best drafter the models offer, only when it pays", Qt.ItemDataRole.ToolTipRole)
     for kind in DRAFTER_PREFERENCE:
         box.addItem(kind.label, kind.value)
+        box.setItemData(box.count() - 1, plain_tip(f"{kind.label}: {kind.term}"), Qt.ItemDataRole.ToolTipRole)
 
 
 class SpeculationChoice(QObject):
@@ -139,13 +140,14 @@ class SpeculationChoice(QObject):
                 continue
             if key == AUTO:
                 why = refusal or ""
-                tip = why or "Drafts with the best drafter the models offer, only when it pays"
+                tip = shown = why or "Drafts with the best drafter the models offer, only when it pays"
             else:
                 kind = DrafterKind(key)
                 why = why_unavailable(kind, models)
-                tip = f"Not available: {why}" if why else f"{kind.label} drafts every answer's tokens"
+                tip = f"Not available: {why}" if why else f"{kind.label} guesses the next tokens"
+                shown = f"{tip} ({kind.term})"  # the expert's name in the tooltip only
             item.setEnabled(not why)
-            item.setToolTip(plain_tip(tip))
+            item.setToolTip(plain_tip(shown))
             item.setData(tip, REASON_ROLE)  # as written, for the note under the box
 
     def _select(self, key: str) -> None:
