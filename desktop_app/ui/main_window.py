@@ -22,6 +22,7 @@ from desktop_app.ui.composer.input_drafts import EditingBar, InputDrafts
 from desktop_app.ui.composer.message_input import MessageInput
 from desktop_app.ui.composer.system_prompt import SystemPromptButton, conversation_prompt
 from desktop_app.ui.composer.think_switch import ThinkSwitch
+from desktop_app.ui.composer.wait_hint import WaitHint
 from desktop_app.ui.context.context_meter import ContextMeter
 from desktop_app.ui.context.context_watch import ContextWatch
 from desktop_app.ui.conversations.chat_session import ChatSession
@@ -77,6 +78,7 @@ class MainWindow(QMainWindow):
         self.input = MessageInput()
         self.think = ThinkSwitch(history)
         self.editing_bar = EditingBar()
+        self.wait_hint = WaitHint()  # Enter while an answer streams: the text stays, this says why
         self.prompt_button = SystemPromptButton(settings, history, self.input)
         self.meter = ContextMeter()
         self.mcp = McpTools(settings, self.client, self.save_settings, self)  # the MCP servers' tools
@@ -93,7 +95,7 @@ class MainWindow(QMainWindow):
         self.side_fold = SidePanelFold(self, self.side, settings, self.save_settings)
         lay_out(
             self, self.model_bar, self.side_fold.button, [self.banner, self.load_banner], self.chat_view,
-            [self.editing_bar], self.input, [self.think, self.prompt_button, self.tool_choice, self.send_button, self.stop_button],
+            [self.editing_bar, self.wait_hint], self.input, [self.think, self.prompt_button, self.tool_choice, self.send_button, self.stop_button],
             [self.meter], self.conversations, self.side_fold.area,
         )  # fmt: skip
         self.answers = AnswerSettings(settings, self.client, self.side, self.chat_view, self.save_settings, self)
@@ -229,7 +231,8 @@ class MainWindow(QMainWindow):
         if not self.client.running:
             self._show_error("The engine is not running: restart it first")
             return
-        if self.race_dialog is not None and self.race_dialog.running:
+        if self.session.busy or (self.race_dialog is not None and self.race_dialog.running):
+            self.wait_hint.show()  # nothing is sent: the text stays in the box
             return
         if not self._model_ready():
             self._show_error("No model is loaded: choose one first")
@@ -269,6 +272,8 @@ class MainWindow(QMainWindow):
         busy = self.session.busy or racing
         alive = self.client.running and self._model_ready()
         self.send_button.setEnabled(alive and not busy)
+        if not busy:
+            self.wait_hint.hide()  # the answer ended: Enter sends again
         self.stop_button.setEnabled(busy)
         self.side.race.setEnabled(alive and not busy)
         self.model_bar.setEnabled(not busy)

@@ -1,0 +1,24 @@
+"""What Enter does while an answer streams: nothing is sent, the text stays in the box, and a
+line above the box says why and what to do (like LM Studio and Jan, where Send waits for the
+answer too). It goes once the answer ends; the next Enter sends the box's text as it is."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QWidget
+
+WAIT_TEXT = "The answer is still coming: your message stays here. Press Enter once it ends, or Esc to stop it."
+
+
+class WaitHint(QLabel):
+    """The line shown above the message box when Enter is pressed while an answer streams
+    (objectName ``waitHint``); hidden until then, and again once the answer ends."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(WAIT_TEXT, parent)
+        self.setObjectName("waitHint")
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setWordWrap(True)
+        self.setContentsMargins(6, 2, 6, 2)
+        self.setStyleSheet("font-style: italic;")
+        self.hide()
