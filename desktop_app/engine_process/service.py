@@ -48,6 +48,7 @@ from desktop_app.engine_process.protocol import (
     Shutdown,
     Stage,
 )
+from desktop_app.engine_process.running_jobs import RunningJobs
 from desktop_app.engine_process.tool_answers import ToolAnswer
 
 # Each message wakes the window, which on a small machine takes a core from the engine's threads
@@ -113,10 +114,7 @@ class _Worker:
         self.history_ngrams = HistoryNgrams(self.engine)  # the n-gram cache learned from the chat history
         self.history: Path | None = None  # its file (from the last Load)
         self.jobs: queue.Queue[Load | Generate | Embed | None] = queue.Queue()
-        self.cancel = threading.Event()  # the running generation's
-        self.running: int | None = None  # its request id
-        self.cancelled: set[int] = set()  # queued requests cancelled before they started
-        self._state = threading.Lock()
+        self.running = RunningJobs()
         self._send_lock = threading.Lock()
         self.counter = PromptCounter(self.engine, self.send)  # the context meter's questions
 
@@ -129,36 +127,43 @@ class _Worker:
 
     # ------------------------------------------------------------------ jobs
     def run_jobs(self) -> None:
-        while True:
-            job = self.jobs.get()
-            if job is None:
+        while (job := self.jobs.get()) is not None:
+            self.run(job)
+
+    def run(self, job: Load | Generate | Embed) -> None:
+        try:
+            if isinstance(job, Load):
+                self.load(job)
                 return
+            cancel = self.running.begin(job.id)  # a Cancel reaches an answer or an embedding by its id
             try:
-                if isinstance(job, Load):
-                    self.load(job)
-                    continue
-                with self._state:  # an answer or an embedding: a Cancel reaches it by its id
-                    skipped = job.id in self.cancelled
-                    self.cancelled.discard(job.id)
-                    self.running = None if skipped else job.id
-                    self.cancel.clear()
                 if isinstance(job, Embed):
-                    result = None if skipped else self.engine.embed(job.texts, self.cancel)
+                    result = None if cancel is None else self.engine.embed(job.texts, cancel, self.answer_waiting)
                     self.send(
                         Embedded(job.id, result, "" if result is not None else "the embeddings request was cancelled")
                     )
-                elif skipped:
+                elif cancel is None:
                     self.send(Done(job.id, "", GenerationStats(finish_reason=FinishReason.CANCELLED)))
                 else:
-                    self.generate(job)
-            except Exception as exc:  # noqa: BLE001 - reported to the window, the process lives on
-                message = str(exc) if _is_user_error(exc) else f"{type(exc).__name__}: {exc}"
-                if not _is_user_error(exc):
-                    traceback.print_exc()
-                self.send(self.failed(job, exc, message))
+                    self.generate(job, cancel)
             finally:
-                with self._state:
-                    self.running = None
+                self.running.end(job.id)
+        except Exception as exc:  # noqa: BLE001 - reported to the window, the process lives on
+            message = str(exc) if _is_user_error(exc) else f"{type(exc).__name__}: {exc}"
+            if not _is_user_error(exc):
+                traceback.print_exc()
+            self.send(self.failed(job, exc, message))
+
+    def answer_waiting(self) -> None:
+        """Between two texts of an embedding: the answers queued behind it run now (in order, up
+        to the first job that is not an answer: a load or another embedding waits its turn), so a
+        long embeddings request does not keep a chat waiting."""
+        while True:
+            with self.jobs.mutex:  # a look at the queue's head without taking it
+                head = self.jobs.queue[0] if self.jobs.queue else None
+            if not isinstance(head, Generate):
+                return
+            self.run(self.jobs.get())
 
     def load(self, job: Load) -> None:
         from desktop_app.engine import IncompatibleDraftError, default_model_path
@@ -223,7 +228,7 @@ class _Worker:
         if self.history is not None:
             self.history_ngrams.request(self.history, forget_session=command.deleted)
 
-    def generate(self, job: Generate) -> None:
+    def generate(self, job: Generate, cancel: threading.Event) -> None:
         request_id, request = job.id, job.request
         fmt = self.engine.prompts.tools.format if request.tools and not job.raw else None
         calls = ToolAnswer(fmt) if fmt is not None else None  # the calls' syntax is not shown, they come parsed
@@ -240,7 +245,7 @@ class _Worker:
                 pieces.clear()
             last_flush = time.perf_counter()
 
-        for event in self.engine.generate(request, self.cancel):
+        for event in self.engine.generate(request, cancel):
             if isinstance(event, PromptProgress):
                 if time.perf_counter() - last_read >= PROGRESS_INTERVAL_S:
                     last_read = time.perf_counter()
@@ -287,11 +292,7 @@ class _Worker:
             except (EOFError, OSError):
                 break
             if isinstance(command, Cancel):
-                with self._state:
-                    if command.id == self.running:
-                        self.cancel.set()
-                    else:
-                        self.cancelled.add(command.id)
+                self.running.cancel(command.id)
             elif isinstance(command, HistoryChanged):
                 self.history_changed(command)
             elif isinstance(command, CountPrompt):
@@ -300,7 +301,7 @@ class _Worker:
                 break
             elif isinstance(command, (Load, Generate, Embed)):
                 self.jobs.put(command)
-        self.cancel.set()
+        self.running.cancel_all()
         self.jobs.put(None)
         jobs.join(timeout=1.0)  # a generation stops within one cycle; a long decode may not
         if jobs.is_alive():

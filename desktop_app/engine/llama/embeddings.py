@@ -8,7 +8,8 @@ asked for embeddings. Texts longer than the context are refused, never cut silen
 a request whose texts together take more than ``max_tokens`` (:data:`MAX_REQUEST_TOKENS` unless
 the caller says otherwise): counted before any is computed, while tokenizing, so a request far
 over it costs no more than the tokens up to the limit. A ``cancel`` event set meanwhile stops the
-work before the next text (a client that went away).
+work before the next text (a client that went away). The texts are computed one at a time
+(:meth:`Embedder.vector`), so a caller can let other work run between two of them.
 """
 
 from __future__ import annotations
@@ -66,6 +67,17 @@ class Embedder:
         """A unit vector per text; ContextOverflowError naming a text that does not fit,
         EmbeddingLimitError when the texts take more than ``max_tokens`` together, and
         EmbeddingCancelled when ``cancel`` is set before the last one is done."""
+        token_lists = self.tokenized(texts, cancel, max_tokens)
+        vectors = []
+        for tokens in token_lists:
+            _stop_if(cancel)
+            vectors.append(self.vector(tokens))
+        return Embeddings(vectors, sum(len(tokens) for tokens in token_lists))
+
+    def tokenized(
+        self, texts: Sequence[str], cancel: threading.Event | None = None, max_tokens: int = MAX_REQUEST_TOKENS
+    ) -> list[list[int]]:
+        """The texts' tokens, each checked (see :meth:`embed`) before any vector is computed."""
         token_lists: list[list[int]] = []
         total = 0
         for i, text in enumerate(texts):
@@ -84,13 +96,10 @@ class Embedder:
                     f"request takes at most {max_tokens:,}: send them in several requests"
                 )
             token_lists.append(tokens)
-        vectors = []
-        for tokens in token_lists:
-            _stop_if(cancel)
-            vectors.append(self._one(tokens))
-        return Embeddings(vectors, total)
+        return token_lists
 
-    def _one(self, tokens: list[int]) -> list[float]:
+    def vector(self, tokens: list[int]) -> list[float]:
+        """The unit vector of one text's tokens (from :meth:`tokenized`)."""
         llama_cpp.llama_memory_clear(llama_cpp.llama_get_memory(self._ctx), True)
         batch = self._batch
         for i, token in enumerate(tokens):
