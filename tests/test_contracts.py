@@ -5,16 +5,11 @@ engine's sub-packages behind its faces covers every part of the app."""
 from __future__ import annotations
 
 import ast
-import sys
+import tomllib
 from pathlib import Path
 
 import desktop_app
 import desktop_app.engine
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
 
 APP = Path(desktop_app.__file__).parent
 LLAMA_LAYER = APP / "engine" / "llama"

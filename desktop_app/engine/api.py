@@ -83,10 +83,7 @@ __all__ = [
 
 class Word(StrEnum):
     """An enum of the words the engine writes (in JSON, the CLI's lines, the settings file): a member
-    equals its word and prints as it, in ``str()`` and f-strings alike, on every Python we support."""
-
-    def __str__(self) -> str:
-        return str(self.value)
+    equals its word and prints as it, in ``str()`` and f-strings alike."""
 
 
 class SpecMode(Word):
@@ -347,11 +344,13 @@ E = TypeVar("E", SpecMode, DrafterKind, OverflowPolicy)
 
 
 def _member(enum: type[E], value: object, name: str) -> E:
-    try:
-        return enum(value)
-    except ValueError:
-        choices = ", ".join(m.value for m in enum)
-        raise ValueError(f"{name} must be one of {choices}, not {value!r}") from None
+    if isinstance(value, str):  # every member's value is a word: nothing else is one
+        try:
+            return enum(value)
+        except ValueError:
+            pass
+    choices = ", ".join(m.value for m in enum)
+    raise ValueError(f"{name} must be one of {choices}, not {value!r}")
 
 
 @dataclass(frozen=True)

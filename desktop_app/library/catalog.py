@@ -11,15 +11,10 @@ inside the repo, so ``specchat models pull REPO FILE`` can fetch either. A bad e
 from __future__ import annotations
 
 import re
-import sys
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
 
 from desktop_app.engine.api import DrafterKind
 from desktop_app.library.errors import CatalogError, InvalidNameError

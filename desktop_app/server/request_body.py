@@ -73,7 +73,7 @@ async def read_json(request: Request, limits: ServerLimits) -> object:
         raise _too_large(limits.max_body_bytes)
     try:
         raw = await asyncio.wait_for(_read(request, limits.max_body_bytes), limits.body_timeout_s)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         raise ApiError(
             408,
             f"the request body did not arrive within {limits.body_timeout_s:g} s",

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from typing import Protocol
 
 from desktop_app.engine.api import Message, MessageToolCall
@@ -26,7 +26,7 @@ CREATE TABLE IF NOT EXISTS tool_calls (
 """
 
 
-class CallStatus(str, Enum):
+class CallStatus(StrEnum):
     """Where a call stands; the words the card shows."""
 
     WAITING = "waiting for you"  # to be allowed or denied

@@ -157,7 +157,7 @@ class McpHost:
             return CallResult(f"The MCP server '{server}' is not running", failed=True)
         try:
             result = await asyncio.wait_for(running.session.call_tool(tool, arguments), self.call_timeout_s)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return CallResult(f"'{tool}' gave no result within {self.call_timeout_s:.0f} s", failed=True)
         except Exception as exc:  # noqa: BLE001 - the server's error, or its end, is the call's result
             return CallResult(f"The MCP server '{server}' failed: {exc or type(exc).__name__}", failed=True)

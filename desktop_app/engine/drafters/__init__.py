@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 
 import numpy as np
 
@@ -18,7 +18,7 @@ from desktop_app.engine.api import DrafterKind, SamplingParams
 from desktop_app.engine.sampling_noise import SamplingNoise
 
 
-class CopySource(str, Enum):
+class CopySource(StrEnum):
     """Where a model-free proposal was copied from. Text the answer starts reproducing from the
     prompt (a passage to rewrite, code to edit, an earlier answer) usually goes on being copied;
     a phrase the answer repeats of itself breaks off about half the time (the bench's copy
