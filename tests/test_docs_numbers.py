@@ -38,6 +38,7 @@ from desktop_app.engine.api import (
 )
 from desktop_app.engine.auto.cost_model import GPU_ROW
 from desktop_app.engine.auto.tunables import DEFAULT_TUNABLES, AutoTunables
+from desktop_app.engine.drafters import ngram_store, recent_text
 from desktop_app.engine.grammar_limits import MAX_CHARS as GRAMMAR_MAX_CHARS
 from desktop_app.engine.grammar_limits import MAX_NESTING as GRAMMAR_MAX_NESTING
 from desktop_app.engine.llama.embeddings import EMBEDDING_CTX, MAX_REQUEST_TOKENS
@@ -83,11 +84,12 @@ def _row(doc: str, name: str, rng: NumberRange) -> Quote:
     return Quote(doc, pattern, lambda: (rng.low, rng.high, rng.default), f"{name} (low, high, default)")
 
 
-ARCH, NOTES, API, AUTO, SPEED, README = (
+ARCH, NOTES, API, AUTO, DRAFTING, SPEED, README = (
     "docs/architecture.md",
     "docs/engine-notes.md",
     "docs/api.md",
     "docs/auto.md",
+    "docs/drafting.md",
     "docs/window-speed.md",
     "README.md",
 )
@@ -251,6 +253,14 @@ QUOTES: list[Quote] = [
     ),
     Quote(AUTO, r"`GPU_ROW` = 1/(\d+)", lambda: (round(1 / GPU_ROW),), "engine/auto/cost_model.py GPU_ROW"),
     Quote(AUTO, r"`DRAFT_K`: default (\d+), copies up to (\d+)", lambda: (DRAFT_K.default, DRAFT_K.high), "DRAFT_K"),
+    # --- docs/drafting.md: the n-gram cache's bounds and the recent text's key
+    Quote(
+        DRAFTING,
+        r"It is bounded: (\d+)k n-grams, the newest (\d+)k tokens of history",
+        lambda: (ngram_store.MAX_ENTRIES // 1000, ngram_store.MAX_TOKENS // 1000),
+        "drafters/ngram_store.py MAX_ENTRIES, MAX_TOKENS",
+    ),
+    Quote(DRAFTING, r"last (\d+) tokens \(`KEY`", lambda: (recent_text.KEY,), "drafters/recent_text.py KEY"),
     # --- docs/window-speed.md: the window's render budget and the engine's message rate
     Quote(SPEED, r"`RENDER_SHARE` \((\d+)%\)", lambda: (round(RENDER_SHARE * 100),), "chat_view.py RENDER_SHARE"),
     Quote(SPEED, r"`RENDER_MS` \((\d+) ms", lambda: (RENDER_MS,), "chat_view.py RENDER_MS"),
