@@ -31,7 +31,7 @@ from desktop_app.engine.api import (
 )
 
 if TYPE_CHECKING:
-    from desktop_app.engine.llama.backend import BackendInfo
+    from desktop_app.engine import BackendInfo
 
 
 class CliError(Exception):
@@ -143,7 +143,7 @@ def build_warning_line(info: BackendInfo) -> str | None:
 
 
 def warn_if_foreign_build() -> None:
-    from desktop_app.engine.llama.backend import backend_info
+    from desktop_app.engine import backend_info
 
     line = build_warning_line(backend_info())
     if line is not None:
@@ -182,9 +182,9 @@ def load_engine(args: argparse.Namespace) -> Any:
 
     engine = Engine(ThreadMemory(paths.thread_counts_file), CostMemory(paths.auto_costs_file))
     if args.workers:
-        from desktop_app.engine.llama import rpc
+        from desktop_app.engine import on_fatal
 
-        rpc.on_fatal(
+        on_fatal(
             lambda reason: print(
                 f"\nspecchat: error: {reason}; the answer above is incomplete", file=sys.stderr, flush=True
             ),

@@ -14,19 +14,15 @@ PROMPT = "Repeat exactly: The quick brown fox jumps over the lazy dog."
 
 def run_self_test() -> int:
     from desktop_app import __version__
-    from desktop_app.engine import Engine, EngineError, default_model_path
+    from desktop_app.engine import Engine, EngineError, default_model_path, require_rpc
     from desktop_app.engine.api import DrafterKind, GenerateRequest, SpecMode
     from desktop_app.engine.events import Finished, final_result
 
     try:
         engine = Engine()
         info = engine.load_target(default_model_path())
-        from desktop_app.engine.llama import rpc
-
         print(f"specchat {__version__}  backend: {engine.backend().summary()}")
-        if not rpc.supported():
-            print(f"self-test FAILED: {rpc.NOT_BUILT}", file=sys.stderr)
-            return 1
+        require_rpc()  # EngineError (below) when llama.cpp was built without its RPC backend
         print("workers: llama.cpp's RPC backend is built in (specchat worker, --workers)")
         print(f"model: {info.name} ({info.quantization}, {info.size_bytes / 1e6:.0f} MB)")
         results: dict[str, Finished] = {}

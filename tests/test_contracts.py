@@ -1,10 +1,14 @@
 """The import contracts of issue 47, checked from the source as well as by ``lint-imports``
-(pyproject.toml): only the llama.cpp layer imports llama_cpp, and the contract that keeps the
-engine's sub-packages behind its faces covers every part of the app."""
+(pyproject.toml): only the llama.cpp layer imports llama_cpp, the contract that keeps the
+engine's sub-packages behind its faces covers every part of the app (with no exceptions), and
+the window's modules and the model library load no llama.cpp into the window's process."""
 
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -70,3 +74,30 @@ def _is_module(path: Path) -> bool:
 def test_every_name_the_engines_face_exports_is_there() -> None:
     missing = [name for name in desktop_app.engine.__all__ if not hasattr(desktop_app.engine, name)]
     assert missing == []
+
+
+def test_the_faces_contract_has_no_exceptions() -> None:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    [contract] = [c for c in config["tool"]["importlinter"]["contracts"] if c["name"] == FACES_CONTRACT]
+    assert contract.get("ignore_imports", []) == []
+
+
+def test_the_window_and_the_library_load_no_llama_cpp() -> None:
+    """Every module of the window (desktop_app.ui, main_window first) and of the model library,
+    imported in a fresh process: llama.cpp runs in the engine's process and the library's
+    children, never in the window's."""
+    code = (
+        "import importlib, pkgutil, sys\n"
+        "import desktop_app.ui.main_window, desktop_app.library, desktop_app.ui\n"
+        "for package in (desktop_app.library, desktop_app.ui):\n"
+        "    for module in pkgutil.walk_packages(package.__path__, package.__name__ + '.'):\n"
+        "        importlib.import_module(module.name)\n"
+        "print(sorted(m for m in sys.modules if m == 'llama_cpp' or m.startswith('llama_cpp.')))\n"
+    )
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=180, env=env, cwd=ROOT
+    )
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["[]"], "an import loads llama_cpp into the window's process"

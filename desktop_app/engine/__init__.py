@@ -5,7 +5,9 @@ llama-free type) does not load llama.cpp; ``desktop_app.engine.Engine`` does, on
 
 The rest of the app reaches the engine through this face and its top-level modules (``api``,
 ``errors``, ``events``, ...), never through the sub-packages ``llama``, ``drafters``, ``auto``
-or ``loop`` (a contract in pyproject.toml).
+or ``loop`` (a contract in pyproject.toml). A name may differ from the one it has in its
+module: ``"module:name"`` in ``_EXPORTS`` (``grammar_parse_problem`` is ``llama.grammar``'s
+``parse_problem``).
 """
 
 from __future__ import annotations
@@ -30,6 +32,9 @@ _EXPORTS = {
     "check_pairs": "llama.vocab_only",
     "default_model_path": "llama.default_model",
     "find_default_model": "llama.default_model",
+    "on_fatal": "llama.rpc",
+    "require_rpc": "llama.rpc",
+    "grammar_parse_problem": "llama.grammar:parse_problem",
     "ContextOverflowError": "errors",
     "EngineError": "errors",
     "IncompatibleDraftError": "errors",
@@ -81,6 +86,8 @@ if TYPE_CHECKING:
     from desktop_app.engine.llama.default_model import default_model_path, find_default_model
     from desktop_app.engine.llama.drafting import DraftingSupport, has_mtp_layers, is_assistant
     from desktop_app.engine.llama.gguf_file import read_gguf
+    from desktop_app.engine.llama.grammar import parse_problem as grammar_parse_problem
+    from desktop_app.engine.llama.rpc import on_fatal, require_rpc
     from desktop_app.engine.llama.thread_memory import ThreadMemory
     from desktop_app.engine.llama.vocab_only import PairCheck, VocabOnlyModel, check_pair, check_pairs
     from desktop_app.engine.loop.engine import Engine
@@ -88,9 +95,10 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
+    where = _EXPORTS.get(name)
+    if where is None:
         raise AttributeError(f"module 'desktop_app.engine' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"desktop_app.engine.{module}"), name)
+    module, _, attribute = where.partition(":")
+    value = getattr(importlib.import_module(f"desktop_app.engine.{module}"), attribute or name)
     globals()[name] = value
     return value

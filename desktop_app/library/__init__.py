@@ -3,7 +3,9 @@
 Qt-free (the GUI is a client of it; tests/test_qt_boundary.py keeps it so). Names are imported
 lazily: ``desktop_app.library.catalog`` and ``.fit`` (what the window's welcome card reads) do not
 load llama.cpp; nor does ``desktop_app.library.local``: its vocabulary checks run in a child
-process (``vocab.py``), so a file that crashes llama.cpp takes down that child, not the caller.
+process (``vocab.py``), so a file that crashes llama.cpp takes down that child, not the caller;
+the GPU memory measure (``fit.measure_memory(with_gpu=True)``) runs in such a child too
+(``child.py`` runs both).
 """
 
 from __future__ import annotations

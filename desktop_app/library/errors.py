@@ -67,4 +67,5 @@ class InvalidNameError(DownloadError):
 
 
 class CheckerCrashed(LibraryError):
-    """The child process checking vocabularies died (llama.cpp crashed on a file) or hung."""
+    """A child process running llama.cpp for the library died (llama.cpp crashed) or hung: one
+    checking vocabularies (on a file), or the one measuring the GPU memory (library/child.py)."""

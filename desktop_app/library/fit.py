@@ -14,9 +14,12 @@ from dataclasses import dataclass
 import psutil
 
 from desktop_app.library.catalog import CatalogPair
+from desktop_app.library.child import ChildDied, in_child
+from desktop_app.library.errors import CheckerCrashed
 
 COMFORT_SHARE = 0.8  # a suggested pair leaves a fifth of the memory to everything else
 SUGGESTED_USE = "chat"  # the welcome card suggests an everyday chat pair
+JOB_GPU_MEMORY = "desktop_app.library.fit:biggest_gpu_memory"  # run by measure_memory in a child
 
 
 @dataclass(frozen=True)
@@ -39,14 +42,29 @@ class MachineMemory:
 
 def measure_memory(with_gpu: bool = False) -> MachineMemory:
     """The total RAM (psutil) and, when ``with_gpu``, the biggest GPU's memory as llama.cpp
-    reports it (this loads llama.cpp: only where it is loaded anyway, e.g. the model library)."""
+    reports it (:func:`biggest_gpu_memory`, in a short-lived child process: this one never loads
+    llama.cpp; a second or two, so off the GUI thread). CheckerCrashed when llama.cpp crashes
+    there or stops answering."""
     ram = int(psutil.virtual_memory().total)
     if not with_gpu:
         return MachineMemory(ram)
+    try:
+        vram: int | None = in_child(JOB_GPU_MEMORY, name="specchat-gpu-memory")
+    except ChildDied as crash:
+        raise CheckerCrashed(
+            f"could not measure the GPU memory: llama.cpp crashed or hung in its child process ({crash.reason});"
+            " the fits count the RAM only"
+        ) from None
+    return MachineMemory(ram, vram)
+
+
+def biggest_gpu_memory() -> int | None:
+    """The biggest GPU's memory in bytes as llama.cpp reports it; None when it reports no GPU.
+    This loads llama.cpp: :func:`measure_memory` runs it in a child process."""
     from desktop_app.engine import backend_info
 
     gpus = [d.memory_total for d in backend_info().devices if d.kind != "cpu" and d.memory_total]
-    return MachineMemory(ram, max(gpus) if gpus else None)
+    return max(gpus) if gpus else None
 
 
 @dataclass(frozen=True)

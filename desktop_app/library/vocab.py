@@ -1,107 +1,33 @@
 """Vocabulary checks in a child process of their own, so llama.cpp never runs in the window's.
 
 The checks themselves are the engine's (:func:`desktop_app.engine.check_pairs`: vocabulary-only
-loads, a fraction of a second each). Each call here starts a short-lived ``multiprocessing``
-spawn child, which reports the file (or pair) it is about to touch before it does; if llama.cpp
-crashes on a file, or stops answering, the child dies alone and the caller gets a verdict that
-says so ("checking broken.gguf crashed the checker: killed by SIGSEGV") while the other pairs
-are checked again in a new child. This process never imports llama.cpp.
+loads, a fraction of a second each). Each call here starts a short-lived spawn child
+(:func:`desktop_app.library.child.in_child`), which reports the file (or pair) it is about to
+touch before it does; if llama.cpp crashes on a file, or stops answering, the child dies alone
+and the caller gets a verdict that says so ("checking broken.gguf crashed the checker: killed
+by SIGSEGV") while the other pairs are checked again in a new child. This process never imports
+llama.cpp.
 """
 
 from __future__ import annotations
 
-import importlib
-import signal
 from collections.abc import Sequence
-from multiprocessing import get_context
-from multiprocessing.connection import Connection
-from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from desktop_app.engine import DraftCompatibility
+from desktop_app.library.child import ChildDied, Step, in_child
 from desktop_app.library.errors import CheckerCrashed
 
 if TYPE_CHECKING:
     from desktop_app.engine import DraftingSupport, PairCheck
 
-STEP_TIMEOUT_S = 120.0  # the child's start (a cold one, on a busy machine) or one file's load
+__all__ = ["ChildDied", "check_pair", "checked_pairs", "in_child"]
+
 JOB_PAIRS = "desktop_app.engine:check_pairs"
 JOB_PAIR = "desktop_app.engine:check_pair"
-
-Step = tuple[int, ...]  # (file,) before a file is loaded, (target, draft) before a pair is compared
-
-
-def _child(conn: Connection, job: str, args: tuple[Any, ...], stepped: bool) -> None:
-    """The child's entry point: ``job(*args)`` with steps reported, then ("done", result) or
-    ("error", the exception)."""
-    module, name = job.split(":")
-    function = getattr(importlib.import_module(module), name)
-    kwargs = {"step": lambda step: conn.send(("step", step))} if stepped else {}
-    try:
-        reply: tuple[str, Any] = ("done", function(*args, **kwargs))
-    except Exception as exc:  # noqa: BLE001 - every failure goes back to the caller
-        reply = ("error", exc)
-    try:
-        conn.send(reply)
-    except Exception as exc:  # noqa: BLE001 - an exception that does not pickle: its text
-        conn.send(("error", CheckerCrashed(f"{type(exc).__name__}: {exc}")))
-    conn.close()
-
-
-def _exit_reason(code: int | None) -> str:
-    if code is None:
-        return "it did not exit"
-    if code < 0:
-        try:
-            return f"killed by {signal.Signals(-code).name}"
-        except ValueError:
-            return f"killed by signal {-code}"
-    return f"it exited with code {code}"
-
-
-class ChildDied(Exception):
-    """The child died (or hung) while on ``step``: None when before its first step."""
-
-    def __init__(self, step: Step | None, reason: str) -> None:
-        super().__init__(reason)
-        self.step = step
-        self.reason = reason
-
-
-def in_child(job: str, *args: Any, stepped: bool = False) -> Any:
-    """``job`` ("module:function") called with ``args`` in a new spawn child; its result, or the
-    exception it raised. Raises :class:`ChildDied` when the child dies or stops answering."""
-    ctx = get_context("spawn")
-    receive, send = ctx.Pipe(duplex=False)
-    process: BaseProcess = ctx.Process(
-        target=_child, args=(send, job, args, stepped), name="specchat-vocab-check", daemon=True
-    )
-    process.start()
-    send.close()
-    step: Step | None = None
-    try:
-        while True:
-            if not receive.poll(STEP_TIMEOUT_S):
-                raise ChildDied(step, f"no answer in {STEP_TIMEOUT_S:g} s")
-            try:
-                kind, value = receive.recv()
-            except (EOFError, OSError):
-                process.join(timeout=5)
-                raise ChildDied(step, _exit_reason(process.exitcode)) from None
-            if kind == "step":
-                step = tuple(value)
-            elif kind == "error":
-                raise value
-            else:
-                return value
-    finally:
-        receive.close()
-        if process.is_alive():
-            process.join(timeout=5)
-        if process.is_alive():
-            process.kill()
-            process.join(timeout=5)
+CHILD_NAME = "specchat-vocab-check"
+# A step (child.Step) is (file,) before a file is loaded, (target, draft) before a pair is compared
 
 
 def _crash_message(paths: Sequence[Path], step: Step, reason: str) -> str:
@@ -119,7 +45,7 @@ def checked_pairs(paths: Sequence[Path], pairs: Sequence[tuple[int, int]], job: 
         todo = [p for p in pairs if p[0] in where and p[1] in where and p not in crashed]
         try:
             files, indexes = [str(paths[i]) for i in live], [(where[t], where[d]) for t, d in todo]
-            done = in_child(job or JOB_PAIRS, files, indexes, stepped=True) if todo else []
+            done = in_child(job or JOB_PAIRS, files, indexes, stepped=True, name=CHILD_NAME) if todo else []
         except ChildDied as crash:
             if crash.step is None:
                 raise CheckerCrashed(f"the vocabulary checker crashed before its first file: {crash.reason}") from None
@@ -141,7 +67,9 @@ def check_pair(target: str | Path, draft: str | Path) -> tuple[DraftCompatibilit
     (:func:`desktop_app.engine.check_pair`, in a child process): ModelLoadError when a file
     cannot be read, CheckerCrashed when it crashes llama.cpp."""
     try:
-        result: tuple[DraftCompatibility, DraftingSupport] = in_child(JOB_PAIR, str(target), str(draft))
+        result: tuple[DraftCompatibility, DraftingSupport] = in_child(
+            JOB_PAIR, str(target), str(draft), name=CHILD_NAME
+        )
     except ChildDied as crash:
         raise CheckerCrashed(
             f"checking {Path(target).name} with {Path(draft).name} crashed the checker: {crash.reason}"

@@ -48,7 +48,7 @@ def _limit_memory(extra: int) -> None:
 
 def _serve(conn: Connection, memory: int) -> None:
     """The worker's loop: jobs in, ("ok", grammar) or ("refused", why) out, until the pipe closes."""
-    from desktop_app.engine.llama.backend import ensure_backend
+    from desktop_app.engine import ensure_backend
 
     ensure_backend()  # llama.cpp parses each grammar here first; loaded before the memory limit
     devnull = os.open(os.devnull, os.O_WRONLY)

@@ -106,9 +106,9 @@ def finished(grammar: str) -> str:
     grammar = grammar.replace(_LOOSE_CHAR, _STRICT_CHAR)
     problem = grammar_problem(grammar)
     if problem is None:
-        from desktop_app.engine.llama.grammar import parse_problem  # loads llama.cpp: in the worker only
+        from desktop_app.engine import grammar_parse_problem  # loads llama.cpp: in the worker only
 
-        problem = parse_problem(grammar)
+        problem = grammar_parse_problem(grammar)
     if problem is not None:
         raise SchemaRefused(problem)
     return grammar

@@ -1,5 +1,6 @@
-"""Jobs for the vocabulary checker's child process (desktop_app/library/vocab.py) that crash it
-for real, in native code, the way a file that breaks llama.cpp would."""
+"""Jobs for the library's child processes (desktop_app/library/child.py: the vocabulary checks of
+vocab.py, the GPU memory measure of fit.py) that crash them for real, in native code, the way a
+file (or a driver) that breaks llama.cpp would."""
 
 from __future__ import annotations
 

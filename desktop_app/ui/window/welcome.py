@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, Qt, Slot
 from PySide6.QtWidgets import QBoxLayout, QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from desktop_app.engine import find_default_model
 from desktop_app.engine.api import LoadedModels
-from desktop_app.engine.llama.default_model import find_default_model
 from desktop_app.library.catalog import CatalogPair, load_catalog
 from desktop_app.library.errors import LibraryError
 from desktop_app.library.fit import MachineMemory, best_pair, measure_memory
