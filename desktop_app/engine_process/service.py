@@ -163,7 +163,9 @@ class _Worker:
                 head = self.jobs.queue[0] if self.jobs.queue else None
             if not isinstance(head, Generate):
                 return
-            self.run(self.jobs.get())
+            job = self.jobs.get()  # the head seen: only this thread takes jobs
+            if job is not None:
+                self.run(job)
 
     def load(self, job: Load) -> None:
         from desktop_app.engine import IncompatibleDraftError, default_model_path

@@ -15,7 +15,7 @@ work before the next text (a client that went away). The texts are computed one 
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import llama_cpp
 import numpy as np
@@ -125,6 +125,31 @@ class Embedder:
         if self._ctx:
             llama_cpp.llama_free(self._ctx)
             self._ctx = None
+
+
+def embed_in_turns(
+    lock: threading.Lock,
+    embedder: Callable[[], Embedder],
+    texts: Sequence[str],
+    cancel: threading.Event | None = None,
+    between: Callable[[], None] | None = None,
+) -> Embeddings:
+    """:meth:`Embedder.embed` one text at a time under ``lock`` (the engine's), ``between`` called
+    between two texts with the lock free; ``embedder`` gives the loaded model's (EngineError when
+    another model was loaded meanwhile)."""
+    with lock:
+        first = embedder()
+        token_lists = first.tokenized(texts, cancel)
+    vectors: list[list[float]] = []
+    for tokens in token_lists:
+        if between is not None and vectors:
+            between()
+        with lock:
+            _stop_if(cancel)
+            if embedder() is not first:
+                raise EngineError("the model changed while the embeddings were computed; send the request again")
+            vectors.append(first.vector(tokens))
+    return Embeddings(vectors, sum(len(tokens) for tokens in token_lists))
 
 
 def _stop_if(cancel: threading.Event | None) -> None:

@@ -31,10 +31,11 @@ from desktop_app.engine.context_size import PromptSize
 from desktop_app.engine.drafters import Drafter
 from desktop_app.engine.drafters.history_vocab import HistoryVocab
 from desktop_app.engine.drafters.ngram_cache import ChatNgrams
-from desktop_app.engine.errors import EmbeddingCancelled, EngineError
+from desktop_app.engine.errors import EngineError
 from desktop_app.engine.events import Event, Finished
 from desktop_app.engine.llama.backend import BackendInfo, backend_info
 from desktop_app.engine.llama.compat import DraftCompatibility
+from desktop_app.engine.llama.embeddings import embed_in_turns
 from desktop_app.engine.llama.grammar import GrammarState
 from desktop_app.engine.llama.model import LlamaModel, ProgressFn
 from desktop_app.engine.llama.nextn import AssistantWeights
@@ -146,20 +147,7 @@ class Engine:
         at most MAX_REQUEST_TOKENS in all, all checked first; ``cancel`` stops it before the next
         text). ``between`` is called between two texts with the engine free (the engine process
         answers the chats waiting meanwhile there): a long request does not hold the engine."""
-        with self._lock:
-            embedder = self.models.embedder()
-            token_lists = embedder.tokenized(texts, cancel)
-        vectors: list[list[float]] = []
-        for tokens in token_lists:
-            if between is not None and vectors:
-                between()
-            with self._lock:
-                if cancel is not None and cancel.is_set():
-                    raise EmbeddingCancelled("the embeddings request was cancelled")
-                if self.models.embedder() is not embedder:
-                    raise EngineError("the model changed while the embeddings were computed; send the request again")
-                vectors.append(embedder.vector(tokens))
-        return Embeddings(vectors, sum(len(tokens) for tokens in token_lists))
+        return embed_in_turns(self._lock, self.models.embedder, texts, cancel, between)
 
     def close(self) -> None:
         self.unload_draft()
