@@ -78,7 +78,6 @@ class MainWindow(QMainWindow):
         self.input = MessageInput()
         self.think = ThinkSwitch(history)
         self.editing_bar = EditingBar()
-        self.wait_hint = WaitHint()  # Enter while an answer streams: the text stays, this says why
         self.prompt_button = SystemPromptButton(settings, history, self.input)
         self.meter = ContextMeter()
         self.mcp = McpTools(settings, self.client, self.save_settings, self)  # the MCP servers' tools
@@ -89,6 +88,7 @@ class MainWindow(QMainWindow):
         self.stop_button = QPushButton("Stop")
         self.stop_button.setObjectName("stopButton")
         self.stop_button.setAccessibleName("Stop the answer")
+        self.wait_hint = WaitHint(self.stop_button.isEnabled)  # Enter while an answer runs: the text stays
         self.side = SidePanel()
         self.status = EngineStatusBar(lambda: self.client.pid)
         self.setStatusBar(self.status)
@@ -231,8 +231,7 @@ class MainWindow(QMainWindow):
         if not self.client.running:
             self._show_error("The engine is not running: restart it first")
             return
-        if self.session.busy or (self.race_dialog is not None and self.race_dialog.running):
-            self.wait_hint.show()  # nothing is sent: the text stays in the box
+        if self.wait_hint.held():  # an answer (or a race) runs: nothing is sent, the text stays
             return
         if not self._model_ready():
             self._show_error("No model is loaded: choose one first")
@@ -272,8 +271,6 @@ class MainWindow(QMainWindow):
         busy = self.session.busy or racing
         alive = self.client.running and self._model_ready()
         self.send_button.setEnabled(alive and not busy)
-        if not busy:
-            self.wait_hint.hide()  # the answer ended: Enter sends again
         self.stop_button.setEnabled(busy)
         self.side.race.setEnabled(alive and not busy)
         self.model_bar.setEnabled(not busy)

@@ -36,7 +36,7 @@ def test_enter_while_an_answer_streams_keeps_the_text_and_says_why(qtbot: Any, m
         if os.environ.get("SPECCHAT_SHOTS"):
             window.grab().save(str(Path(os.environ["SPECCHAT_SHOTS"]) / "enter_while_streaming.png"))
     qtbot.waitUntil(lambda: not window.session.busy)
-    assert not hint.isVisible()
+    qtbot.waitUntil(lambda: not hint.isVisible(), timeout=1000)  # the answer ended: the line goes
     assert window.input.toPlainText() == "Second question"
     # Enter now sends the text as it is, as its own message
     with next_answer(qtbot, window.client):
