@@ -106,6 +106,13 @@ class GenerationStats:
     def decode_tokens_per_s(self) -> float:
         return self.generated_tokens / self.decode_s if self.decode_s > 0 else 0.0
 
+    @property
+    def answer_tokens_per_s(self) -> float:
+        """The answer's speed, live and final, as the window shows it (its footer, the speed
+        panel's dial): its tokens over its decoding seconds so far; the last second's rate
+        only before decoding was timed."""
+        return self.decode_tokens_per_s or self.window_tokens_per_s
+
     def to_dict(self) -> dict[str, Any]:
         # Not asdict: it deep-copies the per-cycle lists only to drop them, and the window asks
         # for this ten times a second: at 2,000 tokens that was a fifth of its CPU while streaming.

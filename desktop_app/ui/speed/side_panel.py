@@ -23,11 +23,6 @@ from desktop_app.ui.transcript.drafter_tints import legend_html
 from desktop_app.ui.transcript.message_format import footer_details, format_footer, tooltip_html
 
 
-def answer_words(stats: GenerationStats) -> str:
-    """The last answer in plain words: its footer's two lines."""
-    return format_footer(stats.to_dict())
-
-
 class SidePanel(QWidget):
     """Holds the speed widgets and the per-answer controls; the window reads and wires them."""
 
@@ -114,21 +109,32 @@ class SidePanel(QWidget):
             self._show_legend()  # the tints follow a light/dark theme switch
 
     def show_live(self, stats: GenerationStats) -> None:
-        """Live figures while an answer streams."""
+        """Live figures while an answer streams: the dial's figure is its footer's, and the
+        words under the sparkline are its footer's too."""
         self.gauge.set_caption("live")
-        self.gauge.set_value(stats.window_tokens_per_s)
+        self.gauge.set_value(stats.answer_tokens_per_s)
         self.sparkline.add(self.gauge.value())
         self._show_acceptance(stats)
+        self._show_words(stats)
 
     def show_final(self, stats: GenerationStats) -> None:
         """The last answer's figures, shown while idle."""
-        tps = stats.decode_tokens_per_s or stats.window_tokens_per_s
         self.gauge.set_caption("last answer")
-        self.gauge.set_value(tps)
-        self.sparkline.add(tps)
+        self.gauge.add_answer(stats.answer_tokens_per_s)
+        self.sparkline.add(self.gauge.value())
         self._show_acceptance(stats)
-        self.detail.setText(answer_words(stats))
-        self.detail.setToolTip(tooltip_html(footer_details(stats.to_dict())))
+        self._show_words(stats)
+
+    def reset_speed(self) -> None:
+        """Another model: the dial forgets the last answers (and their scale), the words go."""
+        self.gauge.reset()
+        self.detail.setText("")
+        self.detail.setToolTip("")
+
+    def _show_words(self, stats: GenerationStats) -> None:
+        data = stats.to_dict()
+        self.detail.setText(format_footer(data))
+        self.detail.setToolTip(tooltip_html(footer_details(data)))
 
     def show_race(self, result: RaceResult) -> None:
         """The last race's measured speed-up (the gauge keeps the chat's last answer)."""

@@ -1,8 +1,8 @@
 """What feeds the side panel's gauge: the chat's own answers only.
 
 Race runs and API answers go through the same engine, but the gauge and the "last answer"
-figures are the chat's: they never change for them. The status bar's thread line follows every
-answer (they all run with the engine's threads).
+figures are the chat's: they never change for them. Another model starts the dial afresh. The
+status bar's thread line follows every answer (they all run with the engine's threads).
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ class ChatSpeedFeed(QObject):
         self._side = side
         self._status = status
         client.generation_started.connect(self._on_started)
+        client.model_loaded.connect(lambda _models: side.reset_speed())  # its own speeds and scale
 
     def _on_started(self, handle: GenerationHandle) -> None:
         # The session takes the handle when generate() returns, before any report arrives

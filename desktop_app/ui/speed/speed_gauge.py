@@ -12,18 +12,21 @@ from PySide6.QtCore import Property, QPointF, QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QPainter, QPainterPath, QPalette, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
+from desktop_app.ui.transcript.message_format import speed_text
+
 REFRESH_MS = 200  # 5 repaints a second while the value moves (each takes CPU from the engine)
 SWEEP_DEG = 240.0
 
 
-def _nice_scale(value: float) -> float:
-    """The dial's full-scale value: the next 1/2/5 x 10^n step above ``value``."""
-    value = max(value, 10.0)
-    exp = 10 ** math.floor(math.log10(value))
-    for step in (1, 2, 5, 10):
-        if step * exp >= value:
-            return float(step * exp)
-    return float(10 * exp)
+# The dial's full scales, in tokens/s: it shows the first one at or above the larger of the live
+# speed and the recent answers' speeds (RECENT_ANSWERS of them, forgotten when the model changes).
+SCALES = (10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
+RECENT_ANSWERS = 5
+
+
+def dial_scale(speed: float) -> float:
+    """The dial's full scale for ``speed`` tokens/s: the first of SCALES at or above it."""
+    return float(next((scale for scale in SCALES if scale >= speed), SCALES[-1]))
 
 
 class SpeedGauge(QWidget):
@@ -44,7 +47,8 @@ class SpeedGauge(QWidget):
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
         self._value = 0.0
         self._shown = 0.0  # the needle, easing toward _value
-        self._scale = 50.0
+        self._scale = dial_scale(0.0)
+        self.recent: deque[float] = deque(maxlen=RECENT_ANSWERS)  # the last answers' speeds
         self.caption = "idle"
         self.repaints = 0
         self._timer = QTimer(self)
@@ -60,16 +64,38 @@ class SpeedGauge(QWidget):
     def value(self) -> float:
         return self._value
 
+    def text(self) -> str:
+        """The figure the dial shows, as the answer's footer writes it."""
+        return speed_text(self._value)
+
     def set_value(self, value: float) -> None:
         """Show ``value`` tokens/s (the ``tokensPerSecond`` property's setter)."""
         self._set_tps(value)
 
+    def scale(self) -> float:
+        """The dial's full scale (see SCALES)."""
+        return self._scale
+
+    def add_answer(self, value: float) -> None:
+        """An answer ended at ``value`` tokens/s: shown, and kept among the recent answers."""
+        self.recent.append(max(0.0, float(value)))
+        self._set_tps(value)
+
+    def reset(self) -> None:
+        """Another model: its recent answers' speeds are forgotten, and the dial is idle at 0."""
+        self.recent.clear()
+        self.set_caption("idle")
+        self._set_tps(0.0)
+
     def _set_tps(self, value: float) -> None:
         value = max(0.0, float(value))
+        scale = dial_scale(max([value, *self.recent]))
+        if scale != self._scale:
+            self._scale = scale
+            self.update()
         if value == self._value:
             return
         self._value = value
-        self._scale = max(self._scale, _nice_scale(value * 1.1))
         self.setAccessibleDescription(f"{value:.1f} tokens per second")
         if not self._timer.isActive():
             self._timer.start()
@@ -131,7 +157,7 @@ class SpeedGauge(QWidget):
         p.setFont(font)
         # below the hub, in the gauge's open bottom, so the needle never crosses the figure
         value_rect = QRectF(rect.left(), centre.y() + side * 0.06, rect.width(), side * 0.2)
-        p.drawText(value_rect, Qt.AlignmentFlag.AlignCenter, f"{self._value:.1f}")
+        p.drawText(value_rect, Qt.AlignmentFlag.AlignCenter, speed_text(self._value))
         small = QFont(self.font())
         small.setPointSizeF(max(7.0, side / 18))
         p.setFont(small)

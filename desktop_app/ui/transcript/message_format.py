@@ -107,13 +107,24 @@ def format_speedup(stats: dict[str, Any]) -> str:
     return ""
 
 
+def answer_speed(stats: dict[str, Any]) -> float:
+    """An answer's tokens/s from its stats' dict: :attr:`GenerationStats.answer_tokens_per_s`
+    (answers in the history are dicts), the one speed the footer and the speed panel show."""
+    return stats.get("decode_tokens_per_s") or stats.get("window_tokens_per_s") or 0.0
+
+
+def speed_text(tokens_per_s: float) -> str:
+    """A speed as the footer and the dial write it ("42.1"): rounded as the stats' dict rounds
+    it first, so the dial's exact figure and the footer's rounded one read the same."""
+    return f"{round(tokens_per_s, 3):.1f}"
+
+
 def format_footer(stats: dict[str, Any]) -> str:
     """Two lines under an answer, in plain words: its speed ("42.1 tokens/s · first token after
     0.31 s · 180 tokens"), then what the drafters did and a measured speed-up. The exact
     figures are in :func:`footer_details` (the footer's tooltip)."""
-    tps = stats.get("decode_tokens_per_s") or stats.get("window_tokens_per_s") or 0.0
     first = [
-        f"{tps:.1f} tokens/s",
+        f"{speed_text(answer_speed(stats))} tokens/s",
         f"first token after {stats.get('ttft_s', 0.0):.2f} s",
         f"{stats.get('generated_tokens', 0)} tokens",
     ]
