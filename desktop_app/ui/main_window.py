@@ -11,8 +11,7 @@ from __future__ import annotations
 import gc
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
+from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import QMainWindow, QPushButton, QWidget
 
 from desktop_app.engine.api import DrafterKind
@@ -41,7 +40,9 @@ from desktop_app.ui.speed.side_panel import SidePanel
 from desktop_app.ui.speed.speed_feed import ChatSpeedFeed
 from desktop_app.ui.tools.mcp_tools import McpTools, ToolChoiceBox
 from desktop_app.ui.tools.mcp_turns import ToolTurns
+from desktop_app.ui.transcript.chat_keys import ChatKeys
 from desktop_app.ui.transcript.chat_view import ChatView
+from desktop_app.ui.transcript.conversation_find import ConversationFind
 from desktop_app.ui.window.focus import FocusKeeper
 from desktop_app.ui.window.status_bar import CrashBanner, EngineStatusBar
 from desktop_app.ui.window.welcome import FirstRunWelcome
@@ -74,8 +75,9 @@ class MainWindow(QMainWindow):
         self.banner = CrashBanner()
         self.load_banner = LoadBanner()
         self.conversations = ConversationList(history)
-        self.chat_view = ChatView()
         self.input = MessageInput()
+        self.chat_view = ChatView()
+        self.find_in_chat = ConversationFind(self, self.chat_view, self.input)  # Ctrl+F: its bar over the transcript
         self.think = ThinkSwitch(history)
         self.editing_bar = EditingBar()
         self.prompt_button = SystemPromptButton(settings, history, self.input)
@@ -94,7 +96,7 @@ class MainWindow(QMainWindow):
         self.setStatusBar(self.status)
         self.side_fold = SidePanelFold(self, self.side, settings, self.save_settings)
         lay_out(
-            self, self.model_bar, self.side_fold.button, [self.banner, self.load_banner], self.chat_view,
+            self, self.model_bar, self.side_fold.button, [self.banner, self.load_banner, self.find_in_chat.bar], self.chat_view,
             [self.editing_bar, self.wait_hint], self.input, [self.think, self.prompt_button, self.tool_choice, self.send_button, self.stop_button],
             [self.meter], self.conversations, self.side_fold.area,
         )  # fmt: skip
@@ -167,8 +169,7 @@ class MainWindow(QMainWindow):
         self.input.cancel_requested.connect(self.cancel)
         self.send_button.clicked.connect(lambda: self.send(self.input.toPlainText()))
         self.stop_button.clicked.connect(self.cancel)
-        QShortcut(QKeySequence(Qt.Key.Key_Escape), self, self.cancel).setWhatsThis("Stop the answer")
-        QShortcut(QKeySequence.StandardKey.New, self, lambda: self.session.open(None)).setWhatsThis("New conversation")
+        ChatKeys(self, self.chat_view, self.cancel, lambda: self.session.open(None))  # Esc, Ctrl+N, the last answer's
         self.chat_view.edit_requested.connect(lambda _t: self.drafts.edit_last())
         self.conversations.conversation_selected.connect(self.session.open)
         self.conversations.new_requested.connect(lambda: self.session.open(None))

@@ -174,7 +174,7 @@ def test_the_dialog_fits_an_800_by_600_screen(qtbot: Any, window: Any) -> None:
 
 def test_zoom_keys_change_the_text_size_and_save_it(qtbot: Any, window: Any) -> None:
     listed = window_shortcuts(window)  # Help → Keyboard shortcuts
-    for row in (("Ctrl+=", "Larger text"), ("Ctrl+-", "Smaller text"), ("Ctrl+0", "Text size back to normal")):
+    for row in (("Ctrl+= / Ctrl++", "Larger text"), ("Ctrl+-", "Smaller text"), ("Ctrl+0", "Text size back to normal")):
         assert row in listed
     assert ("Ctrl+,", "Preferences") in listed
     size = FONT_SIZE.default

@@ -6,7 +6,6 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from PySide6.QtCore import QPoint, Qt, Signal
-from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QInputDialog,
@@ -22,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from desktop_app.store import History
 from desktop_app.ui.transcript.message_format import tooltip_html
+from desktop_app.ui.window.shortcuts import DELETE_CHAT, RENAME_CHAT, shortcut
 
 TITLE_ROLE = Qt.ItemDataRole.UserRole + 1  # an item's text also holds its date
 
@@ -83,15 +83,8 @@ class ConversationList(QWidget):
         self.list.itemActivated.connect(self._activated)
         self.list.itemClicked.connect(self._activated)
         layout.addWidget(self.list, 1)
-        for text, keys, slot in (
-            ("Rename…", QKeySequence(Qt.Key.Key_F2), self._rename_current),
-            ("Delete", QKeySequence(QKeySequence.StandardKey.Delete), self._delete_current),
-        ):
-            action = QAction(text, self.list)
-            action.setShortcut(keys)
-            action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
-            action.triggered.connect(slot)
-            self.list.addAction(action)
+        for declared, slot in ((RENAME_CHAT, self._rename_current), (DELETE_CHAT, self._delete_current)):
+            shortcut(self.list, declared, slot, Qt.ShortcutContext.WidgetShortcut)
         self.current_id: int | None = None
 
     def refresh(self) -> None:

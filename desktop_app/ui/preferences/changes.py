@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject
-from PySide6.QtGui import QAction, QKeySequence, QShortcut
+from PySide6.QtGui import QAction, QShortcut
 from PySide6.QtWidgets import QWidget
 
 from desktop_app.store import Settings
@@ -20,10 +20,7 @@ from desktop_app.ui.preferences.preference_pages import RELOADING
 from desktop_app.ui.preferences.preferences_dialog import PreferencesDialog
 from desktop_app.ui.tools.mcp_settings import McpServersField
 from desktop_app.ui.tools.mcp_tools import McpTools
-
-ZOOM_IN = ("Ctrl+=", "Ctrl++")
-ZOOM_OUT = ("Ctrl+-",)
-ZOOM_RESET = "Ctrl+0"
+from desktop_app.ui.window.shortcuts import LARGER_TEXT, NORMAL_TEXT, SMALLER_TEXT, bind
 
 
 def reload_note(n_ctx: int, context_changed: bool) -> str:
@@ -63,13 +60,12 @@ class Preferences(QObject):
         self._show_settings, self._save_settings, self._tell = show_settings, save_settings, tell
         self._reload_models = reload_models
         self.dialog: PreferencesDialog | None = None
-        for keys, step, what in ((ZOOM_IN, 1, "Larger text"), (ZOOM_OUT, -1, "Smaller text")):
-            for key in keys:
-                shortcut = QShortcut(QKeySequence(key), window)
-                shortcut.setWhatsThis(what)  # Help → Keyboard shortcuts lists it
-                shortcut.activated.connect(lambda step=step: self.zoom(step))
-        reset = QShortcut(QKeySequence(ZOOM_RESET), window)
-        reset.setWhatsThis("Text size back to normal")
+        for declared, step in ((LARGER_TEXT, 1), (SMALLER_TEXT, -1)):
+            shortcut = QShortcut(window)
+            bind(shortcut, declared)  # Help → Keyboard shortcuts lists it
+            shortcut.activated.connect(lambda step=step: self.zoom(step))
+        reset = QShortcut(window)
+        bind(reset, NORMAL_TEXT)
         reset.activated.connect(lambda: self.set_font_size(FONT_SIZE.default))
         self.show_font()
 

@@ -110,6 +110,11 @@ class ChatView(QScrollArea):
         """Older messages of the conversation not shown yet (behind "show earlier")."""
         return len(self._earlier)
 
+    @property
+    def earlier_texts(self) -> list[str]:
+        """The text of each older message not shown yet, oldest first (find counts their matches)."""
+        return [text for _role, text, _stats in self._earlier]
+
     def show_messages(self, records: Sequence[Record]) -> None:
         """Show a stored conversation: its newest SHOWN_AT_ONCE messages, the rest on request;
         rendered a slice at a time (:class:`LazyRender`), the newest now."""
@@ -214,6 +219,7 @@ class ChatView(QScrollArea):
         last = self._last_of_roles()
         for widget in self.messages:
             widget.action_button.setEnabled(widget in last)
+            widget.set_reachable(widget in last)  # Tab walks these, not every message's
 
     def follow_reader(self) -> bool:
         """Whether the reader is at the newest message: the transcript then follows it as it grows."""

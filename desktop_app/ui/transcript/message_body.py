@@ -16,6 +16,7 @@ from desktop_app.engine_process.protocol import Piece
 from desktop_app.ui.transcript.message_format import no_answer_note
 from desktop_app.ui.transcript.rich_label import RichText
 from desktop_app.ui.transcript.rich_text import pieces_between
+from desktop_app.ui.widgets.focus_ring import ring_on_focus
 
 
 def split_pieces(
@@ -60,6 +61,8 @@ class MessageBody(QWidget):
         self.toggle.setObjectName("thinkingToggle")
         self.toggle.setCheckable(True)
         self.toggle.setAutoRaise(True)
+        ring_on_focus(self.toggle)
+        self.toggle.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # Tab: the last answer's only (MessageWidget)
         self.toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.toggle.setArrowType(Qt.ArrowType.RightArrow)
         self.toggle.toggled.connect(self._fold)

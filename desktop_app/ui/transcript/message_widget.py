@@ -13,6 +13,7 @@ from desktop_app.engine.reasoning import THINK_TAGS, ReasoningFormat, split_reas
 from desktop_app.engine_process.protocol import Piece
 from desktop_app.ui.transcript.message_body import MessageBody
 from desktop_app.ui.transcript.message_format import footer_details, format_footer, tooltip_html
+from desktop_app.ui.widgets.focus_ring import ring_on_focus
 
 FRAME_PX = 1  # a message's frame (a styled panel), drawn over its layout's margin (MessageWidget)
 
@@ -104,10 +105,19 @@ class MessageWidget(QFrame):
     def _action(self, row: QHBoxLayout, text: str, name: str, slot: Any) -> QPushButton:
         button = QPushButton(text)
         button.setFlat(True)
+        ring_on_focus(button)  # the keyboard's place shows
+        button.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # Tab reaches the last messages' only (set_reachable)
         button.setAccessibleName(name)
         button.clicked.connect(slot)
         row.addWidget(button)
         return button
+
+    def set_reachable(self, on: bool) -> None:
+        """Whether Tab reaches this message's buttons (the last answer's and your last message's
+        do; a click never takes the focus from the message box, and shortcuts act on the last answer)."""
+        policy = Qt.FocusPolicy.TabFocus if on else Qt.FocusPolicy.NoFocus
+        for button in (self.copy_button, self.action_button, self.content.toggle):
+            button.setFocusPolicy(policy)
 
     @property
     def text(self) -> str:

@@ -56,7 +56,11 @@ class TextLabel(QLabel):
         self.setObjectName(name)
         self.setWordWrap(True)
         self.setTextFormat(Qt.TextFormat.RichText)
-        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
+        # selectable, links clicked; not in the Tab chain (a label per message, and per block while
+        # an answer streams): the keyboard reaches the last answer by its shortcuts and buttons
+        self.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextSelectableByMouse | Qt.TextInteractionFlag.LinksAccessibleByMouse
+        )
         self.setOpenExternalLinks(False)
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
         self._heights: dict[int, int] = {}

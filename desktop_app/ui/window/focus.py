@@ -4,6 +4,8 @@
 - When the focused widget is disabled or hidden (a picker while a model loads, the race button
   while racing), Qt hands the focus to the next widget in the tab chain (a GPU-layers box, "Draft
   k"), where the next key typed changes a setting: the message box takes it instead.
+- The same when that happens while the window is in the background (a model chosen in the
+  library window): the window's focus, given back when it comes to the front, is the message box.
 - When the window gets the keyboard back (a dialog or message box closed, the user came back from
   another application) and its focus is nowhere useful, the message box takes it.
 - Spin boxes and combo boxes take the focus from a click or Tab only, and ignore the mouse wheel
@@ -98,8 +100,17 @@ class FocusKeeper(QObject):
         if QApplication.activeWindow() is self._window and not useful(self._window.focusWidget()):
             self.go_home()
 
+    def _home_if_moved_away(self) -> None:
+        """A box was disabled while the window was in the background (a model chosen in the
+        library, a file dialog just closed): Qt gave the window's focus to the next widget of
+        the tab chain, a GPU-layers box, which nothing reports; the message box takes it back."""
+        if isValid(self._window) and not self._window.isActiveWindow() and not useful(self._window.focusWidget()):
+            self.go_home()
+
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt API
         if event.type() == QEvent.Type.Wheel and isinstance(watched, QWidget) and not watched.hasFocus():
             event.ignore()
             return True  # the value stays
+        if event.type() == QEvent.Type.EnabledChange and isinstance(watched, QWidget) and not watched.isEnabled():
+            QTimer.singleShot(0, self, self._home_if_moved_away)
         return False

@@ -1,20 +1,23 @@
 """Help → Keyboard shortcuts: every shortcut the window has, read from its QAction and QShortcut
-objects when the list opens, so it cannot go stale."""
+objects when the list opens, so it cannot go stale, in the order ui/window/shortcuts.py declares."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QVBoxLayout, QWidget
 
 from desktop_app.ui.models.library_tables import fill_table, make_table
+from desktop_app.ui.window.shortcuts import ORDER, RANK, TYPED
 
 NO_DESCRIPTION = "(no description)"
 
 
 def _action_text(action: QAction) -> str:
-    """The action's menu text; for one that works only in a widget, which widget ("in Conversations")."""
-    text = action.text().replace("&", "").rstrip("…").strip() or action.toolTip() or NO_DESCRIPTION
+    """The action's words (its declaration's, else its menu text); for one that works only in a
+    widget, which widget ("in Conversations")."""
+    menu_text = action.text().replace("&", "").rstrip("…").strip()
+    text = action.whatsThis() or menu_text or action.toolTip() or NO_DESCRIPTION
     owner = action.parent()
     local = action.shortcutContext() in (
         Qt.ShortcutContext.WidgetShortcut,
@@ -25,19 +28,30 @@ def _action_text(action: QAction) -> str:
     return text
 
 
+def _keys_text(keys: list[QKeySequence]) -> str:
+    return " / ".join(k.toString(QKeySequence.SequenceFormat.NativeText) for k in keys if not k.isEmpty())
+
+
+def _rank(target: QObject) -> int:
+    rank = target.property(RANK)
+    return rank if isinstance(rank, int) else len(ORDER)  # undeclared: after the declared ones
+
+
 def window_shortcuts(window: QWidget) -> list[tuple[str, str]]:
-    """(keys, what they do) for every enabled shortcut of ``window`` and its children, by keys."""
-    rows: set[tuple[str, str]] = set()
+    """(keys, what they do) for every shortcut of ``window`` and its children, and the message
+    box's own keys (:data:`TYPED`), in the declared order (ui/window/shortcuts.py); one row per
+    action, its keys together ("Ctrl+= / Ctrl++")."""
+    rows: dict[tuple[str, str], int] = {}
+    for typed in TYPED:
+        rows[(_keys_text(typed.sequences()), typed.does)] = ORDER.index(typed)
     for action in window.findChildren(QAction):
-        for keys in action.shortcuts():
-            if not keys.isEmpty():
-                rows.add((keys.toString(QKeySequence.SequenceFormat.NativeText), _action_text(action)))
+        if keys := _keys_text(action.shortcuts()):
+            rows.setdefault((keys, _action_text(action)), _rank(action))
     for shortcut in window.findChildren(QShortcut):
-        for keys in shortcut.keys():
-            if not keys.isEmpty():
-                what = shortcut.whatsThis() or shortcut.objectName() or NO_DESCRIPTION
-                rows.add((keys.toString(QKeySequence.SequenceFormat.NativeText), what))
-    return sorted(rows, key=lambda row: (row[1].lower(), row[0]))
+        if keys := _keys_text(shortcut.keys()):
+            what = shortcut.whatsThis() or shortcut.objectName() or NO_DESCRIPTION
+            rows.setdefault((keys, what), _rank(shortcut))
+    return sorted(rows, key=lambda row: (rows[row], row[1].lower(), row[0]))
 
 
 class ShortcutList(QDialog):

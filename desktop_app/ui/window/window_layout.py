@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Qt
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -22,9 +22,9 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.store import Settings
+from desktop_app.ui.window.shortcuts import SPEED_PANEL, bind
 
 NARROW_SCREEN = 1100  # px of available width below which the speed panel starts folded ("auto")
-SIDE_PANEL_TOGGLE = QKeySequence("F9")
 
 
 def lay_out(
@@ -102,8 +102,8 @@ class SidePanelFold(QObject):
         self.action = QAction("Speed panel", window)
         self.action.setObjectName("toggleSidePanel")
         self.action.setCheckable(True)
-        self.action.setShortcut(SIDE_PANEL_TOGGLE)
-        self.action.setToolTip(f"Show or hide the speed panel ({SIDE_PANEL_TOGGLE.toString()})")
+        bind(self.action, SPEED_PANEL)
+        self.action.setToolTip(f"{SPEED_PANEL.does} ({SPEED_PANEL.keys[0]})")
         window.addAction(self.action)
         self.button = QToolButton()
         self.button.setObjectName("sidePanelButton")

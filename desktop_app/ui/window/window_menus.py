@@ -3,11 +3,11 @@ serve the API), Help (keyboard shortcuts, About)."""
 
 from __future__ import annotations
 
-from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QMainWindow, QMessageBox
 
 from desktop_app import __version__
 from desktop_app.ui.window.shortcut_list import ShortcutList
+from desktop_app.ui.window.shortcuts import LIBRARY, PREFERENCES, QUIT, bind
 
 
 class WindowMenus:
@@ -19,16 +19,13 @@ class WindowMenus:
         file_menu = self.file_menu = bar.addMenu("&File")
         self.preferences = file_menu.addAction("&Preferences…")
         self.preferences.setObjectName("preferencesAction")
-        comma = QKeySequence("Ctrl+,")  # Linux has no standard Preferences key
-        keys = [k for k in QKeySequence.keyBindings(QKeySequence.StandardKey.Preferences) if k != comma]
-        self.preferences.setShortcuts([*keys, comma])
+        bind(self.preferences, PREFERENCES)
         file_menu.addSeparator()
-        quit_action = file_menu.addAction("&Quit", window.close)
-        quit_action.setShortcut(QKeySequence.StandardKey.Quit)
+        bind(file_menu.addAction("&Quit", window.close), QUIT)
         models_menu = bar.addMenu("&Models")
         self.library = models_menu.addAction("Model &library…")
         self.library.setObjectName("openLibraryAction")
-        self.library.setShortcut(QKeySequence("Ctrl+L"))
+        bind(self.library, LIBRARY)
         self.library.setStatusTip("Local models, which drafts fit which targets, and the catalog to download")
         self.workers = models_menu.addAction("&Workers…")
         self.workers.setObjectName("workersAction")
