@@ -105,3 +105,6 @@ def test_ctrl_f_finds_marks_and_walks_every_match_of_the_conversation(
     qtbot.keyClick(bar.field, Qt.Key.Key_Escape)  # closes the bar, not the answer's Stop
     assert not bar.isVisible() and window.input.hasFocus()
     assert not _marked(window, MATCH_TINT) and not _marked(window, CURRENT_TINT)
+    qtbot.keyClick(window.input, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)  # again: the same text, found again
+    assert bar.isVisible() and bar.field.selectedText() == "zebra"
+    assert _count(window).endswith(f" of {total}") and _marked(window, CURRENT_TINT)

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 from desktop_app.engine.reasoning import THINK_TAGS, ReasoningFormat
 from desktop_app.ui.transcript.lazy_render import LazyRender
 from desktop_app.ui.transcript.message_widget import MessageWidget
+from desktop_app.ui.widgets.focus_ring import ring_on_focus
 
 RENDER_MS = 80  # refresh a streaming message at most ~12 times a second (its open block: RichText)
 # ... and keep the window's thread under this share of a core while an answer streams: on a small
@@ -77,6 +78,7 @@ class ChatView(QScrollArea):
         self.earlier_button = QPushButton()
         self.earlier_button.setObjectName("showEarlier")
         self.earlier_button.setFlat(True)
+        ring_on_focus(self.earlier_button)
         self.earlier_button.clicked.connect(self.show_earlier)
         self.earlier_button.hide()
         self._layout.addWidget(self.earlier_button)

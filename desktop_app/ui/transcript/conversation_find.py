@@ -59,7 +59,7 @@ class ConversationFind(QObject):
         field.next_requested.connect(lambda: self.step(1))
         field.previous_requested.connect(lambda: self.step(-1))
         field.close_requested.connect(self.close)
-        shortcut(window, FIND, self.bar.open)
+        shortcut(window, FIND, self.open)
         shortcut(window, FIND_NEXT, lambda: self.step(1))
         shortcut(window, FIND_PREVIOUS, lambda: self.step(-1))
 
@@ -88,12 +88,20 @@ class ConversationFind(QObject):
             self.go(shown[0] if shown else 0)
         self.bar.show_count(self.current, len(self.matches))
 
+    def open(self) -> None:
+        """Ctrl+F: the bar, its text selected; the matches of a text still there found again."""
+        reopened = not self.bar.isVisible() and bool(self.query)
+        self.bar.open()
+        if reopened:
+            self.search()
+
     def step(self, by: int) -> None:
         """The next (``by`` 1) or previous (-1) match, round the end; the bar opens if closed."""
         if not self.bar.isVisible():
-            self.bar.open()
+            self.open()
         at = self.matches[self.current] if 0 <= self.current < len(self.matches) else None
-        self._count()  # an answer may have come since
+        self._count()  # an answer may have come since, or messages rendered (lazy_render.py)
+        self._mark_shown()
         if not self.matches:
             self.bar.show_count(-1, 0)
             return

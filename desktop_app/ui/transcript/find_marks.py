@@ -77,15 +77,21 @@ class LabelMarks:
 
     def __init__(self) -> None:
         self._shown: dict[TextLabel, tuple[str, str]] = {}  # label -> (its HTML before, the marked HTML)
+        self._current: dict[TextLabel, int] = {}  # label -> the match marked current in it (-1: none)
 
     def mark(self, label: TextLabel, query: str, current: int = -1) -> None:
         """Mark ``label``'s matches (its ``current``-th as the current one)."""
+        shown = self._shown.get(label)
+        if shown is not None and label.text() == shown[1] and self._current.get(label) == current:
+            return  # marked so already: not laid out again
         before = self._original(label)
         marked = marked_html(before, query, current)
         self._shown[label] = (before, marked)
+        self._current[label] = current
         label.setText(marked)
 
     def unmark_all(self) -> None:
+        self._current.clear()
         for label, (before, marked) in self._shown.items():
             if isValid(label) and label.text() == marked:  # (rendered again since: its new text stays)
                 label.setText(before)
