@@ -108,3 +108,22 @@ def test_ctrl_f_finds_marks_and_walks_every_match_of_the_conversation(
     qtbot.keyClick(window.input, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)  # again: the same text, found again
     assert bar.isVisible() and bar.field.selectedText() == "zebra"
     assert _count(window).endswith(f" of {total}") and _marked(window, CURRENT_TINT)
+
+
+def test_a_match_in_a_folded_thinking_block_opens_it(qtbot: Any, make_window: Any) -> None:
+    window = make_window(wait_loaded=False)
+    messages: list[tuple[str, str, dict[str, Any] | None]] = [
+        ("user", "Think about it.", None),
+        ("assistant", "<think>A striped idea.</think>The answer, plainly.", {"generated_tokens": 9, "mode": "off"}),
+    ]
+    conversation = window.history.add_conversation("Thoughts", messages, {})
+    window.conversations.refresh()
+    window.session.open(conversation.id)
+    qtbot.waitUntil(lambda: window.chat_view.lazy.count == 0, timeout=20_000)
+    answer = window.chat_view.messages[-1]
+    assert answer.content.toggle.isVisible() and not answer.content.toggle.isChecked()
+    window.find_in_chat.open()
+    qtbot.keyClicks(window.find_in_chat.bar.field, "STRIPED")
+    assert _count(window) == "1 of 1"
+    assert answer.content.toggle.isChecked()  # opened where the match is
+    assert any(CURRENT_TINT in label.text() for label in answer.content.reasoning_text.labels())
