@@ -301,6 +301,8 @@ class GenerateRequest:
     rule ``root``) every token is drawn under, drafts included (GrammarError when llama.cpp cannot
     parse it, before any work); with ``grammar_triggers`` (regular expressions, a tool format's
     ``trigger``) it is lazy: the answer is free until one matches, then follows the grammar from there.
+    ``continue_answer``: the last message is an answer to go on with (it ran out of length, was stopped):
+    the prompt ends with its text in the assistant's open turn, and what follows it is the answer.
     """
 
     messages: Sequence[Message] | None = None
@@ -318,6 +320,7 @@ class GenerateRequest:
     tools: Sequence[Tool] = ()
     grammar: str | None = None
     grammar_triggers: tuple[str, ...] = ()
+    continue_answer: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "spec", _member(SpecMode, self.spec, "spec"))
@@ -338,6 +341,8 @@ class GenerateRequest:
             raise ValueError("grammar must be a GBNF grammar (a non-empty string with a rule named root)")
         if self.grammar_triggers and self.grammar is None:
             raise ValueError("grammar_triggers need a grammar to trigger")
+        if self.continue_answer and (not self.messages or self.messages[-1]["role"] != "assistant"):
+            raise ValueError("to continue an answer, the last message must be the assistant's answer")
 
 
 E = TypeVar("E", SpecMode, DrafterKind, OverflowPolicy)

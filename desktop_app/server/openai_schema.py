@@ -77,6 +77,7 @@ class Field(Word):
     TOOL_CHOICE = auto()  # chat only: auto, none, required or {"type": "function", "function": {"name"}}
     PARALLEL_TOOL_CALLS = auto()  # chat only: false: one call at most
     RESPONSE_FORMAT = auto()  # chat only: text, json_object or json_schema (structured_output.py)
+    CONTINUE_FINAL_MESSAGE = auto()  # chat only, vLLM's: go on with the last message, an answer (no new turn)
 
 
 CHAT_ONLY = {
@@ -88,6 +89,7 @@ CHAT_ONLY = {
     Field.TOOL_CHOICE,
     Field.PARALLEL_TOOL_CALLS,
     Field.RESPONSE_FORMAT,
+    Field.CONTINUE_FINAL_MESSAGE,
 }
 _OPENAI_NEUTRAL = ("n", "logprobs", "top_logprobs", "frequency_penalty", "presence_penalty")
 # Legacy function calling: its answer has another shape (function_call), so it is refused by name.
@@ -145,7 +147,12 @@ def parse_request(
     )
     try:
         if chat:
-            request = GenerateRequest(messages=chat_messages(body.get(Field.MESSAGES)), think=_think(body), **common)
+            request = GenerateRequest(
+                messages=chat_messages(body.get(Field.MESSAGES)),
+                think=_think(body),
+                continue_answer=bool(_field(body, Field.CONTINUE_FINAL_MESSAGE, (bool,), False)),
+                **common,
+            )
         else:
             prompt = body.get(Field.PROMPT)
             suffix = _field(body, Field.SUFFIX, (str,))

@@ -99,7 +99,8 @@ class PromptBuilder:
         if size.dropped and request.overflow is OverflowPolicy.REFUSE:
             self._refuse(messages, size)
         self.last_text = text
-        self.opened = self.reasoning.opened(text)
+        # Going on with an answer: its text already holds any reasoning marker its prompt opened.
+        self.opened = "" if request.continue_answer else self.reasoning.opened(text)
         if size.tokens > size.limit:  # even the last message alone leaves too little room
             self._check_fits(tokens)
         return tokens, size.dropped
@@ -130,7 +131,11 @@ class PromptBuilder:
         limit = self._limit(request)
         self._check_system_prompt(messages, limit)
         fitter = PromptFitter(
-            lambda ms: self.render(ms, request.think, request.tools), self._token_counts, limit, cancel, clock=clock
+            lambda ms: self.render(ms, request.think, request.tools, request.continue_answer),
+            self._token_counts,
+            limit,
+            cancel,
+            clock=clock,
         )
         kept_from, text, tokens = fitter.fit(messages)
         dropped = kept_from - (1 if messages[0]["role"] == "system" else 0)
@@ -176,17 +181,26 @@ class PromptBuilder:
         return f", or {how}"
 
     def render(
-        self, messages: Sequence[Message], think: bool | None = None, tools: Sequence[Tool] = ()
+        self,
+        messages: Sequence[Message],
+        think: bool | None = None,
+        tools: Sequence[Tool] = (),
+        continue_answer: bool = False,
     ) -> tuple[str, list[int]]:
         """The prompt text for these messages and its tokens (``think``: the Think switch;
-        ``tools``: the functions offered)."""
+        ``tools``: the functions offered; ``continue_answer``: the last message is an answer to go
+        on with: the prompt for the messages before it, then its text, as generated)."""
         target = self._models.require_target()
         assert self.template is not None
         r = self.reasoning
-        shown = [template_message(m) for m in self.tools.messages(r.messages(messages), tools)]
+        head = list(messages[:-1]) if continue_answer else messages
+        shown = [template_message(m) for m in self.tools.messages(r.messages(head), tools)]
         text = self.template.render(
             shown, add_generation_prompt=True, **r.variables(think), **self.tools.variables(tools)
         )
+        if continue_answer:  # the prompt it was answering, then its text (which carries the marker opened)
+            answer, opened = messages[-1]["content"], r.opened(text)
+            text += answer[len(opened) :] if opened and answer.startswith(opened) else answer
         # Reuse the tokens generated earlier when the text matches (see the module's docstring).
         if (known := self._history.longest_prefix(text)) is not None:
             hist_text, hist_tokens = known
