@@ -15,12 +15,12 @@ import signal
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-from desktop_app.engine.api import FinishReason, WorkerAddress
-from desktop_app.engine.events import Finished, PromptProgress, StatsUpdate, TextChunk
+from desktop_app.engine.api import FinishReason, GenerateRequest, WorkerAddress
+from desktop_app.engine.events import Event, Finished, PromptProgress, StatsUpdate, TextChunk
 from desktop_app.engine.stats import GenerationStats
 from desktop_app.engine_process.prompt_counter import PromptCounter
 from desktop_app.engine_process.protocol import (
@@ -49,6 +49,7 @@ from desktop_app.engine_process.protocol import (
     Stage,
 )
 from desktop_app.engine_process.running_jobs import RunningJobs
+from desktop_app.engine_process.step_aside import stepping_aside
 from desktop_app.engine_process.tool_answers import ToolAnswer
 
 # Each message wakes the window, which on a small machine takes a core from the engine's threads
@@ -115,6 +116,7 @@ class _Worker:
         self.history: Path | None = None  # its file (from the last Load)
         self.jobs: queue.Queue[Load | Generate | Embed | None] = queue.Queue()
         self.running = RunningJobs()
+        self.aside = 0  # how deep the job thread is in answers run aside (answer_waiting)
         self._send_lock = threading.Lock()
         self.counter = PromptCounter(self.engine, self.send)  # the context meter's questions
 
@@ -155,17 +157,34 @@ class _Worker:
             self.send(self.failed(job, exc, message))
 
     def answer_waiting(self) -> None:
-        """Between two texts of an embedding: the answers queued behind it run now (in order, up
-        to the first job that is not an answer: a load or another embedding waits its turn), so a
-        long embeddings request does not keep a chat waiting."""
-        while True:
-            with self.jobs.mutex:  # a look at the queue's head without taking it
-                head = self.jobs.queue[0] if self.jobs.queue else None
-            if not isinstance(head, Generate):
-                return
-            job = self.jobs.get()  # the head seen: only this thread takes jobs
-            if job is not None:
-                self.run(job)
+        """Between two texts of an embedding, or two batches of a long prompt: the answers queued
+        behind it run now (in order, up to the first job that is not an answer: a load or another
+        embedding waits its turn), so a long request does not keep a chat waiting. They run to
+        their end: an answer run here does not step aside in turn."""
+        self.aside += 1
+        try:
+            while self.answer_waits():
+                job = self.jobs.get()  # the head seen: only this thread takes jobs
+                if job is not None:
+                    self.run(job)
+        finally:
+            self.aside -= 1
+
+    def answer_waits(self) -> bool:
+        """An answer is at the head of the queue."""
+        with self.jobs.mutex:  # a look at the queue's head without taking it
+            return bool(self.jobs.queue) and isinstance(self.jobs.queue[0], Generate)
+
+    def answer_events(self, request: GenerateRequest, cancel: threading.Event) -> Iterator[Event]:
+        """The engine's events for this answer; its prompt steps aside for the answers waiting
+        (step_aside.py) unless it runs aside itself or the target keeps no prompt cache."""
+        target = self.engine.target
+        may_step_aside = not self.aside and target is not None and target.options.prompt_cache_mb > 0
+        return stepping_aside(
+            lambda: self.engine.generate(request, cancel),
+            lambda: may_step_aside and self.answer_waits(),
+            self.answer_waiting,
+        )
 
     def load(self, job: Load) -> None:
         from desktop_app.engine import IncompatibleDraftError, default_model_path
@@ -247,7 +266,7 @@ class _Worker:
                 pieces.clear()
             last_flush = time.perf_counter()
 
-        for event in self.engine.generate(request, cancel):
+        for event in self.answer_events(request, cancel):
             if isinstance(event, PromptProgress):
                 if time.perf_counter() - last_read >= PROGRESS_INTERVAL_S:
                     last_read = time.perf_counter()
