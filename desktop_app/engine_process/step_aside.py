@@ -10,7 +10,9 @@ any other conversation: docs/prompt-cache.md), and it starts again: the prompt c
 what it had read, so it goes on from there, and its answer is the one it would have given
 uninterrupted (the bytes restored are the cache as it was). Only the prompt reading steps aside:
 once an answer has text, it runs to its end. With the prompt cache off it does not step aside
-(the part read would be read again).
+(the part read would be read again). The figures of an answer that stepped aside are its last
+start's: what it had read before counts as cached (``prompt_tokens_new``), and the engine's own
+time to first token counts from that start (the window counts it from Send).
 """
 
 from __future__ import annotations
