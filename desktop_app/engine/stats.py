@@ -141,3 +141,32 @@ class GenerationStats:
         for key in timed:
             data[key] = round(data[key], 5)
         return data
+
+
+# The figures that add up over the runs of one answer (an answer continued: GenerateRequest.
+# continue_answer); the others are the last run's, but for the time to the first token (the first's).
+SUMMED = (
+    "generated_tokens", "decode_s", "target_passes", "drafted", "accepted", "draft_s", "verify_s", "plain_passes",
+    "plain_s", "thinking_tokens", "thinking_drafted", "thinking_accepted", "thinking_s",
+)  # fmt: skip
+FIRST_RUN = ("ttft_s", "engine_ttft_s")
+
+
+def continued_stats(before: dict[str, Any] | None, after: dict[str, Any]) -> dict[str, Any]:
+    """An answer's figures (dicts, as :meth:`GenerationStats.to_dict` and the history have them)
+    after a continuation's ``after``: counts and times summed, speeds computed again from them,
+    why it ended as the continuation ended. ``after`` alone when either has no figures to add."""
+    if not before or "generated_tokens" not in before or "generated_tokens" not in after:
+        return after
+    names = {f.name for f in fields(GenerationStats)}
+    first, last = (GenerationStats(**{k: v for k, v in d.items() if k in names}) for d in (before, after))
+    for name in SUMMED:
+        setattr(last, name, getattr(first, name) + getattr(last, name))
+    for name in FIRST_RUN:
+        setattr(last, name, getattr(first, name))
+    drafters = dict(first.by_drafter)
+    for kind, (drafted, accepted) in last.by_drafter.items():
+        old = drafters.get(kind, (0, 0))
+        drafters[kind] = (old[0] + drafted, old[1] + accepted)
+    last.by_drafter = drafters
+    return {**after, **last.to_dict()}

@@ -237,7 +237,7 @@ class MainWindow(QMainWindow):
         if not self._model_ready():
             self._show_error("No model is loaded: choose one first")
             return
-        if self.session.send(text):
+        if self.drafts.send(text):  # your message, or the answer being edited saved
             self.drafts.sent()
 
     def cancel(self) -> None:

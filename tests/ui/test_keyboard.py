@@ -13,6 +13,7 @@ from PySide6.QtGui import QAction, QGuiApplication, QImage
 from PySide6.QtWidgets import QApplication, QPushButton, QWidget
 
 from desktop_app.ui.models.model_bar import OPEN_LIBRARY
+from desktop_app.ui.transcript.message_actions import actions_of
 from desktop_app.ui.transcript.message_widget import MessageWidget
 from desktop_app.ui.transcript.text_label import TextLabel
 from desktop_app.ui.window.shortcut_list import ShortcutList
@@ -56,7 +57,15 @@ def test_tab_reaches_the_last_messages_buttons_only_and_their_focus_shows(
     in_messages = [w for w in walk if _owner(w) is not None]
     answer, question = last_answer(window), window.chat_view.messages[-2]
     assert not any(isinstance(w, TextLabel) for w in walk)  # no message text in the Tab chain
-    assert set(in_messages) == {answer.copy_button, answer.action_button, question.copy_button, question.action_button}
+    further = [b for m in (answer, question) for b in actions_of(m).buttons if b.isVisible()]  # Continue, Edit, Branch
+    assert set(in_messages) == {
+        answer.copy_button,
+        answer.action_button,
+        question.copy_button,
+        question.action_button,
+        *further,
+    }
+    assert len(further) == 4  # the answer stopped for its length: Continue, Edit, Branch; the question's Branch
     # the focused flat button shows it: a ring in the highlight colour
     button = answer.copy_button
     button.setFocus(Qt.FocusReason.TabFocusReason)

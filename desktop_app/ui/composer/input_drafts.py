@@ -3,7 +3,9 @@
 The text is kept per conversation in the history (option ``input_draft``) when another one is
 opened and when the window closes, and comes back when the conversation is opened again; a new
 conversation starts empty. Editing a message puts its text in the box and says so above it, with
-Cancel; the message being edited (and the text the box held before) is kept the same way.
+Cancel; the message being edited (and the text the box held before) is kept the same way. Your
+message edited is sent again; the last answer edited (its Edit) is saved, as a new version of it,
+and the next answers read it.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from desktop_app.ui.conversations.chat_session import ChatSession
 
 DRAFT_OPTION = "input_draft"  # str: the box's unsent text
 EDITING_OPTION = "input_editing"  # {"message": id, "before": the box's text before editing}
+EDITING_MESSAGE = "Editing your message: the original stays as an earlier version"
+EDITING_ANSWER = "Editing the answer: Enter saves it, the original stays as an earlier version"
 
 
 class EditingBar(QFrame):
@@ -29,7 +33,7 @@ class EditingBar(QFrame):
         self.setObjectName("editingBar")
         row = QHBoxLayout(self)
         row.setContentsMargins(6, 2, 6, 2)
-        self.label = QLabel("Editing your message: the original stays as an earlier version")
+        self.label = QLabel(EDITING_MESSAGE)
         self.label.setWordWrap(True)
         row.addWidget(self.label, 1)
         self.cancel = QPushButton("Cancel")
@@ -57,7 +61,8 @@ class InputDrafts(QObject):
         self._opening = False
         session.leaving.connect(self._on_leaving)
         session.conversation_changed.connect(self._on_conversation)
-        session.editing_changed.connect(lambda message: self.bar.setVisible(bool(message)))
+        session.editing_changed.connect(self._on_editing)
+        session.view.edit_answer_requested.connect(self.edit_answer)
         bar.cancel.clicked.connect(self.cancel_edit)
 
     def edit_last(self) -> None:
@@ -67,6 +72,39 @@ class InputDrafts(QObject):
         if text is not None:
             self.before_edit = before
             self._set_text(text)
+
+    def edit_answer(self) -> None:
+        """Edit the last answer: its text (as shown) in the box, in editing mode; Enter saves it."""
+        path, shown = self.session.shown.messages, self.session.view.messages
+        if not path or path[-1].role != "assistant" or not shown:
+            return
+        before = self.box.toPlainText() if self.session.editing is None else self.before_edit
+        if self.session.start_edit(path[-1].id) is not None:
+            self.before_edit = before
+            self._set_text(shown[-1].text)
+
+    def send(self, text: str) -> bool:
+        """The box's text sent (Enter, Send): your message, or the answer being edited saved."""
+        session = self.session
+        at = session.shown.position(session.editing)
+        if at is None or session.shown.messages[at].role != "assistant":
+            return session.send(text)
+        if not text.strip() or session.busy:
+            return False
+        try:
+            version = session.history.add_version(session.shown.messages[at].id, text)
+        except sqlite3.Error as exc:
+            session.store_failed.emit(f"The answer was not saved: the chat history cannot be written ({exc})")
+            return False
+        session.shown.replace_from(at, [version])
+        session.cancel_edit()
+        return True
+
+    @Slot(int)
+    def _on_editing(self, message: int) -> None:
+        answer = any(m.id == message and m.role == "assistant" for m in self.session.shown.messages)
+        self.bar.label.setText(EDITING_ANSWER if answer else EDITING_MESSAGE)
+        self.bar.setVisible(bool(message))
 
     def cancel_edit(self) -> None:
         """Leave editing mode: the box gets back what it held before."""

@@ -13,12 +13,13 @@ import contextlib
 import re
 import sqlite3
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal, Slot
 
 from desktop_app.engine.api import FinishReason, GenerateRequest, Message
-from desktop_app.engine.stats import GenerationStats
+from desktop_app.engine.stats import GenerationStats, continued_stats
 from desktop_app.engine_process.protocol import Done
 from desktop_app.store import History, StoredMessage
 from desktop_app.store.tool_calls import chat_messages
@@ -79,14 +80,17 @@ class ChatSession(QObject):
         self.answer: MessageWidget | None = None
         self.answer_id: int | None = None
         self.held = False  # its tool calls are being confirmed or run (ui/tools/mcp_turns.py)
+        self.continued: tuple[str, dict[str, Any] | None] | None = None  # the answer's text and stats before Continue
         self.writes = AnswerWrites(
             history, lambda: (self.answer_id, self.answer.text if self.answer else None), self.store_failed.emit, self
         )
         client.engine_crashed.connect(self._on_crash)
         view.regenerate_requested.connect(self.regenerate)
+        view.continue_requested.connect(self.continue_answer)
         self.shown.switched.connect(self._on_switched)
         self.shown.failed.connect(self.store_failed)
         self.busy_changed.connect(lambda busy: self.shown.allow_switching(not busy))
+        self.busy_changed.connect(lambda _busy: view.refresh_actions())  # Continue after an answer cut short
 
     @property
     def busy(self) -> bool:
@@ -157,10 +161,19 @@ class ChatSession(QObject):
         self.shown.replace_from(len(path) - 1, [])
         self.start_answer(messages, answer)
 
+    def continue_answer(self) -> None:
+        """Go on with the last answer where it ended (its length ran out, or Stop): the same message grows."""
+        path, shown = self.shown.messages, self.view.messages
+        if self.busy or not path or path[-1].role != "assistant" or not shown or shown[-1].role != "assistant":
+            return
+        self.continued = (shown[-1].text, shown[-1].stats)
+        self.start_answer(self.engine_messages(), path[-1], shown[-1])
+
     def start_edit(self, message_id: int | None = None) -> str | None:
-        """Edit a user message shown (the last one by default): the next send makes a new
-        version of it; nothing changes until then. Returns its text (None: nothing to edit)."""
-        users = [m for m in self.shown.messages if m.role == "user"]
+        """Edit a message shown (your last one by default): the next send makes a new version of
+        it (of an answer: ui/composer/input_drafts.py); nothing changes until then. Returns its
+        text (None: nothing to edit)."""
+        users = [m for m in self.shown.messages if m.role == "user" or m.id == message_id]  # or the answer given
         chosen = [m for m in users if m.id == message_id] if message_id is not None else users[-1:]
         if self.busy or not chosen:
             return None
@@ -188,16 +201,19 @@ class ChatSession(QObject):
         self.writes.save_partial()
 
     # ------------------------------------------------------------------ streaming
-    def start_answer(self, messages: list[Message], answer: StoredMessage) -> None:
-        self.shown.messages.append(answer)  # its widget, below, gets its ``< 2/2 >``
+    def start_answer(self, messages: list[Message], answer: StoredMessage, grows: MessageWidget | None = None) -> None:
+        """Stream an answer into the history's ``answer`` and a new message (``grows``: into this one, continued)."""
+        if grows is None:
+            self.continued = None
+            self.shown.messages.append(answer)  # its widget, below, gets its ``< 2/2 >``
         self.answer_id = answer.id
-        self.answer = self.view.add_message("assistant")
+        self.answer = grows or self.view.add_message("assistant")
         self.answer.set_stats(None, live=True)
         self.view.set_streaming(True)
         self.writes.begin()
-        handle = self.client.generate(
-            self.request_for(messages, conversation_prompt(self.history, self.conversation_id))
-        )
+        request = self.request_for(messages, conversation_prompt(self.history, self.conversation_id))
+        going_on = self.continued is not None and bool(messages) and messages[-1]["role"] == "assistant"
+        handle = self.client.generate(replace(request, continue_answer=True) if going_on else request)
         handle.token_received.connect(self._on_token)
         handle.stats_updated.connect(self._on_stats)
         handle.finished.connect(self._on_finished)
@@ -239,8 +255,10 @@ class ChatSession(QObject):
             self._end_answer({**last, "finish_reason": FinishReason.INTERRUPTED.value, "error": reason})
 
     def _end_answer(self, stats: dict[str, Any], text: str | None = None, done: Done | None = None) -> None:
-        answer, answer_id = self.answer, self.answer_id
-        self.handle = None
+        answer, answer_id, (before, before_stats) = self.answer, self.answer_id, self.continued or ("", None)
+        if self.continued is not None:  # the answer continued: its text and figures before, then these
+            text, stats = None if text is None else before + text, continued_stats(before_stats, stats)
+        self.handle, self.continued = None, None
         self.answer = self.answer_id = None
         self.writes.end()
         self.view.set_streaming(False)

@@ -1,6 +1,7 @@
 """Export a conversation as Markdown or JSON and import a JSON export (File menu and the
-conversation list's context menu); the work itself is :mod:`desktop_app.store.export` and
-:mod:`desktop_app.store.conversation_import`.
+conversation list's context menu), and branch one into a new conversation (a message's Branch);
+the work itself is :mod:`desktop_app.store.export`, :mod:`desktop_app.store.conversation_import`
+and :mod:`desktop_app.store.branch`.
 
 An import runs on a background thread: reading, checking (against the limits declared there,
 and that the window can show every message's stats) and writing in one transaction on its own
@@ -10,6 +11,7 @@ connection to the history; the window only says how far it got and opens the res
 from __future__ import annotations
 
 import re
+import sqlite3
 import threading
 import time
 from pathlib import Path
@@ -19,6 +21,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QStatusBar, QWidget
 
+from desktop_app.store.branch import branch_conversation
 from desktop_app.store.conversation_import import ConversationFileError, read_conversation
 from desktop_app.store.errors import StoreError
 from desktop_app.store.export import export_file
@@ -122,8 +125,21 @@ class ConversationTransfer(QObject):
         self.export_json_action.triggered.connect(lambda: self.ask_export(None, as_json=True))
         self.import_action.triggered.connect(self.ask_import)
         conversations.export_requested.connect(lambda cid, as_json: self.ask_export(cid, as_json))
+        session.view.branch_requested.connect(self.branch)
         self._importing = ""
         self.progress.connect(self._show_progress)
+
+    def branch(self, position: int) -> None:
+        """Branch from here: a new conversation with the messages shown up to the one at
+        ``position`` (titled "… (branch)"), opened; the conversation branched from stays as it is."""
+        session = self._session
+        if session.conversation_id is None or session.busy or position >= len(session.shown.messages):
+            return
+        try:
+            made = branch_conversation(self._history, session.conversation_id, session.shown.messages[position].id)
+        except (sqlite3.Error, KeyError) as exc:
+            return self._fail(f"The conversation could not be branched: the chat history cannot be written ({exc})")
+        session.open(made.id)
 
     def ask_export(self, conversation_id: int | None, as_json: bool) -> None:
         """Ask where to write the conversation (the open one when None), then write it."""

@@ -13,13 +13,14 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QSizePolicy,
-    QVBoxLayout,
     QWidget,
 )
 
 from desktop_app.engine.reasoning import THINK_TAGS, ReasoningFormat
 from desktop_app.ui.transcript.lazy_render import LazyRender
+from desktop_app.ui.transcript.message_actions import MessageActions, actions_of
 from desktop_app.ui.transcript.message_widget import MessageWidget
+from desktop_app.ui.transcript.readable_column import ReadableColumn
 from desktop_app.ui.widgets.focus_ring import ring_on_focus
 
 RENDER_MS = 80  # refresh a streaming message at most ~12 times a second (its open block: RichText)
@@ -50,11 +51,17 @@ class ChatView(QScrollArea):
         regenerate_requested(): on the last answer.
         edit_requested(str): the last user message's text, to edit and resend.
         message_shown(MessageWidget): a message was made into a widget (it is in ``messages``).
+        continue_requested(): on the last answer, to go on with it where it ended.
+        edit_answer_requested(): on the last answer, to edit its text.
+        branch_requested(int): a new conversation up to the message at this place in the conversation.
     """
 
     regenerate_requested = Signal()
     edit_requested = Signal(str)
     message_shown = Signal(object)
+    continue_requested = Signal()
+    edit_answer_requested = Signal()
+    branch_requested = Signal(int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -68,7 +75,7 @@ class ChatView(QScrollArea):
         # at its tallest); once a code line wider than the view widened it, the end of the last
         # answer sat above hundreds of px of blank space. Ignored: no minimum height.
         inner.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Ignored)
-        self._layout = QVBoxLayout(inner)
+        self._layout = ReadableColumn(inner)  # a readable measure, centred in a wide window
         self._layout.setContentsMargins(8, 8, 8, 8)
         self._layout.setSpacing(8)
         self.placeholder = QLabel("Ask anything. Enter sends, Shift+Enter adds a line, Esc stops.")
@@ -89,6 +96,7 @@ class ChatView(QScrollArea):
         self.highlight = True
         self.reasoning_format: ReasoningFormat | None = THINK_TAGS  # the loaded target's (engine/reasoning.py)
         self._follow = True
+        self.streaming = False
         self._cpu_mark = 0.0  # the window thread's CPU time at the last refresh (set_streaming)
         self._render_timer = QTimer(self)
         self._render_timer.setInterval(RENDER_MS)
@@ -155,6 +163,10 @@ class ChatView(QScrollArea):
         widget = MessageWidget(role, text, stats, self.highlight, None, self.reasoning_format, rendered)
         widget.regenerate_requested.connect(self.regenerate_requested.emit)
         widget.edit_requested.connect(lambda w=widget: self.edit_requested.emit(w.text))
+        actions = MessageActions(widget)  # Continue, Edit, Branch
+        actions.continue_requested.connect(self.continue_requested.emit)
+        actions.edit_requested.connect(self.edit_answer_requested.emit)
+        actions.branch_requested.connect(lambda w=widget: self.branch_requested.emit(self.position_of(w)))
         # before the message now at ``index`` or, appended, before the stretch (notes may sit between)
         after = self.messages[index] if index < len(self.messages) else None
         self._layout.insertWidget(
@@ -191,6 +203,7 @@ class ChatView(QScrollArea):
     def set_streaming(self, streaming: bool) -> None:
         """While streaming, a timer refreshes the messages that grew, each in pieces (only its
         open block at the end is rendered again); when it stops, each is rendered whole once."""
+        self.streaming = streaming
         if streaming:
             self._cpu_mark = time.thread_time()
             self._render_timer.start(RENDER_MS)
@@ -199,6 +212,7 @@ class ChatView(QScrollArea):
             self._render_dirty(in_pieces=False)
         for widget in self.messages:
             widget.action_button.setEnabled(not streaming and widget in self._last_of_roles())
+        self.refresh_actions()
 
     def set_highlight(self, on: bool) -> None:
         self.highlight = on
@@ -222,6 +236,17 @@ class ChatView(QScrollArea):
         for widget in self.messages:
             widget.action_button.setEnabled(widget in last)
             widget.set_reachable(widget in last)  # Tab walks these, not every message's
+        self.refresh_actions()
+
+    def refresh_actions(self) -> None:
+        """Continue, Edit and Branch as the messages and their answers' ends now allow (an answer ended)."""
+        last = self._last_of_roles()
+        for widget in self.messages:
+            actions_of(widget).refresh(widget in last, widget is self.messages[-1], self.streaming)
+
+    def position_of(self, widget: MessageWidget) -> int:
+        """A message's place in the conversation (those not shown yet, above, counted)."""
+        return self.earlier_count + self.messages.index(widget)
 
     def follow_reader(self) -> bool:
         """Whether the reader is at the newest message: the transcript then follows it as it grows."""

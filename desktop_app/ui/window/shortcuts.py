@@ -44,6 +44,7 @@ FIND_NEXT = Shortcut(("F3",), "Next match (Enter in the find bar)")
 FIND_PREVIOUS = Shortcut(("Shift+F3",), "Previous match (Shift+Enter in the find bar)")
 COPY_ANSWER = Shortcut(("Ctrl+Shift+C",), "Copy the last answer")
 REGENERATE = Shortcut(("Ctrl+R",), "Regenerate the last answer")
+CONTINUE = Shortcut(("Ctrl+Shift+Return",), "Continue the last answer where it ended")
 EDIT_LAST = Shortcut(("Ctrl+E",), "Edit and resend your last message")
 NEW_CHAT = Shortcut(("Ctrl+N",), "New conversation")
 RENAME_CHAT = Shortcut(("F2",), "Rename the conversation", where="Conversations")
@@ -57,7 +58,7 @@ PREFERENCES = Shortcut(("Ctrl+,",), "Preferences", QKeySequence.StandardKey.Pref
 QUIT = Shortcut((), "Quit", QKeySequence.StandardKey.Quit)
 
 ORDER: tuple[Shortcut, ...] = (
-    SEND, NEW_LINE, STOP, FIND, FIND_NEXT, FIND_PREVIOUS, COPY_ANSWER, REGENERATE, EDIT_LAST, NEW_CHAT,
+    SEND, NEW_LINE, STOP, FIND, FIND_NEXT, FIND_PREVIOUS, COPY_ANSWER, REGENERATE, CONTINUE, EDIT_LAST, NEW_CHAT,
     RENAME_CHAT, DELETE_CHAT, SPEED_PANEL, LARGER_TEXT, SMALLER_TEXT, NORMAL_TEXT, LIBRARY, PREFERENCES, QUIT,
 )  # fmt: skip
 TYPED: tuple[Shortcut, ...] = (SEND, NEW_LINE)  # keys the message box handles itself
