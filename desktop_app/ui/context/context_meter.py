@@ -6,16 +6,18 @@ It only shows what it is given (:class:`~desktop_app.ui.context.context_watch.Co
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPoint, Signal
+from PySide6.QtCore import QEvent, QPoint, Signal
 from PySide6.QtGui import QAction, QActionGroup, QColor
 from PySide6.QtWidgets import QHBoxLayout, QMenu, QProgressBar, QPushButton, QSizePolicy, QWidget
 
 from desktop_app.engine.api import OverflowPolicy
 from desktop_app.engine.context_size import PromptSize, RaiseOffer
+from desktop_app.ui.transcript.drafter_tints import is_dark
 from desktop_app.ui.widgets.plain_text import plain_label, plain_tip
 
 NEAR_SHARE = 0.8  # amber from this share of the prompt's room on
 LEVEL_COLOURS = {"near": QColor(214, 137, 16), "over": QColor(198, 40, 40)}  # amber, red
+DARK_LEVEL_COLOURS = {"near": QColor(240, 170, 60), "over": QColor(255, 120, 110)}  # lighter: readable on a dark theme
 
 
 def level_of(size: PromptSize) -> str:
@@ -56,6 +58,7 @@ class ContextMeter(QWidget):
         self.label = plain_label()
         self.label.setObjectName("contextMeterLabel")
         self.label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # never widens the window
+        self.label.setWordWrap(True)  # a narrow or scaled window wraps it ("· 7 oldest left out"), never cuts it
         self.bar = QProgressBar()
         self.bar.setObjectName("contextMeterBar")
         self.bar.setTextVisible(False)
@@ -125,8 +128,13 @@ class ContextMeter(QWidget):
         lines.append("Right-click to choose what happens when a conversation outgrows the context.")
         return "\n".join(lines)
 
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt API
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self._paint()  # a light or dark theme: its own amber and red
+
     def _paint(self) -> None:
-        colour = LEVEL_COLOURS.get(self.level)
+        colour = (DARK_LEVEL_COLOURS if is_dark(self.palette()) else LEVEL_COLOURS).get(self.level)
         self.label.setStyleSheet(f"color: {colour.name()};" if colour is not None else "")
         chunk = f"QProgressBar::chunk {{ background: {colour.name()}; }}" if colour is not None else ""
         self.bar.setStyleSheet(chunk)

@@ -9,7 +9,6 @@ from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QFormLayout,
     QLabel,
-    QPushButton,
     QSpinBox,
     QVBoxLayout,
     QWidget,
@@ -21,6 +20,7 @@ from desktop_app.engine.stats import GenerationStats
 from desktop_app.ui.speed.speed_gauge import AcceptanceMeter, Sparkline, SpeedGauge
 from desktop_app.ui.transcript.drafter_tints import legend_html
 from desktop_app.ui.transcript.message_format import footer_details, format_footer, tooltip_html
+from desktop_app.ui.widgets.elided_label import ElidedButton
 
 
 class SidePanel(QWidget):
@@ -49,7 +49,7 @@ class SidePanel(QWidget):
         form = QFormLayout()
         form.addRow("Speculation", self.mode)
         form.addRow("Guess up to", self.draft_max)
-        form.addRow("", self.always)
+        form.addRow(self.always)  # its own row: a narrow panel keeps the width of a label and a box
         layout.addLayout(form)
         layout.addWidget(self.choice_note)
         self.gauge = SpeedGauge()
@@ -76,9 +76,10 @@ class SidePanel(QWidget):
         self._show_legend()
         self.highlight.toggled.connect(self.legend.setVisible)
         layout.addWidget(self.legend)
-        self.race = QPushButton("Race: without speculation vs your choice")
+        self.race = ElidedButton("Race: without speculation vs your choice")  # a narrow panel elides it
         self.race.setObjectName("raceButton")
         self.race.setAccessibleName("Rerun the last prompt without speculation and with your choice, in turns")
+        self.race.setToolTip(self.race.accessibleName())
         layout.addWidget(self.race)
         self.race_verdict = QLabel()  # the last race's measured speed-up
         self.race_verdict.setObjectName("raceVerdict")

@@ -1,4 +1,5 @@
-"""The status bar (backend, device, models, memory) and the engine-crash banner."""
+"""The status bar (backend, device, models, memory: each elides on a narrow screen, never cut) and the
+engine-crash banner."""
 
 from __future__ import annotations
 
@@ -35,19 +36,19 @@ class EngineStatusBar(QStatusBar):
     def __init__(self, engine_pid: Callable[[], int | None], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._engine_pid = engine_pid
-        self.backend = plain_label("backend: starting…")
+        self.backend = ElidedLabel("backend: starting…", min_chars=8)  # each elides on a narrow screen
         self.backend.setObjectName("backendLabel")
         self.models = ElidedLabel("no model loaded", min_chars=16)  # a long name never widens the window
         self.models.setObjectName("modelsLabel")
-        self.threads = plain_label()
+        self.threads = ElidedLabel(min_chars=8)
         self.threads.setObjectName("threadsLabel")
         self.threads.setToolTip(
             "CPU threads the engine computes with: measured on the live model and changed "
             "when the machine gets busy or quiet (a count set in Settings stays fixed)"
         )
-        self.memory = plain_label()
+        self.memory = ElidedLabel(min_chars=8)
         self.memory.setObjectName("memoryLabel")
-        self.api = plain_label()
+        self.api = ElidedLabel(min_chars=12)
         self.api.setObjectName("apiLabel")
         self.api.hide()
         self._api_url = ""
