@@ -54,6 +54,7 @@ MAX_RECENT_FILES = 8
 MAX_TEXT_CHARS = 1_000_000
 MAX_ITEMS = 1_000  # the most entries a list or mapping setting holds (recent files, presets, MCP servers)
 # The window's own number (the engine's are in engine/api.py): the transcript's and input's text size.
+THEMES = ("system", "light", "dark")  # the window's colours: the desktop's (the default), or one of its own
 FONT_SIZE = NumberRange("font_size", int, 6, 40, 10, "Text size of the conversation and the message box, in points")
 
 
@@ -208,6 +209,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("prompt_presets", dict, {}, "Saved system prompts, by name"),
     _number("font_size", FONT_SIZE),
     Setting("highlight_drafts", bool, False, "Tint text that came from accepted draft tokens"),
+    Setting(
+        "theme",
+        str,
+        THEMES[0],
+        "The window's colours: system (the desktop's, light or dark, followed as it changes), light or dark",
+        choices=THEMES,
+    ),
     _number("api_port", API_PORT),
     Setting("api_key", str, "", "Key API clients must send as 'Authorization: Bearer KEY'; empty: none"),
     Setting("recent_files", list, [], "Recently opened GGUF files, newest first"),

@@ -1,8 +1,9 @@
 """What the Preferences window changes in the main window, and the text zoom (Ctrl+= / Ctrl+- / Ctrl+0).
 
 :class:`Preferences` opens the dialog (File → Preferences…, Ctrl+,) and, when settings were
-applied, makes the window show them: the side panel and drafter box, the text size, the API's
-port, and a reload of the models when the context length, threads or GPU layers changed.
+applied, makes the window show them: the side panel and drafter box, the text size, the theme
+(ui/preferences/theme.py: at once, and at start), the API's port, and a reload of the models when
+the context length, threads or GPU layers changed.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from desktop_app.store.settings import FONT_SIZE
 from desktop_app.ui.models.model_bar import ModelBar
 from desktop_app.ui.preferences.preference_pages import RELOADING
 from desktop_app.ui.preferences.preferences_dialog import PreferencesDialog
+from desktop_app.ui.preferences.theme import ThemeSwitch
 from desktop_app.ui.tools.mcp_settings import McpServersField
 from desktop_app.ui.tools.mcp_tools import McpTools
 from desktop_app.ui.window.shortcuts import LARGER_TEXT, NORMAL_TEXT, SMALLER_TEXT, bind
@@ -68,6 +70,9 @@ class Preferences(QObject):
         bind(reset, NORMAL_TEXT)
         reset.activated.connect(lambda: self.set_font_size(FONT_SIZE.default))
         self.show_font()
+        self.theme = ThemeSwitch()
+        if settings["theme"] != "system":  # System: the desktop's palette, untouched
+            self.theme.apply(settings["theme"])
 
     def open(self) -> PreferencesDialog:
         """Show the dialog (window-modal); focus returns to the message box when it closes."""
@@ -87,6 +92,8 @@ class Preferences(QObject):
         self._show_settings()  # the side panel's and drafter box's values
         if "font_size" in changed:
             self.show_font()
+        if "theme" in changed:
+            self.theme.apply(s["theme"])
         if "mcp_servers" in changed:
             self._mcp.refresh()
         if "api_port" in changed:

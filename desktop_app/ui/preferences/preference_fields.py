@@ -24,7 +24,10 @@ from PySide6.QtWidgets import (
 
 from desktop_app.engine.api import NumberRange
 from desktop_app.store.settings import BY_NAME
+from desktop_app.ui.transcript.drafter_tints import is_dark
 from desktop_app.ui.widgets.plain_text import plain_label
+
+ERROR_LIGHT, ERROR_DARK = "#c0392b", "#ff8a80"  # a bad value's message: red, readable on a light or a dark theme
 
 
 def number_text(value: float) -> str:
@@ -80,7 +83,7 @@ class NumberField(QWidget):
         self.error = plain_label()
         self.error.setObjectName(f"{name}Error")
         self.error.setWordWrap(True)
-        self.error.setStyleSheet("color: #c0392b;")
+        self.error.setStyleSheet(f"color: {ERROR_DARK if is_dark(self.palette()) else ERROR_LIGHT};")
         self.error.hide()
         layout.addWidget(self.edit)
         layout.addWidget(self.error)

@@ -22,6 +22,7 @@ from desktop_app.engine.api import DrafterKind, SpecMode
 from desktop_app.paths import data_dir, models_dir
 from desktop_app.store.settings import BEST_DRAFTER, BY_NAME, MAX_TEXT_CHARS
 from desktop_app.ui.preferences.preference_fields import ChoiceField, FolderRow, NumberField, ThreadsField
+from desktop_app.ui.preferences.theme import THEME_LABELS
 
 # The drafter under the side panel's one speculation control (ui/speed/speculation_choice.py): the best
 # available, or one drafter; "none" is only read from old settings files (speculation off).
@@ -227,8 +228,12 @@ def speculation_page(fields: dict[str, Field]) -> QWidget:
 def appearance_page(fields: dict[str, Field]) -> QWidget:
     return _form(
         fields,
-        [("Text size (points)", "font_size", NumberField("font_size"))],
-        "In the window, Ctrl+= and Ctrl+- make the text larger and smaller, Ctrl+0 resets it.",
+        [
+            ("Text size (points)", "font_size", NumberField("font_size")),
+            ("Theme", "theme", ChoiceField("theme", THEME_LABELS)),
+        ],
+        "In the window, Ctrl+= and Ctrl+- make the text larger and smaller, Ctrl+0 resets it. "
+        "System follows the desktop's light or dark colours as they change.",
     )
 
 

@@ -11,8 +11,7 @@ FLAT_FOCUS_RING = (
     "QPushButton:hover, QToolButton:hover { background: palette(midlight); }"
     "QPushButton:pressed, QToolButton:pressed { background: palette(mid); }"
     "QPushButton:focus, QToolButton:focus { border-color: palette(highlight); }"
-    "QPushButton:disabled, QToolButton:disabled { color: palette(mid); }"
-)
+)  # disabled: the palette's own disabled text (palette(mid) was the window's colour on a dark theme: invisible)
 
 
 def ring_on_focus(button: QAbstractButton) -> None:
