@@ -71,6 +71,12 @@ def thread_counts_file() -> Path:
     return data_dir() / "thread-counts.json"
 
 
+def model_speeds_file() -> Path:
+    """The decoding speed measured per machine and model file, for the model library's speed
+    predictions (desktop_app/engine/model_speeds.py, docs/speed-advice.md)."""
+    return data_dir() / "model-speeds.json"
+
+
 def auto_costs_file() -> Path:
     """Auto's costs measured per machine, llama.cpp build, models and thread count, for the next
     process (desktop_app/engine/auto/cost_memory.py)."""

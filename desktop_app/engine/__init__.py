@@ -56,6 +56,7 @@ _EXPORTS = {
     "TextChunk": "events",
     "ThreadMemory": "llama.thread_memory",
     "CostMemory": "auto.cost_memory",
+    "ModelSpeeds": "model_speeds",
     "final_result": "events",
 }
 __all__ = sorted(_EXPORTS)
@@ -91,6 +92,7 @@ if TYPE_CHECKING:
     from desktop_app.engine.llama.thread_memory import ThreadMemory
     from desktop_app.engine.llama.vocab_only import PairCheck, VocabOnlyModel, check_pair, check_pairs
     from desktop_app.engine.loop.engine import Engine
+    from desktop_app.engine.model_speeds import ModelSpeeds
     from desktop_app.engine.stats import GenerationStats
 
 

@@ -50,6 +50,11 @@ class KeptFigures:
     def get(self, key: str) -> Entry | None:
         return self._read().get(key)
 
+    def entries(self) -> dict[str, Entry]:
+        """Every entry, as the file holds them now (another process may have written since)."""
+        self._entries = None
+        return dict(self._read())
+
     def put(self, key: str, entry: Entry) -> None:
         """Write ``entry`` (stamped with the time) under ``key``, merged with the file as it is now."""
         self._entries = None  # another process may have written since: merge with what is there now

@@ -105,13 +105,14 @@ def add_piece(pieces: list[Piece], chunk: TextChunk) -> None:
 class _Worker:
     def __init__(self, conn: Connection) -> None:
         from desktop_app import paths
-        from desktop_app.engine import CostMemory, Engine, ThreadMemory
+        from desktop_app.engine import CostMemory, Engine, ModelSpeeds, ThreadMemory
         from desktop_app.engine_process.history_sync import HistoryNgrams
 
         self.conn = conn
         self.engine = Engine(
             ThreadMemory(paths.thread_counts_file), CostMemory(paths.auto_costs_file)
         )  # thread counts kept across runs
+        self.speeds = ModelSpeeds(paths.model_speeds_file)  # each model's decoding speed, for the library's advice
         self.history_ngrams = HistoryNgrams(self.engine)  # the n-gram cache learned from the chat history
         self.history: Path | None = None  # its file (from the last Load)
         self.jobs: queue.Queue[Load | Generate | Embed | None] = queue.Queue()
@@ -287,6 +288,15 @@ class _Worker:
                 flush()
                 text, made = calls.finish(event.text) if calls is not None else (event.text, ())
                 self.send(Done(request_id, text, event.stats, made))
+                self._remember_speed(event.stats)
+
+    def _remember_speed(self, stats: GenerationStats) -> None:
+        target = self.engine.target
+        if target is not None:
+            from desktop_app.engine.llama.model import runs_on_cpu
+
+            on_cpu = not target.options.workers and runs_on_cpu(target.options)
+            self.speeds.remember(target.path, target.info.file_size, not on_cpu, stats)
 
     # ------------------------------------------------------------------ main loop
     def on_fatal(self, message: str) -> None:

@@ -51,9 +51,10 @@ _FILE_KEYS: dict[str, Any] = {
     "size_bytes": int,
     "size_approx": bool,
     "parameters_b": (int, float),
+    "active_parameters_b": (int, float),
     "source": str,
 }
-_FILE_OPTIONAL = {"quantization", "size_approx", "parameters_b"}
+_FILE_OPTIONAL = {"quantization", "size_approx", "parameters_b", "active_parameters_b"}
 _KIND_NAMES: dict[type, str] = {
     str: "a string",
     int: "an integer",
@@ -74,6 +75,7 @@ class CatalogFile:
     quantization: str = ""
     parameters_b: float | None = None
     size_approx: bool = False
+    active_parameters_b: float | None = None  # a mixture of experts: the parameters one token uses
 
     @property
     def filename(self) -> str:
@@ -83,6 +85,13 @@ class CatalogFile:
     @property
     def size_gb(self) -> float:
         return self.size_bytes / 1e9
+
+    @property
+    def bytes_per_token(self) -> int:
+        """The weights one decoded token reads: the whole file, or a mixture of experts' active share."""
+        if self.active_parameters_b and self.parameters_b:
+            return round(self.size_bytes * min(1.0, self.active_parameters_b / self.parameters_b))
+        return self.size_bytes
 
     @property
     def size_text(self) -> str:
@@ -183,8 +192,11 @@ def _parse_file(where: str, table: Any) -> CatalogFile:
     _check_repo_path(where, file)
     if table["size_bytes"] <= 0:
         raise CatalogError(f"{where}: 'size_bytes' must be positive")
-    if "parameters_b" in table and table["parameters_b"] <= 0:
-        raise CatalogError(f"{where}: 'parameters_b' must be positive")
+    for key in ("parameters_b", "active_parameters_b"):
+        if key in table and table[key] <= 0:
+            raise CatalogError(f"{where}: '{key}' must be positive")
+    if "active_parameters_b" in table and table["active_parameters_b"] > table.get("parameters_b", float("inf")):
+        raise CatalogError(f"{where}: 'active_parameters_b' must be at most 'parameters_b'")
     quantization = table.get("quantization", "")
     if quantization and quantization.lower() not in file.lower():
         raise CatalogError(f"{where}: quantization '{quantization}' does not appear in file '{file}'")
@@ -194,7 +206,7 @@ def _parse_file(where: str, table: Any) -> CatalogFile:
             f"{where}: source '{table['source']}' must be the hub URL of {repo}/{file} "
             "(https://huggingface.co/REPO/resolve/REVISION/FILE)"
         )
-    parameters = table.get("parameters_b")
+    parameters, active = table.get("parameters_b"), table.get("active_parameters_b")
     return CatalogFile(
         repo=repo,
         file=file,
@@ -203,6 +215,7 @@ def _parse_file(where: str, table: Any) -> CatalogFile:
         quantization=quantization,
         parameters_b=float(parameters) if parameters is not None else None,
         size_approx=table.get("size_approx", False),
+        active_parameters_b=float(active) if active is not None else None,
     )
 
 

@@ -3,7 +3,8 @@
 A pair fits when its need (:attr:`CatalogPair.ram_gb`: both files, the KV cache at the catalog's
 context, buffers) is at most the larger of the machine's RAM and its biggest GPU's memory. The
 welcome card suggests a pair that fits with room to spare (:data:`COMFORT_SHARE` of that memory),
-so the system and the user's other programs keep theirs.
+so the system and the user's other programs keep theirs, and, given the machine's predicted speed
+(:mod:`desktop_app.library.speed`), one that decodes fast enough to read along.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import psutil
 from desktop_app.library.catalog import CatalogPair
 from desktop_app.library.child import ChildDied, in_child
 from desktop_app.library.errors import CheckerCrashed
+from desktop_app.library.speed import SpeedGuess
 
 COMFORT_SHARE = 0.8  # a suggested pair leaves a fifth of the memory to everything else
 SUGGESTED_USE = "chat"  # the welcome card suggests an everyday chat pair
@@ -86,9 +88,18 @@ def sort_by_fit(pairs: Iterable[CatalogPair], memory: MachineMemory) -> list[Pai
     return sorted(fits, key=lambda f: not f.fits)  # sorted() is stable
 
 
-def best_pair(pairs: Sequence[CatalogPair], memory: MachineMemory) -> CatalogPair | None:
+def best_pair(
+    pairs: Sequence[CatalogPair], memory: MachineMemory, speed: SpeedGuess | None = None
+) -> CatalogPair | None:
     """The chat pair to suggest: the biggest one that needs at most COMFORT_SHARE of the memory
-    (bigger models answer better); None when none fits so."""
+    (bigger models answer better) and, given ``speed``, is predicted fast enough
+    (:data:`~desktop_app.library.speed.FAST_ENOUGH_TOKENS_S`); when none is, the fastest that
+    fits. None when none fits so."""
     room = memory.usable_gb * COMFORT_SHARE
     fitting = [p for p in pairs if SUGGESTED_USE in p.uses and p.ram_gb <= room]
+    if speed is not None:
+        fast = [p for p in fitting if speed.fast_enough(p)]
+        if not fast:
+            return max(fitting, key=speed.of_pair, default=None)
+        fitting = fast
     return max(fitting, key=lambda p: p.ram_gb, default=None)

@@ -11,7 +11,8 @@ import pytest
 pytest.importorskip("pytestqt")
 
 from desktop_app.library.fit import MachineMemory  # noqa: E402
-from desktop_app.ui.models.model_library import ModelLibraryWindow  # noqa: E402
+from desktop_app.library.speed import SpeedGuess, speed_text  # noqa: E402
+from desktop_app.ui.models.model_library import MODEL_COLUMNS, ModelLibraryWindow  # noqa: E402
 from tests.library.hub_server import FakeHub  # noqa: E402
 
 GB = 10**9
@@ -75,6 +76,30 @@ def test_pairs_that_do_not_fit_say_what_they_need_and_come_last(qtbot, models_di
     # a bigger machine: the same pair fits and moves up
     tab.set_memory(MachineMemory(64 * GB))
     assert tab.fit_text("llama-3.3-70b-instruct").startswith("fits")
+
+
+def test_the_catalog_and_the_local_models_say_how_fast_each_would_run_here(qtbot, models_dir: Path) -> None:
+    """Issue 49, point 4: a 32B pair that fits the memory of a two-core machine was simply "fits";
+    now each row says its predicted speed here, the slow ones marked, the fast ones that fit first."""
+    library = _library(qtbot, memory=MachineMemory(23 * GB))
+    tab = library.catalog_tab
+    tab.set_speed(SpeedGuess(5.0))  # two CPU cores (docs/speed-advice.md)
+    big = next(p for p in tab.pairs if p.id == "exaone-4.0-32b")
+    assert tab.fit_text(big.id).startswith("fits")
+    assert (
+        tab.speed_text(big.id)
+        == f"{speed_text(SpeedGuess(5.0).of_pair(big))} (slow)"
+        == "about 0.3 tokens/s here (slow)"
+    )
+    first = tab.catalog[0]
+    assert tab.fit_text(first.id).startswith("fits") and tab.speed_text(first.id) == "about 6 tokens/s here"
+    assert tab.speed_text("qwen3.5-35b-a3b") == "about 3 tokens/s here (slow)"  # a MoE reads its active share
+    tab.set_speed(SpeedGuess(50.0))  # a machine ten times faster
+    assert tab.speed_text(big.id) == "about 3 tokens/s here (slow)"
+    assert tab.speed_text("llama-3.1-8b-instruct") == "about 10 tokens/s here"
+    # the local files: the built-in model's row, predicted from its size
+    builtin = library.model_table.item(0, MODEL_COLUMNS.index("Speed here")).text()
+    assert builtin == speed_text(library.catalog_tab.speed.tokens_per_s(library.models[0].size_bytes))
 
 
 def test_the_search_box_filters_the_catalog_by_name_and_family(qtbot, models_dir: Path) -> None:
@@ -145,7 +170,7 @@ def test_a_404_is_said_plainly_and_retry_downloads_once_the_file_is_there(
 ) -> None:
     library = _library(qtbot, memory=MachineMemory(23 * GB), endpoint=hub.endpoint)
     _show_catalog(qtbot, library)
-    pair = library.catalog[0]
+    pair = next(p for p in library.catalog if p.draft is not None)  # the first with a draft file
     library.catalog_tab.select(pair)
 
     with qtbot.waitSignal(library.error, timeout=20_000) as error:

@@ -98,9 +98,9 @@ def test_downloading_a_catalog_file_adds_it_to_the_list(
     models,  # noqa: F811
 ) -> None:
     window = _window(qtbot, endpoint=hub.endpoint)
-    pair = window.catalog[0]
+    row, pair = next((r, p) for r, p in enumerate(window.catalog) if p.draft is not None)  # the first with a draft
     hub.add_file(pair.draft.repo, pair.draft.file, models.draft)
-    window.catalog_table.selectRow(0)
+    window.catalog_table.selectRow(row)
 
     with qtbot.waitSignal(window.refreshed, timeout=30_000):
         window.download_draft_button.click()
@@ -116,7 +116,18 @@ def test_the_catalog_lists_each_pairs_drafting_method_download_size_and_ram_need
     window = _window(qtbot)
     table = window.catalog_table
     headers = [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())]
-    assert headers == ["Pair", "This machine", "Drafting", "Uses", "Target", "Draft", "Download", "RAM need", "License"]
+    assert headers == [
+        "Pair",
+        "This machine",
+        "Speed here",
+        "Drafting",
+        "Uses",
+        "Target",
+        "Draft",
+        "Download",
+        "RAM need",
+        "License",
+    ]
     rows = {
         window.catalog[r].id: [table.item(r, c).text() for c in range(table.columnCount())]
         for r in range(table.rowCount())
@@ -124,12 +135,12 @@ def test_the_catalog_lists_each_pairs_drafting_method_download_size_and_ram_need
     assert len(rows) == len(window.catalog) >= 15
     for pair in window.catalog:
         row = rows[pair.id]
-        assert row[2] == pair.drafting_label and row[6] == pair.download_text and row[7] == pair.ram_text
-        assert "GB @ 8K ctx" in row[7]
-    assert rows["qwen3.6-27b-mtp"][5] == "none (Built-in drafter)"
-    assert rows["qwen3-coder-30b-a3b-instruct"][5] == "none (Repeats from this chat)"
-    assert rows["gemma-4-12b-it-qat"][5] == "mtp-gemma-4-12B-it-Q8_0.gguf (~465.0 MB)"
-    assert rows["qwen2.5-7b-instruct"][2] == "Draft model"
+        assert row[3] == pair.drafting_label and row[7] == pair.download_text and row[8] == pair.ram_text
+        assert "GB @ 8K ctx" in row[8]
+    assert rows["qwen3.6-27b-mtp"][6] == "none (Built-in drafter)"
+    assert rows["qwen3-coder-30b-a3b-instruct"][6] == "none (Repeats from this chat)"
+    assert rows["gemma-4-12b-it-qat"][6] == "mtp-gemma-4-12B-it-Q8_0.gguf (~465.0 MB)"
+    assert rows["qwen2.5-7b-instruct"][3] == "Draft model"
     assert tip_text(table.item(0, 0).toolTip()) == window.catalog[0].notes
 
 

@@ -1,5 +1,7 @@
-"""The library's catalog tab: the curated pairs, those that fit this machine first, each marked with
-what it needs against what the machine has; a search box; downloads with progress and Retry."""
+"""The library's catalog tab: the curated pairs, those that fit this machine first (of those, the
+ones predicted fast enough here first), each marked with what it needs against what the machine
+has and how fast it is predicted to decode here (library/speed.py); a search box; downloads with
+progress and Retry."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from desktop_app import paths
 from desktop_app.library.catalog import CatalogFile, CatalogPair, load_catalog
 from desktop_app.library.errors import LibraryError
 from desktop_app.library.fit import MachineMemory, PairFit, sort_by_fit
+from desktop_app.library.speed import FAST_ENOUGH_TOKENS_S, SpeedGuess, machine_speed, speed_text
 from desktop_app.ui.models.download_widget import DownloadWidget
 from desktop_app.ui.models.library_tables import fill_table, make_table
 from desktop_app.ui.widgets.plain_text import plain_tip
@@ -21,6 +24,7 @@ from desktop_app.ui.widgets.plain_text import plain_tip
 CATALOG_COLUMNS = (
     "Pair",
     "This machine",
+    "Speed here",
     "Drafting",
     "Uses",
     "Target",
@@ -31,12 +35,14 @@ CATALOG_COLUMNS = (
 )
 
 
-def _row(fit: PairFit) -> tuple[str, ...]:
+def _row(fit: PairFit, speed: SpeedGuess) -> tuple[str, ...]:
     p = fit.pair
     draft = f"{p.draft.filename} ({p.draft.size_text})" if p.draft else f"none ({p.drafting_label})"
+    tokens_s = speed.of_pair(p)
     return (
         p.name,
         fit.text,
+        speed_text(tokens_s) + ("" if tokens_s >= FAST_ENOUGH_TOKENS_S else " (slow)"),
         p.drafting_label,
         ", ".join(p.uses),
         f"{p.target.filename} ({p.target.size_text})",
@@ -51,15 +57,18 @@ class CatalogTab(QWidget):
     """Signals:
     error(str): a catalog action failed, or a download failed (in plain words).
     downloaded(str): a file finished downloading (its path).
+    speed_changed(): the rows were marked again, maybe with another predicted speed (``speed``).
     """
 
     error = Signal(str)
     downloaded = Signal(str)
+    speed_changed = Signal()
 
     def __init__(self, memory: MachineMemory, download_options: dict[str, Any], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.download_options = download_options  # endpoint, token... for tests and mirrors
         self.memory = memory
+        self.speed = machine_speed(memory.vram_bytes is not None)  # what the models run here taught
         self.pairs: list[CatalogPair] = []  # in catalog order
         self.fits: list[PairFit] = []  # in display order: those that fit first
         self._queue: list[CatalogFile] = []  # files of a pair still to download, after the current one
@@ -104,18 +113,34 @@ class CatalogTab(QWidget):
     def set_memory(self, memory: MachineMemory) -> None:
         """Mark and order the pairs for this machine's memory (the library measures it)."""
         self.memory = memory
+        self.speed = machine_speed(memory.vram_bytes is not None)
+        self._show()
+
+    def set_speed(self, speed: SpeedGuess) -> None:
+        """Mark the pairs with this predicted speed (a test's, or one measured elsewhere)."""
+        self.speed = speed
+        self._show()
+
+    def _show(self) -> None:
         selected = self.selected_pair()
-        self.fits = sort_by_fit(self.pairs, memory)
-        items = fill_table(self.table, [_row(f) for f in self.fits])
+        fast = self.speed.fast_enough
+        self.fits = sorted(sort_by_fit(self.pairs, self.memory), key=lambda f: (not f.fits, not fast(f.pair)))
+        items = fill_table(self.table, [_row(f, self.speed) for f in self.fits])
         grey = QBrush(self.palette().color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text))
+        speed_tip = plain_tip(
+            f"Predicted plain decoding (drafting may add to it): the target's bytes read per token at "
+            f"{self.speed.basis()}. Under {FAST_ENOUGH_TOKENS_S:.0f} tokens/s is marked slow."
+        )
         for fit, row in zip(self.fits, items):
             row[0].setToolTip(plain_tip(fit.pair.notes))  # the one-line note on when the pair pays
             row[1].setToolTip(plain_tip(fit.text))
+            row[2].setToolTip(speed_tip)
             for item in row if not fit.fits else ():
                 item.setForeground(grey)
         if selected is not None:
             self.select(selected)
         self.apply_filter()
+        self.speed_changed.emit()
 
     def apply_filter(self) -> None:
         """Show the pairs whose name, family or id contain every word of the search box."""
@@ -181,3 +206,8 @@ class CatalogTab(QWidget):
     def fit_text(self, pair_id: str) -> str:
         """What the "This machine" column says about a pair."""
         return self.fits[self.row_of(pair_id)].text
+
+    def speed_text(self, pair_id: str) -> str:
+        """What the "Speed here" column says about a pair."""
+        item = self.table.item(self.row_of(pair_id), CATALOG_COLUMNS.index("Speed here"))
+        return item.text() if item is not None else ""

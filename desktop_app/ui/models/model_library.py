@@ -36,6 +36,7 @@ from desktop_app.library.local import (
     link_model,
     scan_models,
 )
+from desktop_app.library.speed import SpeedGuess, speed_text
 from desktop_app.library.units import human_params, human_size
 from desktop_app.ui.models.catalog_tab import CatalogTab
 from desktop_app.ui.models.library_jobs import LibraryJobs
@@ -43,14 +44,15 @@ from desktop_app.ui.models.library_tables import fill_table, make_table
 from desktop_app.ui.widgets.plain_text import plain_box, plain_label
 from desktop_app.ui.window.window_placement import place_near
 
-MODEL_COLUMNS = ("File", "Architecture", "Parameters", "Quantization", "Context", "Size", "Status")
+MODEL_COLUMNS = ("File", "Architecture", "Parameters", "Quantization", "Context", "Size", "Status", "Speed here")
 PREFERRED_SIZE = (900, 600)
 DEMO_LABEL = "built-in demo"
 
 
-def model_row(m: LocalModel) -> tuple[str, ...]:
+def model_row(m: LocalModel, speed: SpeedGuess) -> tuple[str, ...]:
+    """A local file's row; its speed is predicted from its size (library/speed.py)."""
     if m.error:
-        return (m.path.name, "-", "-", "-", "-", human_size(m.size_bytes), m.error)
+        return (m.path.name, "-", "-", "-", "-", human_size(m.size_bytes), m.error, "-")
     where = DEMO_LABEL if m.builtin else f"linked from {m.path.parent}" if m.linked else "ok"
     return (
         m.path.name,
@@ -60,6 +62,7 @@ def model_row(m: LocalModel) -> tuple[str, ...]:
         str(m.context_length or "-"),
         human_size(m.size_bytes),
         where + (f" · {m.drafting}" if m.drafting else ""),
+        speed_text(speed.tokens_per_s(m.size_bytes)),
     )
 
 
@@ -122,6 +125,7 @@ class ModelLibraryWindow(QWidget):
         self.catalog_tab = CatalogTab(memory or measure_memory(), download_options)
         self.catalog_tab.error.connect(self._show_error)
         self.catalog_tab.downloaded.connect(lambda _path: self._changed())
+        self.catalog_tab.speed_changed.connect(self._show_speeds)
         if self.catalog_tab.load_problem:
             self.status.setText(self.catalog_tab.load_problem)
         if memory is None:  # a GPU's memory needs llama.cpp's device list: off the GUI thread
@@ -181,9 +185,17 @@ class ModelLibraryWindow(QWidget):
 
         self.jobs.run(work, self._show_models)
 
+    def _show_speeds(self) -> None:
+        """The local files' predicted speeds again, in place (the selection stays)."""
+        column = MODEL_COLUMNS.index("Speed here")
+        for row, model in enumerate(self.models):
+            item = self.model_table.item(row, column)
+            if item is not None and not model.error:
+                item.setText(speed_text(self.catalog_tab.speed.tokens_per_s(model.size_bytes)))
+
     def _show_models(self, result: tuple[list[LocalModel], list[PairVerdict]]) -> None:
         self.models, self.verdicts = result
-        fill_table(self.model_table, [model_row(m) for m in self.models])
+        fill_table(self.model_table, [model_row(m, self.catalog_tab.speed) for m in self.models])
         fill_table(
             self.compat_table,
             [

@@ -1,7 +1,8 @@
 """First run: while the built-in demo model is loaded and no conversation is open, a card above the
-transcript says the demo is tiny, names the best catalog pair that fits this machine with its
-download size, and gets it in one click (the model library's download). Dismissed, it stays away
-(the ``welcome_dismissed`` setting)."""
+transcript says the demo is tiny, names the best catalog pair for this machine (it fits the memory
+and is predicted fast enough here: library/speed.py, docs/speed-advice.md) with its predicted
+speed and download size, and gets it in one click (the model library's download). Dismissed, it
+stays away (the ``welcome_dismissed`` setting)."""
 
 from __future__ import annotations
 
@@ -17,9 +18,11 @@ from desktop_app.engine.api import LoadedModels
 from desktop_app.library.catalog import CatalogPair, load_catalog
 from desktop_app.library.errors import LibraryError
 from desktop_app.library.fit import MachineMemory, best_pair, measure_memory
+from desktop_app.library.speed import SpeedGuess, machine_speed, speed_text
 from desktop_app.store import Settings
 from desktop_app.ui.conversations.chat_session import ChatSession
 from desktop_app.ui.engine.engine_client import EngineClient
+from desktop_app.ui.widgets.plain_text import plain_tip
 
 if TYPE_CHECKING:  # imported when first opened: the library checks vocabularies with llama.cpp
     from desktop_app.ui.models.model_library import ModelLibraryWindow
@@ -70,7 +73,8 @@ class FirstRunWelcome(QObject):
     open; "Get it" calls ``open_library()``, "Not now" saves the setting through
     ``save_settings()`` and gives the focus back to ``message_box``. ``memory`` is this
     machine's (measured RAM by default: the window process does not load llama.cpp, so GPU
-    memory is the library's to see)."""
+    memory is the library's to see); ``speed_of()`` gives its predicted speed (what the models
+    run here taught, read again at each load)."""
 
     def __init__(
         self,
@@ -88,6 +92,8 @@ class FirstRunWelcome(QObject):
         self._message_box, self._session, self._settings = message_box, session, settings
         self._open_library, self._save_settings = open_library, save_settings
         self.memory = memory or measure_memory()
+        self.speed_of: Callable[[], SpeedGuess] = machine_speed
+        self.speed = self.speed_of()
         self.pair: CatalogPair | None = None
         self._builtin_loaded = False
         try:
@@ -104,23 +110,46 @@ class FirstRunWelcome(QObject):
         self.card.dismiss_button.clicked.connect(self.dismiss)
         client.model_loaded.connect(self._on_model_loaded)
         client.loading_started.connect(lambda _text: self._set_builtin(False))
-        session.conversation_changed.connect(lambda _id: self.update())
-        self.set_memory(self.memory)
+        session.conversation_changed.connect(lambda _id: self.refresh_speed())
+        self._suggest()
 
     def set_memory(self, memory: MachineMemory) -> None:
         self.memory = memory
-        self.pair = best_pair(self._catalog, memory)
-        if self.pair is not None:
+        self._suggest()
+
+    def set_speed(self, speed: SpeedGuess) -> None:
+        """Suggest for this predicted speed from now on (a test's, or one measured elsewhere)."""
+        self.speed_of = lambda: speed
+        self.speed = speed
+        self._suggest()
+
+    def _suggest(self) -> None:
+        pair = self.pair = best_pair(self._catalog, self.memory, self.speed)
+        if pair is not None:
+            tokens_s = self.speed.of_pair(pair)
+            verdict = "can run" if self.speed.fast_enough(pair) else "is slow for every model that fits; the fastest is"
             self.card.text.setText(
                 f"The built-in model is a tiny demo (135M parameters): its answers are often nonsense. "
-                f"This computer ({memory.describe()}) can run {self.pair.name}: "
-                f"a {self.pair.download_text} download, ~{self.pair.ram_gb:.1f} GB in use."
+                f"This computer ({self.memory.describe()}) {verdict} {pair.name}: "
+                f"{speed_text(tokens_s)} (predicted), a {pair.download_text} download, ~{pair.ram_gb:.1f} GB in use."
             )
-            self.card.get_button.setText(f"Download it ({self.pair.download_text})")
+            self.card.text.setToolTip(
+                plain_tip(f"Predicted: decoding reads the model's weights once per token, at {self.speed.basis()}.")
+            )
+            self.card.get_button.setText(f"Download it ({pair.download_text})")
+        self.update()
+
+    def refresh_speed(self) -> None:
+        """Read the predicted speed again (an answer since may have taught a figure) and show."""
+        speed = self.speed_of()
+        if speed != self.speed:
+            self.speed = speed
+            self._suggest()
         self.update()
 
     @Slot(object)
     def _on_model_loaded(self, loaded: LoadedModels) -> None:
+        self.refresh_speed()
         self._set_builtin(is_builtin(loaded.target.path))
 
     def _set_builtin(self, loaded: bool) -> None:
