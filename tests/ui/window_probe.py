@@ -7,6 +7,7 @@ screenshot there too. The engine is not started: sizes are the window's own."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any
 
@@ -15,6 +16,7 @@ from PySide6.QtWidgets import QApplication, QLabel, QWidget
 
 from desktop_app.engine.context_size import PromptSize, RaiseOffer
 from desktop_app.store import History, Settings
+from desktop_app.ui.transcript.text_label import label_document
 from desktop_app.ui.widgets.elided_label import ElidedLabel
 
 PROSE = (
@@ -46,8 +48,6 @@ def shown_whole(label: QLabel) -> bool:
 
 def longest_line(label: QLabel) -> int:
     """The most characters on one line of ``label``'s wrapped text, at its width."""
-    from desktop_app.ui.transcript.text_label import label_document
-
     doc = label_document(label.text(), label.font())
     doc.setTextWidth(label.contentsRect().width())
     doc.documentLayout().documentSize()  # laid out now
@@ -84,7 +84,7 @@ def measure(width: int, height: int, side_panel: str) -> dict[str, Any]:
     label = answer.content.answer_text.label
     centre = answer.mapTo(view.viewport(), QPoint(answer.width() // 2, 0)).x()
     parts = (status.backend, status.models, status.threads, status.memory)
-    if shot := QApplication.instance() and __import__("os").environ.get("SPECCHAT_SHOT"):
+    if shot := os.environ.get("SPECCHAT_SHOT"):
         window.grab().save(shot)
     result = {
         "window": [window.width(), window.height()],

@@ -46,7 +46,7 @@ class EngineStatusBar(QStatusBar):
             "CPU threads the engine computes with: measured on the live model and changed "
             "when the machine gets busy or quiet (a count set in Settings stays fixed)"
         )
-        self.memory = ElidedLabel(min_chars=8)
+        self.memory = ElidedLabel(min_chars=19)  # "memory 1,234 MiB" whole: the others elide first
         self.memory.setObjectName("memoryLabel")
         self.api = ElidedLabel(min_chars=12)
         self.api.setObjectName("apiLabel")
