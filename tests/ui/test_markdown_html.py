@@ -23,7 +23,7 @@ def test_markdown_still_renders() -> None:
         "# Title\n\n**bold**, ~~gone~~ and `List<T>`\nnext line\n\n| a | b |\n|---|---|\n| 1 | 2 |"
     ).html
     assert "<h1>Title</h1>" in html and "<strong>bold</strong>" in html and "<s>gone</s>" in html
-    assert "<code>List&lt;T&gt;</code>" in html and "<br" in html  # a line break is kept
+    assert ">List&lt;T&gt;</code>" in html and "<br" in html  # a line break is kept
     assert '<table border="1"' in html and "<td>1</td>" in html
 
 

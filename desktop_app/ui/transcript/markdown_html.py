@@ -26,9 +26,10 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
-from PySide6.QtGui import QColor, QPalette
+from PySide6.QtGui import QColor, QFontDatabase, QPalette
 
 from desktop_app.ui.transcript.drafter_tints import is_dark
+from desktop_app.ui.transcript.latex_math import add_math_rules
 
 COPY_SCHEME = "copy-code:"  # href of a code block's Copy link: copy-code:N
 CHROME = "specchat-chrome"  # title of the text the renderer adds (not the message's own)
@@ -45,6 +46,7 @@ class CodeStyle:
     border: str = "#d0d7de"
     label: str = "#57606a"
     pygments_style: str = "default"
+    text: str = "#1f2328"  # the message's text: formulas are drawn in it
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,7 @@ def code_style(palette: QPalette) -> CodeStyle:
         border=_mix(base, text, 0.25),
         label=_mix(base, text, 0.6),
         pygments_style=DARK_CODE if is_dark(palette) else LIGHT_CODE,
+        text=text.name(),
     )
 
 
@@ -170,6 +173,38 @@ def _table_open(self: Any, tokens: Sequence[Token], idx: int, options: Any, env:
     )
 
 
+@lru_cache(maxsize=1)
+def _fixed_families() -> str:
+    """The system's fixed-pitch font family, then the generic one, as a CSS font-family."""
+    family = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont).family().replace("'", "")
+    return f"'{family}', monospace" if family else "monospace"
+
+
+def _code_inline(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
+    """A code span, in the fixed-pitch font and shaded, set on the span itself (not inherited
+    from ``<code>``): in a table cell as in a paragraph."""
+    style: CodeStyle = env["style"]
+    return (
+        f'<code style="font-family: {_fixed_families()}; background-color: {style.header};">'
+        f"{html.escape(tokens[idx].content)}</code>"
+    )
+
+
+def _blockquote_open(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
+    """A block quote with a bar down its left side (Qt's rich text draws no block border: the
+    bar is a table cell of its own) and its text in the label colour."""
+    style: CodeStyle = env["style"]
+    return (
+        '<table cellspacing="0" cellpadding="0" style="margin-top: 4px; margin-bottom: 4px;"><tr>'
+        f'<td width="4" style="background-color: {style.border};">{_chrome(" ", style.border)}</td>'
+        f'<td style="padding-left: 10px; color: {style.label};">\n'
+    )
+
+
+def _blockquote_close(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
+    return "</td></tr></table>\n"
+
+
 def _parser() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "breaks": True}).enable(["table", "strikethrough"])
     md.disable("entity")  # "&amp;" in a message is shown as written
@@ -177,6 +212,10 @@ def _parser() -> MarkdownIt:
     md.add_render_rule("code_block", _indented_code)
     md.add_render_rule("image", _image)
     md.add_render_rule("table_open", _table_open)
+    md.add_render_rule("code_inline", _code_inline)
+    md.add_render_rule("blockquote_open", _blockquote_open)
+    md.add_render_rule("blockquote_close", _blockquote_close)
+    add_math_rules(md)
     return md
 
 
