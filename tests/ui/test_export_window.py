@@ -13,8 +13,8 @@ pytest.importorskip("pytestqt")
 
 from PySide6.QtGui import QAction, QKeySequence, QShortcut  # noqa: E402
 
-from desktop_app.ui.conversations import conversation_transfer  # noqa: E402
 from desktop_app.ui.conversations.conversation_list import friendly_date  # noqa: E402
+from desktop_app.ui.widgets import file_dialogs  # noqa: E402
 from desktop_app.ui.window.shortcut_list import NO_DESCRIPTION, ShortcutList  # noqa: E402
 
 QUESTION = "In Java, what does List<String> mean? And is <b>this</b> bold?"
@@ -42,7 +42,7 @@ def test_export_from_the_list_and_import_from_the_file_menu(
     item = window.conversations.list.item(0)
     menu = window.conversations.context_menu(item)
     markdown, exported = tmp_path / "chat.md", tmp_path / "chat.json"
-    dialog = conversation_transfer.QFileDialog
+    dialog = file_dialogs.QFileDialog
     monkeypatch.setattr(dialog, "getSaveFileName", lambda *_a, **_k: (str(markdown), ""))
     _menu_action(menu, "Export as Markdown…").trigger()
     monkeypatch.setattr(dialog, "getSaveFileName", lambda *_a, **_k: (str(exported), ""))

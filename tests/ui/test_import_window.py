@@ -17,7 +17,7 @@ from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QMessageBox  # noqa: E402
 
 from desktop_app.store.conversation_import import MAX_MESSAGES  # noqa: E402
-from desktop_app.ui.conversations import conversation_transfer  # noqa: E402
+from desktop_app.ui.widgets import file_dialogs  # noqa: E402
 from tests.ui.test_responsiveness import GapProbe  # noqa: E402
 
 MAX_BLOCK_S = 1.0  # the bound: the window never blocked longer
@@ -31,7 +31,7 @@ def _kept(window: Any) -> int:
 
 
 def _import(qtbot: Any, window: Any, path: Path, monkeypatch: pytest.MonkeyPatch, signal: str) -> Any:
-    monkeypatch.setattr(conversation_transfer.QFileDialog, "getOpenFileName", lambda *_a, **_k: (str(path), ""))
+    monkeypatch.setattr(file_dialogs.QFileDialog, "getOpenFileName", lambda *_a, **_k: (str(path), ""))
     with qtbot.waitSignal(getattr(window.transfer, signal), timeout=60_000) as blocker:
         window.transfer.import_action.trigger()
     return blocker

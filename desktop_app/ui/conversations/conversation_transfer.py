@@ -19,7 +19,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QStatusBar, QWidget
+from PySide6.QtWidgets import QMenu, QMessageBox, QStatusBar, QWidget
 
 from desktop_app.store.branch import branch_conversation
 from desktop_app.store.conversation_import import ConversationFileError, read_conversation
@@ -30,6 +30,7 @@ from desktop_app.ui.conversations.chat_session import ChatSession
 from desktop_app.ui.conversations.conversation_list import ConversationList
 from desktop_app.ui.engine.thread_relay import hold
 from desktop_app.ui.transcript.message_format import footer_details, format_footer
+from desktop_app.ui.widgets.file_dialogs import CONVERSATIONS, ask_open_file, ask_save_file
 from desktop_app.ui.widgets.plain_text import plain_box
 
 JSON_FILTER = "SpecChat conversation (*.json)"
@@ -148,9 +149,7 @@ class ConversationTransfer(QObject):
         if conv is None:
             return self._fail("Open a conversation to export first")
         suffix, kind = (".json", JSON_FILTER) if as_json else (".md", MARKDOWN_FILTER)
-        path, _filter = QFileDialog.getSaveFileName(
-            self._window, "Export conversation", file_stem(conv.title) + suffix, kind
-        )
+        path = ask_save_file(self._window, "Export conversation", CONVERSATIONS, file_stem(conv.title) + suffix, kind)
         if path:
             self.export(conv.id, Path(path), as_json)
 
@@ -165,7 +164,7 @@ class ConversationTransfer(QObject):
         return True
 
     def ask_import(self) -> None:
-        path, _filter = QFileDialog.getOpenFileName(self._window, "Import a conversation", "", JSON_FILTER)
+        path = ask_open_file(self._window, "Import a conversation", CONVERSATIONS, JSON_FILTER)
         if path:
             self.import_from(Path(path))
 

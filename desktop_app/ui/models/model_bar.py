@@ -7,7 +7,6 @@ from pathlib import Path
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
-    QFileDialog,
     QHBoxLayout,
     QLabel,
     QProgressBar,
@@ -16,6 +15,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.ui.widgets.elided_label import ElidedLabel
+from desktop_app.ui.widgets.file_dialogs import MODELS, ask_open_file
 from desktop_app.ui.widgets.flow_layout import FlowLayout
 from desktop_app.ui.widgets.plain_text import plain_tip
 
@@ -171,7 +171,7 @@ class ModelBar(QWidget):
             self.library_requested.emit()
             return
         if box.currentData() == OPEN_FILE:
-            path, _ = QFileDialog.getOpenFileName(self, "Open GGUF model", "", "GGUF models (*.gguf);;All files (*)")
+            path = ask_open_file(self, "Open GGUF model", MODELS, "GGUF models (*.gguf);;All files (*)")
             if not path:
                 self.show_paths(*self._current)  # cancelled: back to what was selected
                 return

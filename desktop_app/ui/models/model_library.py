@@ -17,7 +17,6 @@ from PySide6.QtCore import Signal, SignalInstance
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
-    QFileDialog,
     QHBoxLayout,
     QMessageBox,
     QPushButton,
@@ -41,6 +40,7 @@ from desktop_app.library.units import human_params, human_size
 from desktop_app.ui.models.catalog_tab import CatalogTab
 from desktop_app.ui.models.library_jobs import LibraryJobs
 from desktop_app.ui.models.library_tables import fill_table, make_table
+from desktop_app.ui.widgets.file_dialogs import MODELS, ask_open_file
 from desktop_app.ui.widgets.plain_text import plain_box, plain_label
 from desktop_app.ui.window.window_placement import place_near
 
@@ -253,7 +253,7 @@ class ModelLibraryWindow(QWidget):
         self.jobs.run(lambda: delete_model(model.path, folders), lambda _r: self._changed())
 
     def _ask_import(self) -> None:
-        path, _filter = QFileDialog.getOpenFileName(self, "Add a GGUF model", "", "GGUF models (*.gguf)")
+        path = ask_open_file(self, "Add a GGUF model", MODELS, "GGUF models (*.gguf)")
         if path:
             self.import_file(Path(path), copy=self.copy_box.isChecked())
 

@@ -16,12 +16,12 @@ from __future__ import annotations
 import base64
 import html
 import logging
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-import ziamath
 from markdown_it import MarkdownIt
 from markdown_it.rules_block import StateBlock
 from markdown_it.rules_inline import StateInline
@@ -32,7 +32,6 @@ from PySide6.QtSvg import QSvgRenderer
 
 log = logging.getLogger(__name__)
 
-ziamath.config.svg2 = False  # plain paths: QtSvg (SVG Tiny) draws no <symbol>
 MATH_TITLE = "specchat-math"  # an image's title, naming a drawn formula
 AXIS = 0.25  # the math axis (a fraction bar's height) above the baseline, in ems
 _DELIMITERS = (("$$", "$$", True), ("\\[", "\\]", True), ("\\(", "\\)", False))
@@ -45,6 +44,17 @@ class FormulaImage:
     url: str
     width: int
     height: int
+
+
+@lru_cache(maxsize=1)
+def _ziamath() -> Any:
+    """ziamath, imported with the first formula (it reads its math font then: about 0.1 s)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # its font is found with a legacy importlib API
+        import ziamath  # noqa: PLC0415 - imported when first needed
+
+    ziamath.config.svg2 = False  # plain paths: QtSvg (SVG Tiny) draws no <symbol>
+    return ziamath
 
 
 def _font_px() -> float:
@@ -62,7 +72,7 @@ def _ratio() -> float:
 @lru_cache(maxsize=512)
 def _drawn(latex: str, display: bool, color: str, size: float, ratio: float) -> FormulaImage | None:
     try:
-        math = ziamath.Latex(latex, size=size * (1.25 if display else 1.1), color=color)
+        math = _ziamath().Latex(latex, size=size * (1.25 if display else 1.1), color=color)
         svg = math.svg()
     except Exception:  # noqa: BLE001 - latex2mathml and ziamath raise many kinds on a bad formula
         log.debug("formula not drawn: %r", latex, exc_info=True)
