@@ -42,3 +42,27 @@ def test_continue_needs_an_answer_last() -> None:
         GenerateRequest(messages=user("Hi"), continue_answer=True)
     with pytest.raises(ValueError, match="to continue an answer"):
         GenerateRequest(prompt="Hi", continue_answer=True)
+
+
+def test_a_thinking_answer_continues_inside_its_thinking(models: object) -> None:
+    """The thinking model's prompt opens ``<think>`` and its answer's text starts with it: the
+    continued prompt holds it once, and greedy, the parts make the longer answer."""
+    engine = Engine()
+    try:
+        engine.load_target(models.thinking)  # type: ignore[attr-defined]
+        ask = user("Hi")
+        whole, _ = run(engine, messages=ask, max_tokens=24, spec=SpecMode.OFF, think=True)
+        cut, _ = run(engine, messages=ask, max_tokens=10, spec=SpecMode.OFF, think=True)
+        assert cut.text.startswith("<think>") and whole.text.startswith(cut.text)
+        more, _ = run(
+            engine,
+            messages=[*ask, {"role": "assistant", "content": cut.text}],
+            max_tokens=14,
+            spec=SpecMode.OFF,
+            think=True,
+            continue_answer=True,
+        )
+        assert engine.prompts.last_text.count("<think>") == 1
+        assert cut.text + more.text == whole.text
+    finally:
+        engine.close()

@@ -21,10 +21,10 @@ class AnswerMemory:
         del self._entries[: -self.size]
 
     def longest_prefix(self, text: str) -> tuple[str, list[int]] | None:
-        """The longest remembered text that ``text`` extends (strictly), with its tokens; it
-        becomes the most recent."""
+        """The longest remembered text that ``text`` starts with (all of it: an answer continued),
+        with its tokens; it becomes the most recent."""
         found = max(
-            (e for e in self._entries if len(text) > len(e[0]) and text.startswith(e[0])),
+            (e for e in self._entries if text.startswith(e[0])),
             key=lambda e: len(e[0]),
             default=None,
         )

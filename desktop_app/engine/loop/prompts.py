@@ -213,9 +213,12 @@ class PromptBuilder:
         return self._models.require_target().tokenize(text, add_special=False, parse_special=True)
 
     def remember(self, target: LlamaModel, prompt_text: str, prompt: list[int], answer: Finished) -> None:
-        """Keep a chat answer's tokens for the next prompt (when they read back as its text)."""
-        if prompt_text and target.detokenize(answer.token_ids) == answer.text:
-            self._history.add(prompt_text + answer.text, prompt + answer.token_ids)
+        """Keep a chat answer's tokens for the next prompt (when they read back as its text; the
+        reasoning marker its prompt opened, which its text starts with, is the prompt's own)."""
+        opened = self.opened if answer.text.startswith(self.opened) else ""
+        text = answer.text[len(opened) :]
+        if prompt_text and target.detokenize(answer.token_ids) == text:
+            self._history.add(prompt_text + text, prompt + answer.token_ids)
 
     def _check_fits(self, tokens: list[int]) -> None:
         target = self._models.require_target()
