@@ -58,7 +58,7 @@ def test_lists_models_with_metadata_and_which_drafts_fit(qtbot, models_dir: Path
         == "fits: Draft model, Repeats from this chat (draft shares its vocabulary)"
     )
     assert "token 300 differs" in compat[("target.gguf", "draft-other-vocab.gguf")]
-    assert "1 draft/target pair(s) fit" in window.status.text()
+    assert window.status.text() == "5 models (1 built in) · 1 draft/target pair fits"
     assert window.catalog_table.rowCount() >= 6
 
 

@@ -39,6 +39,7 @@ from desktop_app.library.speed import SpeedGuess, speed_text
 from desktop_app.library.units import human_params, human_size
 from desktop_app.ui.models.catalog_tab import CatalogTab
 from desktop_app.ui.models.library_jobs import LibraryJobs
+from desktop_app.ui.models.library_summary import compatibility_note, library_status
 from desktop_app.ui.models.library_tables import fill_table, make_table
 from desktop_app.ui.widgets.file_dialogs import MODELS, ask_open_file
 from desktop_app.ui.widgets.plain_text import plain_box, plain_label
@@ -122,6 +123,13 @@ class ModelLibraryWindow(QWidget):
         local_layout.addLayout(buttons)
 
         self.compat_table = make_table("compatTable", ("Target", "Draft", "Verdict"))
+        self.compat_note = plain_label(compatibility_note([], []))
+        self.compat_note.setObjectName("compatNote")
+        self.compat_note.setWordWrap(True)
+        compat_tab = QWidget()
+        compat_layout = QVBoxLayout(compat_tab)
+        compat_layout.addWidget(self.compat_note)
+        compat_layout.addWidget(self.compat_table)
         self.catalog_tab = CatalogTab(memory or measure_memory(), download_options)
         self.catalog_tab.error.connect(self._show_error)
         self.catalog_tab.downloaded.connect(lambda _path: self._changed())
@@ -133,7 +141,7 @@ class ModelLibraryWindow(QWidget):
 
         self.tabs = QTabWidget()
         self.tabs.addTab(local_tab, "Local models")
-        self.tabs.addTab(self.compat_table, "Compatibility")
+        self.tabs.addTab(compat_tab, "Compatibility")
         self.tabs.addTab(self.catalog_tab, "Catalog")
         layout = QVBoxLayout(self)
         layout.addWidget(self.tabs)
@@ -209,9 +217,8 @@ class ModelLibraryWindow(QWidget):
                 for v in self.verdicts
             ],
         )
-        fits = sum(v.compatibility.compatible for v in self.verdicts)
-        files = sum(not m.builtin for m in self.models)
-        self.status.setText(f"{files} model file(s); {fits} draft/target pair(s) fit")
+        self.compat_note.setText(compatibility_note(self.models, self.verdicts))
+        self.status.setText(library_status(self.models, self.verdicts))
         self._update_buttons()
         self.refreshed.emit()
 
