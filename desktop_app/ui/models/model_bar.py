@@ -22,6 +22,11 @@ from desktop_app.ui.widgets.plain_text import plain_tip
 OPEN_FILE = "<open>"
 OPEN_LIBRARY = "<library>"
 CHOOSE_MODEL = "Choose a model"  # the target picker's text while no target is loaded
+GPU_TIPS = ("Target layers on the GPU", "Draft layers on the GPU")
+NO_GPU_TIP = (
+    "The llama.cpp this app loaded has no GPU backend ({backend}): every layer runs on the CPU, "
+    "so there are no GPU layers to set. A build with CUDA, Metal or Vulkan offers them."
+)
 
 
 def _gpu_spin(name: str, tooltip: str) -> QSpinBox:
@@ -60,8 +65,8 @@ class ModelBar(QWidget):
         layout.setContentsMargins(6, 4, 6, 4)
         self.target_picker = self._picker("targetPicker", "Target model")
         self.draft_picker = self._picker("draftPicker", "Draft model")
-        self.target_gpu = _gpu_spin("targetGpuLayers", "Target layers on the GPU")
-        self.draft_gpu = _gpu_spin("draftGpuLayers", "Draft layers on the GPU")
+        self.target_gpu = _gpu_spin("targetGpuLayers", GPU_TIPS[0])
+        self.draft_gpu = _gpu_spin("draftGpuLayers", GPU_TIPS[1])
         self.badge = ElidedLabel()
         self.badge.setObjectName("compatBadge")
         self.badge.setAccessibleName("Draft compatibility")
@@ -105,6 +110,16 @@ class ModelBar(QWidget):
         box.setPlaceholderText(CHOOSE_MODEL if name == "targetPicker" else "")
         box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         return box
+
+    def set_gpu_backend(self, backend: str, has_gpu: bool, workers: bool = False) -> None:
+        """GPU layers shown only where they mean something: a GPU backend, or (the target's)
+        workers to hold layers; else hidden and disabled (a greyed "all" would read as all layers
+        on a GPU), their tooltip saying why for whoever reaches them."""
+        for spin, tip in zip((self.target_gpu, self.draft_gpu), GPU_TIPS, strict=True):
+            usable = has_gpu or (workers and spin is self.target_gpu)
+            spin.setEnabled(usable)
+            spin.setVisible(usable)
+            spin.setToolTip(plain_tip(tip if usable else NO_GPU_TIP.format(backend=backend)))
 
     # ------------------------------------------------------------------ contents
     def set_recent(self, paths: list[str]) -> None:

@@ -12,7 +12,7 @@ from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import QWidget
 
 from desktop_app.engine.api import LayerSplit, LoadedModels, ModelOptions, parse_workers
-from desktop_app.engine_process.protocol import AutoPlan, Load, LoadFailed
+from desktop_app.engine_process.protocol import AutoPlan, Load, LoadFailed, Ready
 from desktop_app.store import History, Settings
 from desktop_app.ui.engine.engine_client import EngineClient
 from desktop_app.ui.models.load_banner import LoadBanner
@@ -58,11 +58,13 @@ class ModelLoader(QObject):
         self._banner = banner
         self._save = save
         self._show_error = show_error
+        self._engine: Ready | None = None  # the engine process's last Ready: its backend
         s = settings
         model_bar.set_recent(s["recent_files"])
         model_bar.show_paths(s["target_path"], s["draft_path"])
         model_bar.target_gpu.setValue(s["n_gpu_layers"])
         model_bar.draft_gpu.setValue(s["draft_n_gpu_layers"])
+        client.engine_started.connect(self._show_gpu)
         client.loading_started.connect(model_bar.set_loading)
         client.load_progress.connect(lambda _stage, fraction: model_bar.set_load_fraction(fraction))
         client.model_loaded.connect(self._on_model_loaded)
@@ -71,6 +73,14 @@ class ModelLoader(QObject):
         model_bar.file_opened.connect(self._remember_file)
         model_bar.library_requested.connect(self.open_library)
         banner.choose_requested.connect(self.open_library)
+
+    def _show_gpu(self, info: Ready | None = None) -> None:
+        """The model bar's GPU layers for the engine's backend (``info``, else the running
+        engine's: its Ready says "CPU" when it has no GPU)."""
+        self._engine = info = info or self._engine
+        if info is not None:
+            has_gpu = info.backend_name.upper() != "CPU"
+            self._bar.set_gpu_backend(info.backend_name, has_gpu, bool(self.settings["workers"].strip()))
 
     def load_models(self) -> None:
         """Load what the model bar shows, unless exactly that is already loaded (or loading), or
@@ -120,6 +130,7 @@ class ModelLoader(QObject):
         self.settings.set("workers", dialog.workers.text().strip())
         self.settings.set("worker_split", dialog.split.text().strip())
         self._save()
+        self._show_gpu()  # workers hold target layers, even from a CPU-only build
         if not self._bar.has_target():  # after a failed load: the target the settings keep
             self._bar.show_paths(self.settings["target_path"], self.settings["draft_path"])
         self.load_models()
