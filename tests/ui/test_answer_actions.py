@@ -87,7 +87,9 @@ def test_an_edited_answer_is_kept_and_read_by_the_next_answer(qtbot: Any, make_w
     window = make_window(target_path=models.target, drafter="none", max_tokens=6)
     original = send_and_wait(qtbot, window, "Original question").text
     chat = window.session.conversation_id
-    click(qtbot, actions_of(last_answer(window)).edit_button)
+    actions = actions_of(last_answer(window))
+    assert actions.edit_action is not None and actions.edit_action in actions.more_button.menu().actions()
+    actions.edit_action.trigger()  # ⋯ → Edit
     assert window.input.toPlainText() == original
     assert window.editing_bar.isVisible() and window.editing_bar.label.text() == EDITING_ANSWER
     window.input.setPlainText("An edited answer about robots.")
@@ -124,7 +126,9 @@ def test_branch_from_the_second_message_makes_a_new_conversation(qtbot: Any, mak
     four = stored(window)
     assert len(four) == 4
     title = window.history.conversation(original).title
-    click(qtbot, actions_of(window.chat_view.messages[1]).branch_button)  # the first answer
+    actions = actions_of(window.chat_view.messages[1])  # the first answer
+    assert actions.more_button.isEnabled() and actions.branch_action in actions.more_button.menu().actions()
+    actions.branch_action.trigger()  # ⋯ → Branch from here
     branch = window.session.conversation_id
     assert branch != original
     assert window.history.conversation(branch).title == f"{title} (branch)"

@@ -57,7 +57,7 @@ def test_tab_reaches_the_last_messages_buttons_only_and_their_focus_shows(
     in_messages = [w for w in walk if _owner(w) is not None]
     answer, question = last_answer(window), window.chat_view.messages[-2]
     assert not any(isinstance(w, TextLabel) for w in walk)  # no message text in the Tab chain
-    further = [b for m in (answer, question) for b in actions_of(m).buttons if b.isVisible()]  # Continue, Edit, Branch
+    further = [b for m in (answer, question) for b in actions_of(m).buttons if b.isVisible()]  # Continue, ⋯
     assert set(in_messages) == {
         answer.copy_button,
         answer.action_button,
@@ -65,7 +65,7 @@ def test_tab_reaches_the_last_messages_buttons_only_and_their_focus_shows(
         question.action_button,
         *further,
     }
-    assert len(further) == 4  # the answer stopped for its length: Continue, Edit, Branch; the question's Branch
+    assert len(further) == 3  # the answer stopped for its length: Continue and ⋯; the question's ⋯
     # the focused flat button shows it: a ring in the highlight colour
     button = answer.copy_button
     button.setFocus(Qt.FocusReason.TabFocusReason)
