@@ -14,7 +14,8 @@ from desktop_app.engine.api import FinishReason, GenerateRequest
 from desktop_app.ui.composer.input_drafts import EDITING_ANSWER
 from desktop_app.ui.transcript.message_actions import actions_of
 from desktop_app.ui.transcript.version_switch import VersionSwitch
-from tests.ui.helpers import last_answer, next_answer, send_and_wait
+from tests.ui.conftest import ANSWER_TIMEOUT_MS
+from tests.ui.helpers import last_answer, next_answer, send_and_wait, type_and_send
 
 QUESTION = "Tell me a story about a robot."
 
@@ -140,3 +141,25 @@ def test_branch_from_the_second_message_makes_a_new_conversation(qtbot: Any, mak
     reopened = make_window(target_path=models.target, drafter="none", max_tokens=6)
     assert reopened.session.conversation_id == branch
     assert stored(reopened, branch) == four[:2] and stored(reopened, original) == four
+
+
+def test_an_answer_stopped_by_the_user_continues_as_if_never_stopped(qtbot: Any, make_window: Any) -> None:
+    window = make_window(drafter="none", max_tokens=3000, temperature=0)  # the built-in model
+    ask = "Write a very long story about a lighthouse."
+    with next_answer(qtbot, window.client) as watch:
+        type_and_send(qtbot, window, ask)
+        qtbot.waitUntil(lambda: len(last_answer(window).text) > 20, timeout=ANSWER_TIMEOUT_MS)
+        click(qtbot, window.stop_button)
+    assert watch.done is not None and watch.done.stats.finish_reason == FinishReason.CANCELLED
+    stopped, tokens = watch.done.text, watch.done.stats.generated_tokens
+    button = actions_of(last_answer(window)).continue_button
+    assert button is not None and button.isVisible()  # stopped: it may go on
+    window.settings.set("max_tokens", 8)
+    continue_by(qtbot, window, key=False)
+    grown = last_answer(window).text
+    assert grown.startswith(stopped) and len(grown) > len(stopped)
+    assert stored(window)[-1] == ("assistant", grown)
+    assert window.history.messages(window.session.conversation_id)[-1].stats["generated_tokens"] == tokens + 8
+    click(qtbot, window.conversations.new_button)
+    window.settings.set("max_tokens", tokens + 8)
+    assert send_and_wait(qtbot, window, ask).text == grown  # greedy: one answer of that length says the same
