@@ -7,12 +7,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+ALL_TOOLS = "*"  # in ``always_allow``: every tool of the server runs without asking
+
 
 @dataclass(frozen=True)
 class ToolServer:
     """One MCP server started over stdio: ``command`` with ``args`` and extra ``env``; its tools
-    are offered only while it is ``enabled``; the tools named in ``always_allow`` run without
-    asking first."""
+    are offered only while it is ``enabled``; the tools named in ``always_allow`` (all of them
+    when it holds :data:`ALL_TOOLS`) run without asking first."""
 
     name: str
     command: str
@@ -53,8 +55,12 @@ class ToolServer:
             raise ValueError(f"{name}: enabled must be true or false, always_allow a list of tool names")
         return cls(name.strip(), command.strip(), tuple(args), dict(env), enabled, tuple(allowed))
 
+    def allows(self, tool: str) -> bool:
+        """Whether ``tool`` runs without asking first."""
+        return tool in self.always_allow or ALL_TOOLS in self.always_allow
+
     def allowing(self, tool: str) -> ToolServer:
-        """This server with ``tool`` always allowed."""
+        """This server with ``tool`` (every tool: :data:`ALL_TOOLS`) always allowed."""
         return self if tool in self.always_allow else replace(self, always_allow=(*self.always_allow, tool))
 
 

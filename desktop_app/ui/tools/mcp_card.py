@@ -8,12 +8,13 @@ import json
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QPalette
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QFrame, QHBoxLayout, QLabel, QPushButton, QToolButton, QVBoxLayout, QWidget
 
 from desktop_app.store.tool_calls import CallStatus, ToolCallRecord
 from desktop_app.ui.widgets.plain_text import plain_label
 
 ONCE, ALWAYS, DENY = "once", "always", "deny"
+ALWAYS_SERVER = "always-server"  # always allow every tool of the call's server
 LINE_ARGUMENTS = 80  # characters of the arguments shown on the folded card
 
 
@@ -35,7 +36,8 @@ def one_line(arguments: str) -> str:
 
 class ToolCallCard(QFrame):
     """Signals:
-    decided(str): the user answered the question: ONCE, ALWAYS or DENY.
+    decided(str): the user answered the question: ONCE, ALWAYS (this tool), ALWAYS_SERVER (every
+        tool of its server: the scope box next to *Always allow*) or DENY.
     """
 
     decided = Signal(str)
@@ -71,17 +73,30 @@ class ToolCallCard(QFrame):
         row.addWidget(plain_label(f"Run this tool{where}?"))  # the server's name as written
         row.addStretch(1)
         self.buttons: dict[str, QPushButton] = {}
+        self.scope = QComboBox()  # what *Always allow* allows: a choice, not words to type
+        self.scope.setObjectName("alwaysAllowScope")
+        self.scope.setAccessibleName("What Always allow allows")
+        self.scope.addItem(f"this tool ({record.name})", ALWAYS)
+        if server:
+            self.scope.addItem(f"every tool from {server}", ALWAYS_SERVER)
+        self.scope.setEnabled(self.scope.count() > 1)
         for key, text, name in (
             (ONCE, "Allow once", "Allow this call once"),
-            (ALWAYS, "Always allow this tool", f"Always allow {record.name}"),
+            (ALWAYS, "Always allow", "Always allow, as chosen next to it"),
             (DENY, "Deny", "Deny this call"),
         ):
             button = self.buttons[key] = QPushButton(text)
             button.setAccessibleName(name)
-            button.clicked.connect(lambda _c=False, key=key: self.decided.emit(key))
+            button.clicked.connect(lambda _c=False, key=key: self.decided.emit(self._choice(key)))
             row.addWidget(button)
+            if key == ALWAYS:
+                row.addWidget(self.scope)
         layout.addWidget(self.question)
         self.show_record(record)
+
+    def _choice(self, key: str) -> str:
+        """The answer a button gives: *Always allow*'s as its scope box says."""
+        return str(self.scope.currentData()) if key == ALWAYS else key
 
     @property
     def unfolded(self) -> bool:

@@ -9,6 +9,7 @@ from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
+    QCheckBox,
     QFormLayout,
     QHBoxLayout,
     QLabel,
@@ -21,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_app.store.tool_servers import ToolServer, read_servers
+from desktop_app.store.tool_servers import ALL_TOOLS, ToolServer, read_servers
 from desktop_app.ui.widgets.plain_text import plain_label
 
 NOTE = (
@@ -29,6 +30,7 @@ NOTE = (
     "'-y @modelcontextprotocol/server-filesystem ~/notes'. The model may ask to call its tools; "
     "each call asks you first unless its tool is always allowed below."
 )
+NO_TOOLS_YET = "Its tools are listed here once it has started: switch it on, OK, then come back here."
 
 
 def parse_env(text: str) -> dict[str, str]:
@@ -74,6 +76,18 @@ class McpServersField(QWidget):
         self.allowed.setObjectName("mcpAlwaysAllow")
         self.allowed.setAccessibleName("Tools that run without asking")
         self.allowed.setMaximumHeight(80)
+        self.allow_all = QCheckBox("Every tool of this server")
+        self.allow_all.setObjectName("mcpAllowAll")
+        self.allow_all.toggled.connect(lambda _on: self._on_allowed_changed(None))
+        self.allowed_hint = plain_label(NO_TOOLS_YET)
+        self.allowed_hint.setObjectName("mcpNoToolsYet")
+        self.allowed_hint.setWordWrap(True)
+        allow_box = QWidget()
+        allow_column = QVBoxLayout(allow_box)
+        allow_column.setContentsMargins(0, 0, 0, 0)
+        for part in (self.allow_all, self.allowed, self.allowed_hint):
+            allow_column.addWidget(part)
+        allow_column.addStretch(1)
         for widget, key, name in (
             (self.name, "name", "Server name"), (self.command, "command", "Command"), (self.args, "args", "Arguments"),
         ):  # fmt: skip
@@ -90,7 +104,7 @@ class McpServersField(QWidget):
         form.setContentsMargins(0, 0, 0, 0)
         rows: list[tuple[str, QWidget]] = [
             ("Name", self.name), ("Command", self.command), ("Arguments", self.args), ("Environment", self.env),
-            ("Always allow", self.allowed),
+            ("Always allow", allow_box),
         ]  # fmt: skip
         for label, row in rows:
             form.addRow(label, row)
@@ -169,13 +183,24 @@ class McpServersField(QWidget):
         self.env.blockSignals(False)
         self.allowed.blockSignals(True)
         self.allowed.clear()
-        for tool in dict.fromkeys([*self.known_tools.get(server["name"], []), *server["always_allow"]]):
+        self.allow_all.blockSignals(True)
+        self.allow_all.setChecked(ALL_TOOLS in server["always_allow"])
+        self.allow_all.blockSignals(False)
+        tools = dict.fromkeys([*self.known_tools.get(server["name"], []), *server["always_allow"]])
+        for tool in (t for t in tools if t != ALL_TOOLS):
             item = QListWidgetItem(tool)
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             on = tool in server["always_allow"]
             item.setCheckState(Qt.CheckState.Checked if on else Qt.CheckState.Unchecked)
             self.allowed.addItem(item)
         self.allowed.blockSignals(False)
+        self._show_allowed()
+
+    def _show_allowed(self) -> None:
+        """The tool list, off while every tool is allowed; a word where no tool is known yet."""
+        self.allowed.setEnabled(not self.allow_all.isChecked())
+        self.allowed.setVisible(self.allowed.count() > 0)
+        self.allowed_hint.setVisible(self.allowed.count() == 0 and not self.allow_all.isChecked())
 
     def _edit(self, key: str, text: str) -> None:
         row = self.list.currentRow()
@@ -188,11 +213,13 @@ class McpServersField(QWidget):
     def _on_item_changed(self, item: QListWidgetItem) -> None:
         self.servers[self.list.row(item)]["enabled"] = item.checkState() == Qt.CheckState.Checked
 
-    def _on_allowed_changed(self, _item: QListWidgetItem) -> None:
+    def _on_allowed_changed(self, _item: QListWidgetItem | None) -> None:
         row = self.list.currentRow()
         if 0 <= row < len(self.servers):
             items = [self.allowed.item(i) for i in range(self.allowed.count())]
-            self.servers[row]["always_allow"] = [i.text() for i in items if i.checkState() == Qt.CheckState.Checked]
+            tools = [i.text() for i in items if i.checkState() == Qt.CheckState.Checked]
+            self.servers[row]["always_allow"] = [ALL_TOOLS] * self.allow_all.isChecked() + tools
+        self._show_allowed()
 
     def _parsed(self) -> list[ToolServer]:
         """The servers as the setting holds them; ValueError saying what is wrong."""

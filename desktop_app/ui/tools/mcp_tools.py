@@ -23,7 +23,7 @@ from desktop_app.server.errors import BadRequest
 from desktop_app.server.tool_grammar import tool_call_grammar
 from desktop_app.server.tool_use import AUTO, NONE, REQUIRED, ToolUse, with_tools
 from desktop_app.store import Settings
-from desktop_app.store.tool_servers import ToolServer, read_servers
+from desktop_app.store.tool_servers import ALL_TOOLS, ToolServer, read_servers
 from desktop_app.tools.mcp_host import CallResult, McpHost, OfferedTool, ServerState
 from desktop_app.ui.engine.engine_client import EngineClient
 from desktop_app.ui.widgets.plain_text import plain_tip
@@ -105,10 +105,12 @@ class McpTools(QObject):
         return next((t for t in self.tools if t.name == name), None)
 
     def always_allowed(self, tool: OfferedTool) -> bool:
-        return any(s.name == tool.server and tool.tool in s.always_allow for s in self.servers)
+        return any(s.name == tool.server and s.allows(tool.tool) for s in self.servers)
 
-    def allow_always(self, tool: OfferedTool) -> None:
-        servers = [s.allowing(tool.tool) if s.name == tool.server else s for s in self.servers]
+    def allow_always(self, tool: OfferedTool, whole_server: bool = False) -> None:
+        """Run ``tool`` (with ``whole_server``, every tool of its server) without asking from now on."""
+        allowed = ALL_TOOLS if whole_server else tool.tool
+        servers = [s.allowing(allowed) if s.name == tool.server else s for s in self.servers]
         self.settings.set("mcp_servers", [s.to_json() for s in servers])
         self._save()
 

@@ -20,7 +20,7 @@ from desktop_app.store import History
 from desktop_app.store.tool_calls import CallStatus, ToolCallRecord
 from desktop_app.tools.mcp_host import CallResult
 from desktop_app.ui.conversations.chat_session import ChatSession
-from desktop_app.ui.tools.mcp_card import ALWAYS, DENY, ToolCallCard
+from desktop_app.ui.tools.mcp_card import ALWAYS, ALWAYS_SERVER, DENY, ToolCallCard
 from desktop_app.ui.tools.mcp_tools import McpTools
 from desktop_app.ui.transcript.chat_view import ChatView, MessageWidget
 
@@ -87,8 +87,8 @@ class ToolTurns(QObject):
         if choice == DENY or tool is None:
             self._finish(call, CallStatus.DENIED)
             return
-        if choice == ALWAYS:
-            self.tools.allow_always(tool)
+        if choice in (ALWAYS, ALWAYS_SERVER):
+            self.tools.allow_always(tool, whole_server=choice == ALWAYS_SERVER)
         self._run(call)
 
     def _run(self, call: ToolCardCall) -> None:
