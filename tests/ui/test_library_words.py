@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from desktop_app.ui.models.library_summary import counted  # noqa: E402
+from desktop_app.library.summary import counted  # noqa: E402
 from desktop_app.ui.models.model_library import ModelLibraryWindow  # noqa: E402
 
 

@@ -36,10 +36,10 @@ from desktop_app.library.local import (
     scan_models,
 )
 from desktop_app.library.speed import SpeedGuess, speed_text
+from desktop_app.library.summary import compatibility_note, library_status
 from desktop_app.library.units import human_params, human_size
 from desktop_app.ui.models.catalog_tab import CatalogTab
 from desktop_app.ui.models.library_jobs import LibraryJobs
-from desktop_app.ui.models.library_summary import compatibility_note, library_status
 from desktop_app.ui.models.library_tables import fill_table, make_table
 from desktop_app.ui.widgets.file_dialogs import MODELS, ask_open_file
 from desktop_app.ui.widgets.plain_text import plain_box, plain_label
