@@ -90,7 +90,7 @@ class ChatSession(QObject):
         self.shown.switched.connect(self._on_switched)
         self.shown.failed.connect(self.store_failed)
         self.busy_changed.connect(lambda busy: self.shown.allow_switching(not busy))
-        self.busy_changed.connect(lambda _busy: view.refresh_actions())  # Continue after an answer cut short
+        self.busy_changed.connect(view.set_busy)  # actions off while busy (a tool call waits), Continue after
 
     @property
     def busy(self) -> bool:

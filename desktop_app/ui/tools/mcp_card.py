@@ -11,7 +11,8 @@ from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QComboBox, QFrame, QHBoxLayout, QLabel, QPushButton, QToolButton, QVBoxLayout, QWidget
 
 from desktop_app.store.tool_calls import CallStatus, ToolCallRecord
-from desktop_app.ui.widgets.plain_text import plain_label
+from desktop_app.ui.widgets.flow_layout import FlowLayout
+from desktop_app.ui.widgets.plain_text import plain_label, plain_tip
 
 ONCE, ALWAYS, DENY = "once", "always", "deny"
 ALWAYS_SERVER = "always-server"  # always allow every tool of the call's server
@@ -67,19 +68,23 @@ class ToolCallCard(QFrame):
         self.details.hide()
         layout.addWidget(self.details)
         self.question = QWidget()
-        row = QHBoxLayout(self.question)
+        row = FlowLayout(self.question)  # wraps in a narrow transcript: no sideways scrolling
         row.setContentsMargins(0, 0, 0, 0)
         where = f" from {server}" if server else ""
         row.addWidget(plain_label(f"Run this tool{where}?"))  # the server's name as written
-        row.addStretch(1)
         self.buttons: dict[str, QPushButton] = {}
         self.scope = QComboBox()  # what *Always allow* allows: a choice, not words to type
         self.scope.setObjectName("alwaysAllowScope")
         self.scope.setAccessibleName("What Always allow allows")
+        self.scope.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.scope.setMinimumContentsLength(14)  # a long tool or server name is elided (its tooltip has it)
         self.scope.addItem(f"this tool ({record.name})", ALWAYS)
         if server:
             self.scope.addItem(f"every tool from {server}", ALWAYS_SERVER)
         self.scope.setEnabled(self.scope.count() > 1)
+        self.scope.setToolTip(
+            plain_tip(f"Always allow {record.name}" + (f", or every tool from {server}" if server else ""))
+        )
         for key, text, name in (
             (ONCE, "Allow once", "Allow this call once"),
             (ALWAYS, "Always allow", "Always allow, as chosen next to it"),
@@ -88,9 +93,15 @@ class ToolCallCard(QFrame):
             button = self.buttons[key] = QPushButton(text)
             button.setAccessibleName(name)
             button.clicked.connect(lambda _c=False, key=key: self.decided.emit(self._choice(key)))
-            row.addWidget(button)
-            if key == ALWAYS:
-                row.addWidget(self.scope)
+            if key == ALWAYS:  # with its scope box, on one line
+                pair = QWidget()
+                both = QHBoxLayout(pair)
+                both.setContentsMargins(0, 0, 0, 0)
+                both.addWidget(button)
+                both.addWidget(self.scope)
+                row.addWidget(pair)
+            else:
+                row.addWidget(button)
         layout.addWidget(self.question)
         self.show_record(record)
 

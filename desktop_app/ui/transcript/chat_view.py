@@ -97,6 +97,7 @@ class ChatView(QScrollArea):
         self.reasoning_format: ReasoningFormat | None = THINK_TAGS  # the loaded target's (engine/reasoning.py)
         self._follow = True
         self.streaming = False
+        self.busy = False  # an answer runs or its tool calls wait: no action starts another (set_busy)
         self._cpu_mark = 0.0  # the window thread's CPU time at the last refresh (set_streaming)
         self._render_timer = QTimer(self)
         self._render_timer.setInterval(RENDER_MS)
@@ -210,9 +211,13 @@ class ChatView(QScrollArea):
         else:
             self._render_timer.stop()
             self._render_dirty(in_pieces=False)
-        for widget in self.messages:
-            widget.action_button.setEnabled(not streaming and widget in self._last_of_roles())
-        self.refresh_actions()
+        self._update_actions()
+
+    def set_busy(self, busy: bool) -> None:
+        """The conversation is busy (an answer runs, or a tool call waits for the user or runs):
+        Regenerate, Edit & resend, Continue, Edit and Branch are off until it is not."""
+        self.busy = busy
+        self._update_actions()
 
     def set_highlight(self, on: bool) -> None:
         self.highlight = on
@@ -234,7 +239,7 @@ class ChatView(QScrollArea):
     def _update_actions(self) -> None:
         last = self._last_of_roles()
         for widget in self.messages:
-            widget.action_button.setEnabled(widget in last)
+            widget.action_button.setEnabled(widget in last and not (self.streaming or self.busy))
             widget.set_reachable(widget in last)  # Tab walks these, not every message's
         self.refresh_actions()
 
@@ -242,7 +247,7 @@ class ChatView(QScrollArea):
         """Continue, Edit and Branch as the messages and their answers' ends now allow (an answer ended)."""
         last = self._last_of_roles()
         for widget in self.messages:
-            actions_of(widget).refresh(widget in last, widget is self.messages[-1], self.streaming)
+            actions_of(widget).refresh(widget in last, widget is self.messages[-1], self.streaming or self.busy)
 
     def position_of(self, widget: MessageWidget) -> int:
         """A message's place in the conversation (those not shown yet, above, counted)."""
