@@ -32,7 +32,7 @@ FAST_ENOUGH_TOKENS_S = 5.0  # about reading speed: slower answers are waited for
 TEACHING_BYTES = 500_000_000  # a smaller model's speed says more about per-token overheads than bandwidth
 DECODE_SHARE = 0.7  # decoding also dequantizes and multiplies: it reads at part of the memory's speed
 DEFAULT_BANDWIDTH_GB_S = 5.0  # when the read cannot be measured: a two-core CPU-only machine's figure
-READ_BYTES = 128 * 2**20  # the quick measurement's buffer: larger than any CPU cache
+READ_BYTES = 128 * 2**20  # the quick measurement's buffer: larger than most CPU caches
 READ_PASSES = 3
 
 
@@ -85,10 +85,9 @@ def learned(measured: Iterable[MeasuredSpeed], before: SpeedGuess, on_gpu: bool 
     return SpeedGuess(best.bandwidth_gb_s, best.name)
 
 
-@functools.cache
-def read_bandwidth_gb_s() -> float | None:
+def measure_read_gb_s() -> float | None:
     """The quick measurement: how fast one core reads a buffer larger than its caches, in GB/s
-    (the best of READ_PASSES sums; ~0.15 s, once per process). None when it cannot be taken."""
+    (the best of READ_PASSES sums; ~0.2 s). None when it cannot be taken."""
     try:
         data = np.ones(READ_BYTES // 4, dtype=np.float32)
     except MemoryError:
@@ -102,17 +101,39 @@ def read_bandwidth_gb_s() -> float | None:
     return best / 1e9
 
 
+@functools.cache
+def read_bandwidth_gb_s() -> float | None:
+    """:func:`measure_read_gb_s`, once per process."""
+    return measure_read_gb_s()
+
+
 def before_any_run() -> SpeedGuess:
     """The figure before a large enough model has run here: the quick measurement, else the default."""
     read = read_bandwidth_gb_s()
     return SpeedGuess(read * DECODE_SHARE, read=True) if read else SpeedGuess()
 
 
+def kept_speeds(speeds: ModelSpeeds | None = None) -> list[MeasuredSpeed]:
+    """The speeds the engine kept for the models run on this machine (none without a data folder)."""
+    try:
+        return (speeds or ModelSpeeds(paths.model_speeds_file)).measured()
+    except OSError:
+        return []
+
+
 def machine_speed(on_gpu: bool = False, speeds: ModelSpeeds | None = None) -> SpeedGuess:
     """This machine's figure from the speeds kept in the data folder (:func:`before_any_run`'s
     when none teaches it)."""
-    try:
-        kept = (speeds or ModelSpeeds(paths.model_speeds_file)).measured()
-    except OSError:  # no data folder: nothing learned
-        kept = []
-    return learned(kept, before_any_run(), on_gpu)
+    return learned(kept_speeds(speeds), before_any_run(), on_gpu)
+
+
+def file_speed_text(name: str, file_bytes: int, guess: SpeedGuess, kept: Iterable[MeasuredSpeed]) -> str:
+    """A local file's speed here: what it measured when it ran here (on the CPU), else predicted."""
+    for run in kept:
+        if (run.name, run.file_bytes, run.on_gpu) == (name, file_bytes, False):
+            return (
+                f"{run.tokens_s:.1f} tokens/s here (measured)"
+                if run.tokens_s < 2
+                else f"{run.tokens_s:.0f} tokens/s here (measured)"
+            )
+    return speed_text(guess.tokens_per_s(file_bytes))

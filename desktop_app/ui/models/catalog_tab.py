@@ -13,10 +13,11 @@ from PySide6.QtGui import QBrush, QPalette
 from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
 from desktop_app import paths
+from desktop_app.engine.model_speeds import MeasuredSpeed
 from desktop_app.library.catalog import CatalogFile, CatalogPair, load_catalog
 from desktop_app.library.errors import LibraryError
 from desktop_app.library.fit import MachineMemory, PairFit, sort_by_fit
-from desktop_app.library.speed import FAST_ENOUGH_TOKENS_S, SpeedGuess, machine_speed, speed_text
+from desktop_app.library.speed import FAST_ENOUGH_TOKENS_S, SpeedGuess, before_any_run, kept_speeds, learned, speed_text
 from desktop_app.ui.models.download_widget import DownloadWidget
 from desktop_app.ui.models.library_tables import fill_table, make_table
 from desktop_app.ui.widgets.plain_text import plain_tip
@@ -68,7 +69,8 @@ class CatalogTab(QWidget):
         super().__init__(parent)
         self.download_options = download_options  # endpoint, token... for tests and mirrors
         self.memory = memory
-        self.speed = machine_speed(memory.vram_bytes is not None)  # what the models run here taught
+        self.kept: list[MeasuredSpeed] = kept_speeds()  # the speeds of the models run here
+        self.speed = learned(self.kept, before_any_run(), memory.vram_bytes is not None)  # what they taught
         self.pairs: list[CatalogPair] = []  # in catalog order
         self.fits: list[PairFit] = []  # in display order: those that fit first
         self._queue: list[CatalogFile] = []  # files of a pair still to download, after the current one
@@ -113,7 +115,8 @@ class CatalogTab(QWidget):
     def set_memory(self, memory: MachineMemory) -> None:
         """Mark and order the pairs for this machine's memory (the library measures it)."""
         self.memory = memory
-        self.speed = machine_speed(memory.vram_bytes is not None)
+        self.kept = kept_speeds()
+        self.speed = learned(self.kept, before_any_run(), memory.vram_bytes is not None)
         self._show()
 
     def set_speed(self, speed: SpeedGuess) -> None:

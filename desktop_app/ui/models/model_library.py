@@ -9,7 +9,7 @@ window never blocks. It opens at a sensible size on the screen, centred on the m
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop_app.engine.model_speeds import MeasuredSpeed
 from desktop_app.library.fit import MachineMemory, measure_memory
 from desktop_app.library.local import (
     LocalModel,
@@ -35,7 +36,7 @@ from desktop_app.library.local import (
     link_model,
     scan_models,
 )
-from desktop_app.library.speed import SpeedGuess, speed_text
+from desktop_app.library.speed import SpeedGuess, file_speed_text, kept_speeds
 from desktop_app.library.summary import compatibility_note, library_status
 from desktop_app.library.units import human_params, human_size
 from desktop_app.ui.models.catalog_tab import CatalogTab
@@ -50,8 +51,8 @@ PREFERRED_SIZE = (900, 600)
 DEMO_LABEL = "built-in demo"
 
 
-def model_row(m: LocalModel, speed: SpeedGuess) -> tuple[str, ...]:
-    """A local file's row; its speed is predicted from its size (library/speed.py)."""
+def model_row(m: LocalModel, speed: SpeedGuess, kept: Sequence[MeasuredSpeed] = ()) -> tuple[str, ...]:
+    """A local file's row; its speed as measured here, else predicted from its size (library/speed.py)."""
     if m.error:
         return (m.path.name, "-", "-", "-", "-", human_size(m.size_bytes), m.error, "-")
     where = DEMO_LABEL if m.builtin else f"linked from {m.path.parent}" if m.linked else "ok"
@@ -63,7 +64,7 @@ def model_row(m: LocalModel, speed: SpeedGuess) -> tuple[str, ...]:
         str(m.context_length or "-"),
         human_size(m.size_bytes),
         where + (f" · {m.drafting}" if m.drafting else ""),
-        speed_text(speed.tokens_per_s(m.size_bytes)),
+        file_speed_text(m.path.name, m.size_bytes, speed, kept),
     )
 
 
@@ -199,11 +200,13 @@ class ModelLibraryWindow(QWidget):
         for row, model in enumerate(self.models):
             item = self.model_table.item(row, column)
             if item is not None and not model.error:
-                item.setText(speed_text(self.catalog_tab.speed.tokens_per_s(model.size_bytes)))
+                tab = self.catalog_tab
+                item.setText(file_speed_text(model.path.name, model.size_bytes, tab.speed, tab.kept))
 
     def _show_models(self, result: tuple[list[LocalModel], list[PairVerdict]]) -> None:
         self.models, self.verdicts = result
-        fill_table(self.model_table, [model_row(m, self.catalog_tab.speed) for m in self.models])
+        self.catalog_tab.kept = kept_speeds()  # models may have run since: their measured speeds
+        fill_table(self.model_table, [model_row(m, self.catalog_tab.speed, self.catalog_tab.kept) for m in self.models])
         fill_table(
             self.compat_table,
             [
