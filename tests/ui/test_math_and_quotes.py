@@ -13,6 +13,7 @@ from PySide6.QtGui import QBrush, QFontMetrics, QTextCharFormat, QTextCursor, QT
 
 from desktop_app.ui.transcript.chat_view import ChatView, MessageWidget
 from desktop_app.ui.transcript.latex_math import MATH_TITLE, formula_image
+from desktop_app.ui.transcript.rich_text import message_html
 
 MATH = (
     "Euler: $e^{i\\pi} + 1 = 0$ and \\(a^2 + b^2 = c^2\\); it costs $5 and $10.\n\n"
@@ -109,3 +110,12 @@ def test_a_block_quote_has_a_bar(view: ChatView) -> None:
     assert table.cellAt(cursor).column() == 1
     if os.environ.get("SPECCHAT_SHOTS"):
         view.grab().save(os.path.join(os.environ["SPECCHAT_SHOTS"], "quote.png"))
+
+
+def test_draft_tints_go_on_after_a_formula(qtbot: Any, view: ChatView) -> None:
+    text = "Euler: $e^{i\\pi}+1=0$ done, and more text here."
+    html = message_html([(text[:10], ""), (text[10:], "ngram")], view.palette()).html
+    doc = QTextDocument()
+    doc.setHtml(html)
+    assert len(images(doc)) == 1
+    assert format_at(doc, "more text").fontUnderline()  # the drafted text after the formula is marked

@@ -18,7 +18,7 @@ _BODY = re.compile(r"<body[^>]*>(.*)</body>", re.S)
 
 
 def _content(doc: QTextDocument) -> tuple[str, list[int]]:
-    """The document's text without what the renderer added (:data:`CHROME`), and the document
+    """The document's text without what the renderer added (:data:`CHROME`, a formula's image), and the document
     position of each of its characters (-1 for the newline at each block's end)."""
     chars: list[str] = []
     positions: list[int] = []
@@ -27,7 +27,7 @@ def _content(doc: QTextDocument) -> tuple[str, list[int]]:
         it = block.begin()
         while not it.atEnd():
             fragment = it.fragment()
-            if fragment.charFormat().toolTip() != CHROME:
+            if fragment.charFormat().toolTip() != CHROME and not fragment.charFormat().isImageFormat():
                 text = fragment.text()
                 chars.append(text)
                 positions.extend(range(fragment.position(), fragment.position() + len(text)))
