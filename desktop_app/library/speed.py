@@ -16,7 +16,7 @@ cannot be taken :data:`DEFAULT_BANDWIDTH_GB_S`. A model is fast enough to sugges
 
 from __future__ import annotations
 
-import functools
+import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -101,10 +101,21 @@ def measure_read_gb_s() -> float | None:
     return best / 1e9
 
 
-@functools.cache
+_READ_LOCK = threading.Lock()
+_READ: list[float | None] = []  # the process's measurement, once taken
+
+
 def read_bandwidth_gb_s() -> float | None:
-    """:func:`measure_read_gb_s`, once per process."""
-    return measure_read_gb_s()
+    """:func:`measure_read_gb_s`, once per process (a second caller waits for the first's)."""
+    with _READ_LOCK:
+        if not _READ:
+            _READ.append(measure_read_gb_s())
+        return _READ[0]
+
+
+def start_read_measurement() -> None:
+    """Take the quick measurement in the background now, so a window need not wait ~0.2 s for it."""
+    threading.Thread(target=read_bandwidth_gb_s, name="specchat-read-speed", daemon=True).start()
 
 
 def before_any_run() -> SpeedGuess:

@@ -18,7 +18,7 @@ from desktop_app.engine.api import LoadedModels
 from desktop_app.library.catalog import CatalogPair, load_catalog
 from desktop_app.library.errors import LibraryError
 from desktop_app.library.fit import MachineMemory, best_pair, measure_memory
-from desktop_app.library.speed import SpeedGuess, machine_speed, speed_text
+from desktop_app.library.speed import SpeedGuess, machine_speed, speed_text, start_read_measurement
 from desktop_app.store import Settings
 from desktop_app.ui.conversations.chat_session import ChatSession
 from desktop_app.ui.engine.engine_client import EngineClient
@@ -93,7 +93,8 @@ class FirstRunWelcome(QObject):
         self._open_library, self._save_settings = open_library, save_settings
         self.memory = memory or measure_memory()
         self.speed_of: Callable[[], SpeedGuess] = machine_speed
-        self.speed = self.speed_of()
+        self.speed = SpeedGuess()  # read again at each load: the quick measurement is taken meanwhile
+        start_read_measurement()
         self.pair: CatalogPair | None = None
         self._builtin_loaded = False
         try:
