@@ -25,6 +25,10 @@ def test_gpu_layers_are_disabled_with_a_reason_on_a_cpu_only_build(qtbot: Any, m
         assert "no GPU backend" in tip_text(spin.toolTip()) and "runs on the CPU" in tip_text(spin.toolTip())
     if os.environ.get("SPECCHAT_SHOTS"):
         window.grab().save(os.path.join(os.environ["SPECCHAT_SHOTS"], "cpu-only-model-bar.png"))
+    dialog = window.preferences.open()  # Preferences → Model: its GPU-layer fields off too, saying why
+    for name in ("n_gpu_layers", "draft_n_gpu_layers"):
+        assert not dialog.fields[name].isEnabled() and "no GPU backend" in tip_text(dialog.fields[name].toolTip())
+    dialog.reject()
 
     window.client.engine_started.emit(Ready(info.pid, "CUDA: RTX", "CUDA", "RTX 4090"))  # a GPU build's Ready
     assert bar.target_gpu.isEnabled() and bar.draft_gpu.isEnabled() and bar.draft_gpu.isVisible()

@@ -80,6 +80,13 @@ class Preferences(QObject):
         dialog.applied.connect(self._applied)
         if isinstance(servers := dialog.fields["mcp_servers"], McpServersField):
             servers.set_known_tools(self._mcp.tool_names())  # offered in its "Always allow" lists
+        for name, spin in (
+            ("n_gpu_layers", self._model_bar.target_gpu),
+            ("draft_n_gpu_layers", self._model_bar.draft_gpu),
+        ):
+            if isinstance(field := dialog.fields[name], QWidget) and not spin.isEnabled():
+                field.setEnabled(False)  # no GPU backend: the model bar's boxes are off too, saying why
+                field.setToolTip(spin.toolTip())
         dialog.finished.connect(lambda _result: self._message_box.setFocus())
         self.dialog = dialog
         dialog.open()
