@@ -83,6 +83,7 @@ def test_inline_and_display_math_are_drawn_code_and_dollars_stay_text(view: Chat
     assert "`" not in shown and "$x^2$" in shown and "$$y^2$$" in shown  # code stays code
     assert "$\\frac{a}$" in shown  # a formula that does not parse: its source
     assert formula_image("\\frac{a}") is None
+    assert formula_image("x+" * 400 + "y") is None  # too long to draw on the window's thread: its source
     assert formula_image("x^2") is formula_image("x^2")  # cached
     if os.environ.get("SPECCHAT_SHOTS"):
         view.grab().save(os.path.join(os.environ["SPECCHAT_SHOTS"], "math.png"))
