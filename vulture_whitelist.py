@@ -70,3 +70,4 @@ _.suppress_debug_info
 _.get_model_settings
 legs  # a pydantic model's field: the JSON schema it sends
 tally  # an MCP tool, registered by its decorator
+_.svg2  # ziamath's config: plain SVG paths for QtSvg (desktop_app/ui/transcript/latex_math.py)
