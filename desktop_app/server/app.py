@@ -20,6 +20,7 @@ from desktop_app.engine.api import DEFAULT_SPEC_MODE, SpecMode
 from desktop_app.server.backend import Counter, GenerationBackend
 from desktop_app.server.errors import EXCEPTION_HANDLERS
 from desktop_app.server.limits import DEFAULT_LIMITS, ServerLimits
+from desktop_app.server.request_log import RecordedRequests
 from desktop_app.server.route_context import RouteContext
 from desktop_app.server.routes_anthropic import AnthropicRoutes
 from desktop_app.server.routes_misc import LlamaServerRoutes
@@ -36,5 +37,6 @@ def create_app(
     ctx = RouteContext(backend, api_key, counter or Counter(), default_spec, limits)
     routes = [*OpenAIRoutes(ctx).routes(), *AnthropicRoutes(ctx).routes(), *LlamaServerRoutes(ctx).routes()]
     app = Starlette(routes=routes, exception_handlers=EXCEPTION_HANDLERS)
+    app.add_middleware(RecordedRequests, log=ctx.counter.log)  # the window's API page lists them
     app.state.counter = ctx.counter
     return app

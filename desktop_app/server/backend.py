@@ -22,6 +22,7 @@ from desktop_app.engine.context_size import PromptSize
 from desktop_app.engine.events import Event, Finished, PromptProgress
 from desktop_app.engine.reasoning import ReasoningFormat
 from desktop_app.engine.tool_calls import ToolFormat
+from desktop_app.server.request_log import RequestLog
 
 MAX_WAITING = 16  # requests queued behind the running one before new ones get 503
 
@@ -46,10 +47,12 @@ class Busy(Exception):
 
 
 class Counter:
-    """Requests served, for the window's status bar (read from the GUI thread)."""
+    """Requests served, for the window's status bar, and the last ones for its API page (read
+    from the GUI thread)."""
 
     def __init__(self) -> None:
         self.requests = 0
+        self.log = RequestLog()
 
 
 class Failed(Exception):
@@ -92,10 +95,13 @@ class Job:
     on_last: Callable[[], None] | None = None
     # how far the engine has read the prompt (None: not started yet), for a stream's keep-alives
     progress: PromptProgress | None = None
+    last: Finished | None = None  # the answer's end, once it came (the API page's token counts)
 
     def put(self, item: object) -> None:
         if isinstance(item, PromptProgress):
             self.progress = item
+        elif isinstance(item, Finished):
+            self.last = item
         self.events.put(item)
         on_last = self.on_last  # read once: the handler clears it from another thread when it ends
         if on_last is not None and (item is _END or isinstance(item, (Finished, Failed))):

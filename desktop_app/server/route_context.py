@@ -24,6 +24,7 @@ from desktop_app.server.keep_alive import anthropic_ping, kept_alive, openai_pin
 from desktop_app.server.limits import ServerLimits
 from desktop_app.server.openai_schema import BadRequest
 from desktop_app.server.request_body import ClientGone, read_json
+from desktop_app.server.request_log import note_served
 
 # A generating endpoint's parse step: the request body to the engine's request and whether to stream.
 Parse = Callable[[object], tuple[GenerateRequest, bool]]
@@ -118,6 +119,7 @@ class RouteContext:
         except Busy as exc:
             return shape.busy(exc)
         self.counter.requests += 1
+        note_served(request.state, self.model_id(), job)
         while True:
             try:
                 event = await next_event(job, request, self.limits.stream_start_s if stream else None)

@@ -21,6 +21,7 @@ from desktop_app.server.openai_schema import BadRequest, Field, complete_respons
 from desktop_app.server.openai_stream import ChatAnswer, StreamIds, completion_events
 from desktop_app.server.openai_tools import chat_tool_use
 from desktop_app.server.request_body import ClientGone, read_json
+from desktop_app.server.request_log import note_served
 from desktop_app.server.responses_answer import ResponseBuilder, response_events
 from desktop_app.server.responses_api import parse_responses_request, text_format
 from desktop_app.server.route_context import OPENAI, RouteContext, client_gone, failed, whole
@@ -133,6 +134,7 @@ class OpenAIRoutes:
         except Failed as exc:
             return failed(exc)
         ctx.counter.requests += 1
+        note_served(request.state, ctx.model_id())
         return JSONResponse(embedding_response(result, ctx.model_id(), as_base64))
 
     async def responses(self, request: Request) -> Response:

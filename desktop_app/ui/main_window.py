@@ -120,7 +120,7 @@ class MainWindow(QMainWindow):
             self.meter, self.chat_view, self.input, self.session, self.client, settings, history,
             self.answers.request_for, self.loader.load_models, self.save_settings, self,
         )  # fmt: skip
-        menus = self.menus = WindowMenus(self, settings["api_port"])
+        menus = self.menus = WindowMenus(self, settings["api_port"], self.api)
         self.library_action, self.serve_action = menus.library, menus.serve
         self.library_action.triggered.connect(lambda: self.loader.open_library())
         menus.workers.triggered.connect(lambda: self.loader.edit_workers())

@@ -1,11 +1,13 @@
 """The main window's menus: File (Preferences, export/import, Quit), Models (library, workers,
-serve the API), Help (keyboard shortcuts, About)."""
+serve the API, its last requests), Help (keyboard shortcuts, About)."""
 
 from __future__ import annotations
 
 from PySide6.QtWidgets import QMainWindow, QMessageBox
 
 from desktop_app import __version__
+from desktop_app.ui.engine.api_page import open_api_page
+from desktop_app.ui.engine.api_server import ApiServer
 from desktop_app.ui.window.shortcut_list import ShortcutList
 from desktop_app.ui.window.shortcuts import LIBRARY, PREFERENCES, QUIT, bind
 
@@ -14,7 +16,7 @@ class WindowMenus:
     """Builds the menu bar of ``window``; the window connects the actions' ``triggered`` (and
     ``serve``'s ``toggled``) to what they do. Quit closes the window and About is shown here."""
 
-    def __init__(self, window: QMainWindow, api_port: int) -> None:
+    def __init__(self, window: QMainWindow, api_port: int, api: ApiServer) -> None:
         bar = window.menuBar()
         file_menu = self.file_menu = bar.addMenu("&File")
         self.preferences = file_menu.addAction("&Preferences…")
@@ -35,6 +37,9 @@ class WindowMenus:
         self.serve.setObjectName("serveApiAction")
         self.serve.setCheckable(True)
         self.serve.setStatusTip("Serve the loaded models with the OpenAI API, for editors and scripts")
+        self.api_requests = models_menu.addAction("API &requests…", lambda: open_api_page(api, window))
+        self.api_requests.setObjectName("apiRequestsAction")
+        self.api_requests.setStatusTip("The API's last requests: endpoint, tokens, speed, status")
         help_menu = bar.addMenu("&Help")
         shortcuts = help_menu.addAction("&Keyboard shortcuts", lambda: ShortcutList(window).open())
         shortcuts.setObjectName("shortcutListAction")
