@@ -5,12 +5,15 @@
 errors carry the hub's ``X-Error-Code`` header. The "CDN" is the same server reached as
 ``localhost``: another origin, as the real CDN is, so huggingface_hub stops at the redirect and
 the token must not follow. ``/cdn/...`` serves the bytes with Range support and can cut the
-connection or crawl, to test resume and cancel.
+connection or crawl, to test resume and cancel. ``/api/models?search=…`` lists the repos whose
+id holds the search text, most downloaded first, and ``/api/models/{repo}`` (``/revision/main``)
+a repo's files with their sizes, as the hub's search and model info do.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import socket
 import threading
@@ -18,10 +21,11 @@ import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import quote, unquote
+from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 _RESOLVE = re.compile(r"^/(?P<repo>[^/]+/[^/]+)/resolve/(?P<rev>[^/]+)/(?P<file>.+)$")
+_INFO = re.compile(r"^/api/models/(?P<repo>[^/]+/[^/]+?)(?:/revision/(?P<rev>[^/]+))?$")
 _CDN = re.compile(r"^/cdn/(?P<repo>[^/]+/[^/]+)/(?P<file>.+)$")
 _RANGE = re.compile(r"^bytes=(\d+)-$")
 CHUNK = 64 * 1024
@@ -34,6 +38,7 @@ class HostedFile:
     cut_after: int | None = None  # the first GET sends this many bytes, then drops the connection
     chunk_delay_s: float = 0.0  # pause between 64 KiB chunks: a slow download
     gets: int = 0
+    listed_size: int | None = None  # the size the API lists, when not the bytes served (a big file)
 
 
 @dataclass
@@ -41,6 +46,9 @@ class HostedRepo:
     files: dict[str, HostedFile] = field(default_factory=dict)
     refuse_status: int | None = None  # 401 / 403 (gated) or 500 ...
     refuse_code: str | None = None  # X-Error-Code sent with refuse_status
+    downloads: int = 0
+    likes: int = 0
+    last_modified: str = "2026-11-02T10:00:00.000Z"
 
 
 @dataclass(frozen=True)
@@ -79,9 +87,11 @@ class FakeHub:
         advertised_sha256: str | None = None,
         cut_after: int | None = None,
         chunk_delay_s: float = 0.0,
+        listed_size: int | None = None,
     ) -> HostedFile:
         data = source if isinstance(source, bytes) else Path(source).read_bytes()
-        hosted = HostedFile(data, advertised_sha256 or hashlib.sha256(data).hexdigest(), cut_after, chunk_delay_s)
+        sha256 = advertised_sha256 or hashlib.sha256(data).hexdigest()
+        hosted = HostedFile(data, sha256, cut_after, chunk_delay_s, listed_size=listed_size)
         self.repos.setdefault(repo, HostedRepo()).files[name] = hosted
         return hosted
 
@@ -114,7 +124,11 @@ def _make_handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
             headers = {k.lower(): v for k, v in self.headers.items()}
             hub.requests.append(SeenRequest(self.command, self.path, headers.get("host", ""), headers))
             path = unquote(self.path.split("?", 1)[0])
-            if match := _RESOLVE.match(path):
+            if path == "/api/models":
+                self._search(parse_qs(urlsplit(self.path).query))
+            elif match := _INFO.match(path):
+                self._info(match["repo"])
+            elif match := _RESOLVE.match(path):
                 self._resolve(match["repo"], match["rev"], match["file"])
             elif match := _CDN.match(path):
                 self._serve(match["repo"], match["file"], body)
@@ -132,6 +146,36 @@ def _make_handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             if self.command != "HEAD":
                 self.wfile.write(payload)
+
+        def _json(self, value: object) -> None:
+            payload = json.dumps(value).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def _search(self, query: dict[str, list[str]]) -> None:
+            text = query.get("search", [""])[0].lower()
+            found = [(i, r) for i, r in hub.repos.items() if text in i.lower() and "gguf" in query.get("filter", [])]
+            found.sort(key=lambda item: -item[1].downloads)
+            limit = int(query.get("limit", ["1000"])[0])
+            self._json(
+                [
+                    {"id": i, "downloads": r.downloads, "likes": r.likes, "lastModified": r.last_modified}
+                    for i, r in found[:limit]
+                ]
+            )
+
+        def _info(self, repo_id: str) -> None:
+            repo = hub.repos.get(repo_id)
+            if repo is None:
+                return self._error(404, "RepoNotFound", "Repository not found")
+            siblings = [
+                {"rfilename": name, "size": f.listed_size if f.listed_size is not None else len(f.data)}
+                for name, f in repo.files.items()
+            ]
+            self._json({"id": repo_id, "downloads": repo.downloads, "likes": repo.likes, "siblings": siblings})
 
         def _resolve(self, repo_id: str, revision: str, name: str) -> None:
             repo = hub.repos.get(repo_id)
