@@ -1,6 +1,7 @@
 """The model library window: local GGUF files with their metadata (the built-in demo model first),
 add / remove, "use as target" / "use as draft", which drafts fit which targets, and the curated
-catalog to download (:class:`CatalogTab`: what fits this machine first, search, Retry).
+catalog to download (:class:`CatalogTab`: what fits this machine first, search, Retry), and any GGUF
+on Hugging Face (:class:`HubTab`: search, a quantization that fits and is fast enough here).
 
 Scanning headers, checking vocabularies, adding files, measuring the machine and downloading
 all run on background threads (:class:`LibraryJobs`); results come back as signals, so the
@@ -40,6 +41,7 @@ from desktop_app.library.speed import SpeedGuess, file_speed_text, kept_speeds
 from desktop_app.library.summary import compatibility_note, library_status
 from desktop_app.library.units import human_params, human_size
 from desktop_app.ui.models.catalog_tab import CatalogTab
+from desktop_app.ui.models.hub_tab import HubTab
 from desktop_app.ui.models.library_jobs import LibraryJobs
 from desktop_app.ui.models.library_tables import fill_table, make_table
 from desktop_app.ui.widgets.file_dialogs import MODELS, ask_open_file
@@ -135,6 +137,9 @@ class ModelLibraryWindow(QWidget):
         self.catalog_tab.error.connect(self._show_error)
         self.catalog_tab.downloaded.connect(lambda _path: self._changed())
         self.catalog_tab.speed_changed.connect(self._show_speeds)
+        self.hub_tab = HubTab(self.catalog_tab.memory, self.catalog_tab.speed, download_options)
+        self.hub_tab.error.connect(self._show_error)
+        self.hub_tab.downloaded.connect(lambda _path: self._changed())
         if self.catalog_tab.load_problem:
             self.status.setText(self.catalog_tab.load_problem)
         if memory is None:  # a GPU's memory needs llama.cpp's device list: off the GUI thread
@@ -144,6 +149,7 @@ class ModelLibraryWindow(QWidget):
         self.tabs.addTab(local_tab, "Local models")
         self.tabs.addTab(compat_tab, "Compatibility")
         self.tabs.addTab(self.catalog_tab, "Catalog")
+        self.tabs.addTab(self.hub_tab, "Hugging Face")
         layout = QVBoxLayout(self)
         layout.addWidget(self.tabs)
         layout.addWidget(self.status)
@@ -195,7 +201,8 @@ class ModelLibraryWindow(QWidget):
         self.jobs.run(work, self._show_models)
 
     def _show_speeds(self) -> None:
-        """The local files' predicted speeds again, in place (the selection stays)."""
+        """The local files' and the hub tab's predicted speeds again, in place (the selection stays)."""
+        self.hub_tab.set_machine(self.catalog_tab.memory, self.catalog_tab.speed)
         column = MODEL_COLUMNS.index("Speed here")
         for row, model in enumerate(self.models):
             item = self.model_table.item(row, column)
