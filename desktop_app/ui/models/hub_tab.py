@@ -64,7 +64,7 @@ class HubTab(QWidget):
         self.jobs = LibraryJobs(self)
         self.search = QLineEdit()
         self.search.setObjectName("hubSearch")
-        self.search.setPlaceholderText("Search Hugging Face for GGUF models, e.g. qwen 7b")
+        self.search.setPlaceholderText("Search Hugging Face for GGUF models, e.g. Qwen2.5-7B")
         self.search.setAccessibleName("Search Hugging Face")
         self.search.setClearButtonEnabled(True)
         self.search.returnPressed.connect(self.run_search)
@@ -153,7 +153,7 @@ class HubTab(QWidget):
 
     def _repo_selected(self) -> None:
         row = self.repo_table.currentRow()
-        if not 0 <= row < len(self.repos) or self.repos[row] == self.repo:
+        if not self.repo_table.selectedItems() or not 0 <= row < len(self.repos) or self.repos[row] == self.repo:
             return
         repo = self.repo = self.repos[row]
         self._asked += 1
