@@ -222,9 +222,6 @@ class HubTab(QWidget):
         row = self.file_table.currentRow()
         return self.choices[row] if 0 <= row < len(self.choices) and self.file_table.selectedItems() else None
 
-    def select_choice(self, quantization: str) -> None:
-        self.file_table.selectRow([c.quantization for c in self.choices].index(quantization))
-
     def _update_button(self) -> None:
         self.download_button.setEnabled(self.selected_choice() is not None)
 
