@@ -12,11 +12,12 @@ import gc
 from typing import TYPE_CHECKING
 
 from PySide6.QtGui import QCloseEvent
-from PySide6.QtWidgets import QMainWindow, QPushButton, QWidget
+from PySide6.QtWidgets import QMainWindow, QWidget
 
 from desktop_app.engine.api import DrafterKind
 from desktop_app.engine.reasoning import THINK_TAGS
 from desktop_app.store import DataDirError, History, Settings
+from desktop_app.ui.composer.conversation_settings import ConversationSettingsButton
 from desktop_app.ui.composer.input_drafts import EditingBar, InputDrafts
 from desktop_app.ui.composer.message_input import MessageInput
 from desktop_app.ui.composer.system_prompt import SystemPromptButton, conversation_prompt
@@ -43,6 +44,7 @@ from desktop_app.ui.tools.mcp_turns import ToolTurns
 from desktop_app.ui.transcript.chat_keys import ChatKeys
 from desktop_app.ui.transcript.chat_view import ChatView
 from desktop_app.ui.transcript.conversation_find import ConversationFind
+from desktop_app.ui.widgets.named_button import named_button
 from desktop_app.ui.window.focus import FocusKeeper
 from desktop_app.ui.window.status_bar import CrashBanner, EngineStatusBar
 from desktop_app.ui.window.welcome import FirstRunWelcome
@@ -84,12 +86,9 @@ class MainWindow(QMainWindow):
         self.meter = ContextMeter()
         self.mcp = McpTools(settings, self.client, self.save_settings, self)  # the MCP servers' tools
         self.tool_choice = ToolChoiceBox(self.mcp)
-        self.send_button = QPushButton("Send")
-        self.send_button.setObjectName("sendButton")
-        self.send_button.setAccessibleName("Send message")
-        self.stop_button = QPushButton("Stop")
-        self.stop_button.setObjectName("stopButton")
-        self.stop_button.setAccessibleName("Stop the answer")
+        self.settings_button = ConversationSettingsButton(settings, history, self.prompt_button, self.tell)
+        self.send_button = named_button("Send", "sendButton", "Send message")
+        self.stop_button = named_button("Stop", "stopButton", "Stop the answer")
         self.wait_hint = WaitHint(self.stop_button.isEnabled)  # Enter while an answer runs: the text stays
         self.side = SidePanel()
         self.status = EngineStatusBar(lambda: self.client.pid)
@@ -97,7 +96,7 @@ class MainWindow(QMainWindow):
         self.side_fold = SidePanelFold(self, self.side, settings, self.save_settings)
         lay_out(
             self, self.model_bar, self.side_fold.button, [self.banner, self.load_banner, self.find_in_chat.bar], self.chat_view,
-            [self.editing_bar, self.wait_hint], self.input, [self.think, self.prompt_button, self.tool_choice, self.send_button, self.stop_button],
+            [self.editing_bar, self.wait_hint], self.input, [self.think, self.prompt_button, self.settings_button, self.tool_choice, self.send_button, self.stop_button],
             [self.meter], self.conversations, self.side_fold.area,
         )  # fmt: skip
         self.answers = AnswerSettings(settings, self.client, self.side, self.chat_view, self.save_settings, self)
@@ -109,6 +108,7 @@ class MainWindow(QMainWindow):
         self.tool_turns = ToolTurns(self.session, self.mcp, self)
         self.think.follow(self.client, self.session)
         self.answers.think = self.think.choice
+        self.settings_button.follow(self.session, self.answers)  # the open conversation's own settings
         self.drafts = InputDrafts(self.session, self.input, self.editing_bar, history, self)
         self.loader = ModelLoader(
             self, settings, history, self.client, self.model_bar, self.status, self.load_banner, self.save_settings,

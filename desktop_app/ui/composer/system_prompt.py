@@ -119,13 +119,14 @@ class SystemPromptButton(QPushButton):
 
     def edit(self) -> SystemPromptEditor:
         editor = SystemPromptEditor(self.settings, self.prompt(), self.window())
-        editor.accepted.connect(lambda: self._set(editor.prompt()))
+        editor.accepted.connect(lambda: self.set_prompt(editor.prompt()))
         editor.finished.connect(lambda _result: self._message_box.setFocus())
         self.editor = editor
         editor.open()
         return editor
 
-    def _set(self, prompt: str | None) -> None:
+    def set_prompt(self, prompt: str | None) -> None:
+        """Give the open conversation (or the next new one) ``prompt``; None: the default."""
         if self.conversation_id:
             self.history.set_option(self.conversation_id, OPTION, prompt)
         else:

@@ -23,6 +23,7 @@ from desktop_app.engine.api import (
     choose_drafter,
 )
 from desktop_app.store import Settings
+from desktop_app.store.presets import AnswerPreset
 from desktop_app.store.settings import BEST_DRAFTER, NO_DRAFTER
 from desktop_app.ui.engine.engine_client import EngineClient
 from desktop_app.ui.speed.side_panel import SidePanel
@@ -56,6 +57,8 @@ class AnswerSettings(QObject):
         self._save = save
         self._side = side
         self.think: Callable[[], bool | None] = lambda: None  # the Think switch's choice (ui/composer/think_switch.py)
+        # the open conversation's own settings, None: these (ui/composer/conversation_settings.py)
+        self.own: Callable[[], AnswerPreset | None] = lambda: None
         self.speculation = SpeculationChoice(settings, client, side.mode, side.always, side.choice_note, save, self)
         self.show_settings()  # before the widgets are connected: restoring them saves nothing
         side.highlight.toggled.connect(self._set_highlight)
@@ -91,21 +94,23 @@ class AnswerSettings(QObject):
         """The request for an answer to ``messages`` from the current settings (a drafter the
         loaded models lack cannot be chosen; one that went with a reload is named in the side
         panel, and the best available drafts). ``system_prompt`` is the conversation's own
-        (None: the default one); when it is not empty the messages start with it."""
-        s = self.settings
+        (None: the default one); when it is not empty the messages start with it. The open
+        conversation's own settings (``own``), if any, replace sampling, length and speculation."""
+        s, own = self.settings, self.own()
         spec = SpecMode.OFF if s["drafter"] == NO_DRAFTER else SpecMode(s["spec_mode"])
+        spec = spec if own is None else own.spec_mode
         prompt = s["system_prompt"] if system_prompt is None else system_prompt
         if prompt.strip():
             messages = [Message(role="system", content=prompt), *messages]
         return GenerateRequest(
             messages=messages,
-            max_tokens=s["max_tokens"],
+            max_tokens=s["max_tokens"] if own is None else own.max_tokens,
             spec=spec,
             draft_max=s["draft_max"],
             sampling=SamplingParams(
-                temperature=s["temperature"],
-                top_k=s["top_k"],
-                top_p=s["top_p"],
+                temperature=s["temperature"] if own is None else own.temperature,
+                top_k=s["top_k"] if own is None else own.top_k,
+                top_p=s["top_p"] if own is None else own.top_p,
                 min_p=s["min_p"],
                 repeat_penalty=s["repeat_penalty"],
                 seed=None if s["random_seed"] else s["seed"],
