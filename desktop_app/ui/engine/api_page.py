@@ -8,8 +8,10 @@ waits on the server.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QDialog, QHeaderView, QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
 from desktop_app.server.request_log import ApiRequest
@@ -88,6 +90,29 @@ class ApiRequestsPage(QDialog):
                 if column >= 3:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.table.setItem(row, column, item)
+
+
+class _OpensOnClick(QObject):
+    """Calls ``action`` when its watched widget is clicked (a status bar label, say)."""
+
+    def __init__(self, widget: QWidget, action: Callable[[], object]) -> None:
+        super().__init__(widget)
+        self._action = action
+        widget.installEventFilter(self)
+        widget.setCursor(Qt.CursorShape.PointingHandCursor)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt API
+        if event.type() == QEvent.Type.MouseButtonRelease and isinstance(event, QMouseEvent):
+            if event.button() == Qt.MouseButton.LeftButton:
+                self._action()
+                return True
+        return super().eventFilter(watched, event)
+
+
+def open_on_click(widget: QWidget, api: ApiServer, parent: QWidget) -> None:
+    """A click on ``widget`` (the status bar's API address) opens the page too."""
+    widget.setToolTip("The API's last requests (also Models → API requests…)")
+    _OpensOnClick(widget, lambda: open_api_page(api, parent))
 
 
 def open_api_page(api: ApiServer, parent: QWidget) -> ApiRequestsPage:

@@ -3,10 +3,10 @@ serve the API, its last requests), Help (keyboard shortcuts, About)."""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QMainWindow, QMessageBox
+from PySide6.QtWidgets import QMainWindow, QMessageBox, QWidget
 
 from desktop_app import __version__
-from desktop_app.ui.engine.api_page import open_api_page
+from desktop_app.ui.engine.api_page import open_api_page, open_on_click
 from desktop_app.ui.engine.api_server import ApiServer
 from desktop_app.ui.window.shortcut_list import ShortcutList
 from desktop_app.ui.window.shortcuts import LIBRARY, PREFERENCES, QUIT, bind
@@ -40,6 +40,8 @@ class WindowMenus:
         self.api_requests = models_menu.addAction("API &requests…", lambda: open_api_page(api, window))
         self.api_requests.setObjectName("apiRequestsAction")
         self.api_requests.setStatusTip("The API's last requests: endpoint, tokens, speed, status")
+        if (api_label := window.statusBar().findChild(QWidget, "apiLabel")) is not None:
+            open_on_click(api_label, api, window)  # the status bar's API address opens them too
         help_menu = bar.addMenu("&Help")
         shortcuts = help_menu.addAction("&Keyboard shortcuts", lambda: ShortcutList(window).open())
         shortcuts.setObjectName("shortcutListAction")
