@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop_app.engine.api import GenerateRequest, SpecMode
-from desktop_app.store.presets import PRESETS_FILE, AnswerPreset, Presets, own_settings
+from desktop_app.store.presets import PRESETS_FILE, Presets
 from tests.ui.helpers import next_answer, type_and_send
 
 
@@ -106,14 +106,3 @@ def test_each_conversation_answers_with_its_own_preset_and_keeps_it_after_a_rest
     assert window.settings_button.text() == "Preset: Brief…"  # the conversation keeps what it had
     if folder := os.environ.get("SPECCHAT_SHOTS"):
         window.grab().save(str(Path(folder) / "conversation-preset-window.png"))
-
-
-def test_a_preset_is_checked_with_the_engine_ranges(tmp_path: Path) -> None:
-    good = AnswerPreset(0.5, 0.9, 40, 128, SpecMode.AUTO, "Hi")
-    assert AnswerPreset.from_dict(good.to_dict(), "x") == AnswerPreset(0.5, 0.9, 40, 128, SpecMode.AUTO, "Hi", "x")
-    assert own_settings({**good.option(), "top_p": 0}) is None  # top-p must be above 0: the defaults
-    path = tmp_path / PRESETS_FILE
-    path.write_text("{not json")
-    presets = Presets.load(path)
-    assert presets.names() == [] and presets.problem and "not JSON" in presets.problem
-    assert not path.exists() and next(tmp_path.glob(f"{PRESETS_FILE}.broken-*")).read_text() == "{not json"
