@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any
 
@@ -14,11 +15,25 @@ PROBE_MS = 10
 MAX_GAP_S = 0.15
 
 
+def _run_delay_s() -> float:
+    """How long this (the GUI) thread has been ready to run but waiting for a core, in seconds
+    (the kernel's schedstat; 0 where it is not kept)."""
+    try:
+        with open(f"/proc/self/task/{threading.get_native_id()}/schedstat") as stat:
+            return int(stat.read().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
 class GapProbe:
-    """A timer firing every PROBE_MS; records the longest wait between two firings."""
+    """A timer firing every PROBE_MS; records the longest wait between two firings, less the time
+    the GUI thread spent ready but waiting for a core meanwhile: other processes on a busy
+    machine delay every program alike, while a freeze (the thread computing, or blocked on a lock
+    or a pipe) shows whole."""
 
     def __init__(self) -> None:
         self.last = time.perf_counter()
+        self.delay = _run_delay_s()
         self.max_gap = 0.0
         self.ticks = 0
         self.timer = QTimer()
@@ -26,13 +41,13 @@ class GapProbe:
         self.timer.timeout.connect(self._tick)
 
     def start(self) -> None:
-        self.last = time.perf_counter()
+        self.last, self.delay = time.perf_counter(), _run_delay_s()
         self.timer.start()
 
     def _tick(self) -> None:
-        now = time.perf_counter()
-        self.max_gap = max(self.max_gap, now - self.last)
-        self.last = now
+        now, delay = time.perf_counter(), _run_delay_s()
+        self.max_gap = max(self.max_gap, (now - self.last) - (delay - self.delay))
+        self.last, self.delay = now, delay
         self.ticks += 1
 
 
