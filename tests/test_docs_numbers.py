@@ -287,7 +287,7 @@ QUOTES: list[Quote] = [
     Quote(README, r"alternating them (\d+) times", lambda: (RACE_ROUNDS,), "bench/race.py RACE_ROUNDS"),
     Quote(
         README,
-        r"kept for recent conversations, so switching back to one does not read it again; (\d+), 0 off",
+        r"kept for recent conversations; (\d+), 0 off",
         lambda: (PROMPT_CACHE_MB.default,),
         "PROMPT_CACHE_MB.default",
     ),
