@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
 from PySide6.QtCore import QCoreApplication, Qt
 
 from desktop_app.store import Settings
@@ -87,10 +86,9 @@ def test_at_800x600_the_speed_panel_leaves_the_transcript_a_usable_width(qtbot: 
     assert not window.side.gauge.isVisible() and Settings.load()["side_panel"] == "hidden"
 
 
-@pytest.mark.parametrize("width", [800])
-def test_the_speed_panel_narrows_but_keeps_its_controls(qtbot: Any, make_window: Any, width: int) -> None:
+def test_the_speed_panel_narrows_but_keeps_its_controls(qtbot: Any, make_window: Any) -> None:
     window = make_window(side_panel="shown", wait_loaded=False)
-    window.resize(width, 600)
+    window.resize(800, 600)
     qtbot.waitUntil(lambda: window.side.gauge.isVisible(), timeout=2000)
     side = window.side_fold.area
     assert side.width() <= 240  # narrowed for the transcript
