@@ -69,8 +69,11 @@ class SpeedGuess:
 
 
 def speed_text(tokens_s: float) -> str:
-    """``about 6 tokens/s here``; a figure under 2 with its decimal (``about 0.3 tokens/s here``)."""
-    figure = f"{tokens_s:.1f}" if tokens_s < 2 else f"{tokens_s:.0f}"
+    """``about 6 tokens/s here``; with its decimal a figure under 2 (``about 0.3 tokens/s here``)
+    and one just under FAST_ENOUGH_TOKENS_S, which would round up to it (``about 4.6``, slow,
+    never shown as ``about 5`` beside a fast-enough 5)."""
+    rounds_up_to_fast = tokens_s < FAST_ENOUGH_TOKENS_S <= round(tokens_s)
+    figure = f"{tokens_s:.1f}" if tokens_s < 2 or rounds_up_to_fast else f"{tokens_s:.0f}"
     return f"about {figure} tokens/s here"
 
 

@@ -45,6 +45,8 @@ def test_the_prediction_is_bandwidth_over_the_bytes_a_token_reads() -> None:
     assert guess.of_pair(moe) == pytest.approx(4.0 / (moe.target.size_gb * 3 / 35))
     assert speed_text(5.96) == "about 6 tokens/s here" and speed_text(0.24) == "about 0.2 tokens/s here"
     assert speed_text(1.04) == "about 1.0 tokens/s here"
+    assert speed_text(4.6) == "about 4.6 tokens/s here"  # slow: never "about 5" beside a fast-enough 5
+    assert speed_text(5.04) == "about 5 tokens/s here"
 
 
 def test_a_two_core_machine_is_advised_a_fast_enough_model_not_the_biggest_that_fits() -> None:
