@@ -102,7 +102,7 @@ def quantization_of(filename: str) -> str | None:
     """``Q4_K_M`` from ``Qwen2.5-7B-Instruct-Q4_K_M.gguf`` (the last match in the name); None if none."""
     stem = _SPLIT.sub("", filename.rsplit("/", 1)[-1])
     stem = re.sub(r"\.gguf$", "", stem, flags=re.IGNORECASE).upper()
-    found = _QUANT.findall(stem)
+    found = _QUANT.findall(re.sub(r"(?<![A-Z0-9])FP(16|32)(?![A-Z0-9])", r"F\1", stem))  # Qwen's "fp16"
     return found[-1] if found else None
 
 

@@ -35,6 +35,7 @@ GB = 10**9
         ("Qwen3-30B-A3B-UD-Q4_K_XL.gguf", "UD-Q4_K_XL"),
         ("Qwen3-8B-BF16.gguf", "BF16"),
         ("model-f16.gguf", "F16"),
+        ("qwen2.5-7b-instruct-fp16-00001-of-00004.gguf", "F16"),  # Qwen's own repositories
         ("Q8_0/Big-Model-Q8_0-00001-of-00003.gguf", "Q8_0"),
         ("tinyllama-q4_0.gguf", "Q4_0"),
         ("Qwen2-7B.gguf", None),
