@@ -21,11 +21,10 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-import numpy as np
-
 from desktop_app import paths
 from desktop_app.engine.model_speeds import MeasuredSpeed, ModelSpeeds
 from desktop_app.library.catalog import CatalogPair
+from desktop_app.library.child import ChildDied, in_child
 
 # Why these figures: docs/speed-advice.md ("The constants").
 FAST_ENOUGH_TOKENS_S = 5.0  # about reading speed: slower answers are waited for, not read along
@@ -90,7 +89,19 @@ def learned(measured: Iterable[MeasuredSpeed], before: SpeedGuess, on_gpu: bool 
 
 def measure_read_gb_s() -> float | None:
     """The quick measurement: how fast one core reads a buffer larger than its caches, in GB/s
-    (the best of READ_PASSES sums; ~0.2 s). None when it cannot be taken."""
+    (the best of READ_PASSES sums; ~0.2 s, in a short-lived child: numpy, like llama.cpp, stays
+    out of the window's process). None when it cannot be taken."""
+    try:
+        result = in_child("desktop_app.library.speed:read_in_child", name="specchat-read-speed")
+    except (ChildDied, OSError):
+        return None
+    return float(result) if isinstance(result, (int, float)) else None
+
+
+def read_in_child() -> float | None:
+    """:func:`measure_read_gb_s`'s work, in the child."""
+    import numpy as np
+
     try:
         data = np.ones(READ_BYTES // 4, dtype=np.float32)
     except MemoryError:

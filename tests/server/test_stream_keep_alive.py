@@ -115,8 +115,12 @@ def test_a_request_queued_behind_another_gets_its_headers_and_keep_alives(server
 
     def long_answer() -> None:
         with httpx.stream("POST", f"{server.url}/chat/completions", json={**body, "max_tokens": 400}, timeout=60) as r:
-            started.set()
-            running["lines"] = list(r.iter_lines())
+            lines = []
+            for line in r.iter_lines():
+                lines.append(line)
+                if line.startswith("data: {"):  # it has text: the next request waits for all of it
+                    started.set()  # (while a prompt is only being read, another's answer runs first)
+            running["lines"] = lines
         running["ended"] = time.perf_counter()
 
     thread = threading.Thread(target=long_answer)
