@@ -26,6 +26,11 @@ def shown(value: object) -> str:
     return f"{text[:SHOWN_CHARS]}... ({len(text)} characters)"
 
 
+def _readable(value: float) -> str:
+    """A bound as people read it: 131,072, 0.5."""
+    return f"{int(value):,}" if float(value).is_integer() else str(value)
+
+
 @dataclass(frozen=True)
 class NumberRange(Generic[N]):
     """One numeric parameter: its bounds, default and meaning; :meth:`check` (and :meth:`parse`
@@ -67,6 +72,14 @@ class NumberRange(Generic[N]):
         except ValueError:
             return False
         return True
+
+    def in_words(self) -> str:
+        """The values allowed, as people read them: "a whole number from 32 to 1,048,576" (the
+        window's messages; :meth:`check`'s name the parameter, for the CLI and the API)."""
+        low, high = _readable(self.low), _readable(self.high)
+        if self.low_open:
+            return f"{self._a_number()} above {low}, up to {high}"
+        return f"{self._a_number()} from {low} to {high}"
 
     def bounds(self) -> str:
         if self.low_open:

@@ -77,10 +77,8 @@ class Setting:
     def problem(self, value: Any) -> str | None:
         """Why ``value`` cannot be this setting's value (in words for the user); None when it can."""
         if self.number is not None:
-            try:
-                self.number.check(value)
-            except ValueError as exc:
-                return str(exc)
+            if not self.number.accepts(value):  # in words, the parameter's name kept for the expert
+                return f"{self.description} ({self.name}): {self.number.in_words()}, not {shown(value)}"
         elif self.type is not bool and isinstance(value, bool) or not isinstance(value, self.type):
             return f"{self.name} must be {_KINDS[self.type]}, not {shown(value)}"
         elif isinstance(value, (list, dict)) and len(value) > MAX_ITEMS:

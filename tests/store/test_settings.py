@@ -196,8 +196,11 @@ def test_unusable_values_are_reported_kept_in_a_copy_and_unknown_keys_survive_a_
     assert copy.read_text() == original  # byte for byte, before anything rewrites the file
     problem = settings.problem or ""
     assert problem.count("\n") == 0 and copy.name in problem
-    assert "repeat_penalty must be between 0.1 and 10.0, not 1e-300" in problem
-    assert "draft_max must be a number between 1 and 64, not '4'" in problem and "top_k must be between 0" in problem
+    # in words (issue 49, item 10), the parameter's name kept in brackets for the expert
+    assert "(repeat_penalty): a number from 0.1 to 10, not 1e-300" in problem and "must be" not in problem
+    assert (
+        "(draft_max): a whole number from 1 to 64, not '4'" in problem and "(top_k): a whole number from 0" in problem
+    )
     assert "a_later_setting" not in problem  # a later version's key is not a problem
     settings.set("spec_mode", "on")
     settings.save()
@@ -236,7 +239,7 @@ def test_huge_numbers_and_deep_nesting_never_stop_the_app(home: Path, text: str,
 def test_a_long_number_is_said_in_a_few_words(home: Path) -> None:
     _file(home, '{"max_tokens": 1' + "0" * 5000 + "}")
     problem = Settings.load().problem or ""
-    assert "max_tokens must be" in problem and len(problem) < 400
+    assert "(max_tokens): a whole number from 1 to 1,048,576, not" in problem and len(problem) < 400
 
 
 def test_text_settings_have_a_size_limit(home: Path) -> None:

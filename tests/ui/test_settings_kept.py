@@ -43,7 +43,7 @@ def test_the_window_starts_says_so_once_and_keeps_the_file(qtbot: Any, home: Pat
         saved = json.loads(path.read_text())
         assert saved["temperature"] == 0.5
         if "later" in case:
-            assert saved["a_later_setting"] == [1] and "repeat_penalty must be between 0.1 and 10.0" in notice
+            assert saved["a_later_setting"] == [1] and "(repeat_penalty): a number from 0.1 to 10," in notice
     finally:
         window.close()
         history.close()

@@ -37,20 +37,10 @@ def number_text(value: float) -> str:
     return str(value)
 
 
-def _shown(value: float) -> str:
-    """A bound as people read it: 131,072, 0.5."""
-    return f"{int(value):,}" if float(value).is_integer() else str(value)
-
-
 def plain_problem(label: str, number: NumberRange[Any]) -> str:
     """What a bad value in the field labelled ``label`` says, in words: "Context length: enter a
     whole number from 128 to 1,048,576" (the engine's own message names the parameter, for experts)."""
-    name = label.split(" (")[0]
-    kind = "a whole number" if number.kind is int else "a number"
-    low, high = _shown(number.low), _shown(number.high)
-    if number.low_open:
-        return f"{name}: enter {kind} above {low}, up to {high}"
-    return f"{name}: enter {kind} from {low} to {high}"
+    return f"{label.split(' (')[0]}: enter {number.in_words()}"
 
 
 class NumberField(QWidget):
