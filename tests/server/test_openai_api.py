@@ -17,6 +17,7 @@ import pytest
 
 from desktop_app.engine import Engine
 from desktop_app.engine.api import GenerateRequest, SamplingParams
+from desktop_app.engine.events import TextChunk
 from desktop_app.engine_process.protocol import AutoPlan, Load
 from desktop_app.server.engine_backend import EngineBackend
 from desktop_app.server.run import exposure_warning
@@ -255,19 +256,20 @@ def test_a_full_queue_answers_503_with_retry_after(engine: Engine, one_may_wait:
         sampling=SamplingParams(logit_bias=tuple((t, -100.0) for t in range(target.n_vocab) if target.is_eog(t))),
     )
     long = backend.submit(never_ends)
-    try:
-        second = threading.Thread(target=post)
-        second.start()
-        deadline = time.time() + 30
-        while backend.waiting() < 2 and time.time() < deadline:
-            time.sleep(0.01)  # the second one waits behind it
+    while not isinstance(long.next(timeout=60), TextChunk):
+        pass  # it writes its answer now (a prompt still being read would step aside for the next one)
+    queued = backend.submit(GenerateRequest(messages=[{"role": "user", "content": "Hi"}], max_tokens=8))
+    try:  # one runs, one waits behind it: the queue is full
+        assert backend.waiting() == 2
         third = httpx.post(f"{server.url}/chat/completions", json=body, headers=headers, timeout=30)
         assert third.status_code == 503
         assert third.headers["Retry-After"] == "2" and third.json()["error"]["code"] == "busy"
     finally:
         long.cancel.set()
-    second.join(timeout=60)
-    assert statuses == [200]  # the queued one was answered, not lost
+    events = list(queued.iterate())
+    assert events and events[-1].stats.generated_tokens >= 1  # the queued one was answered, not lost
+    post()
+    assert statuses == [200]  # and the queue takes requests again
 
 
 def test_binding_beyond_this_machine_warns() -> None:

@@ -22,6 +22,7 @@ import httpx2 as httpx
 import openai
 import pytest
 
+from desktop_app.engine import Engine
 from desktop_app.engine_process.protocol import AutoPlan, Load
 from desktop_app.server.limits import ServerLimits
 from tests.server.live_server import Server, engine_backend
@@ -108,13 +109,16 @@ def test_headers_at_once_then_keep_alives_while_the_prompt_is_read(server: Serve
         assert not any(line.startswith("data: ") for line in texts[:first_token])  # comments only, then the answer
 
 
-def test_a_request_queued_behind_another_gets_its_headers_and_keep_alives(server: Server) -> None:
+def test_a_request_queued_behind_another_gets_its_headers_and_keep_alives(server: Server, engine: Engine) -> None:
     running: dict[str, Any] = {}
-    body = bodies("first")["chat/completions"]
+    target = engine.target
+    assert target is not None
+    never_ends = {str(t): -100 for t in range(target.n_vocab) if target.is_eog(t)}  # it runs to its length
+    body = {**bodies("first")["chat/completions"], "max_tokens": 1000, "logit_bias": never_ends}
     started = threading.Event()
 
     def long_answer() -> None:
-        with httpx.stream("POST", f"{server.url}/chat/completions", json={**body, "max_tokens": 400}, timeout=60) as r:
+        with httpx.stream("POST", f"{server.url}/chat/completions", json=body, timeout=120) as r:
             lines = []
             for line in r.iter_lines():
                 lines.append(line)

@@ -64,8 +64,9 @@ def test_the_gauge_shows_live_speed_while_streaming(qtbot: Any, make_window: Any
         assert window.session.busy and max(live) > 0
     assert watch.done is not None
     stats = watch.done.stats
-    # the needle moves to each new figure in steps (several repaints per figure) ...
-    assert gauge.repaints - repaints_at_start >= 2 * len(set(live))
+    # the needle moves to new figures in steps (more repaints than figures; on a loaded machine
+    # Qt coalesces the animation's timer ticks, so not a fixed number per figure) ...
+    assert gauge.repaints - repaints_at_start > len(set(live))
     # idle: the gauge shows the last answer's figure, and stops repainting once the needle is there
     qtbot.waitUntil(lambda: gauge.caption == "last answer")
     assert abs(gauge.property("tokensPerSecond") - stats.decode_tokens_per_s) < 0.01
