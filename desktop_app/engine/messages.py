@@ -36,14 +36,22 @@ class _MessageText(TypedDict):
     content: str
 
 
+# Where an image goes in a message's text: one marker per entry of ``Message["images"]``, in order
+# (llama.cpp's multimodal library's own default marker, so the rendered prompt is handed to it as is).
+IMAGE_MARKER = "<__media__>"
+
+
 class Message(_MessageText, total=False):
     """One chat message as the engine takes it (role: system, user, assistant or tool). An
     assistant message may carry the ``tool_calls`` it made; a ``tool`` message is the result of
-    the call ``tool_call_id`` names (``name``: the function's)."""
+    the call ``tool_call_id`` names (``name``: the function's). A user message may carry
+    ``images``: encoded image files (PNG, JPEG, ...), each where an :data:`IMAGE_MARKER` stands
+    in its ``content``, in order; only a target with a vision projector reads them."""
 
     tool_calls: list[MessageToolCall]
     tool_call_id: str
     name: str
+    images: list[bytes]
 
 
 class Tool(TypedDict):
