@@ -33,6 +33,7 @@ SLOW_FIXTURES = frozenset(
         "default_model",  # the embedded SmolLM2
         "hybrid_models",
         "gemma4_pair",
+        "vision_model",
         "make_window",  # the real window with its engine process (tests/ui/conftest.py)
         "two_workers",  # llama.cpp RPC worker processes (tests/remote/conftest.py)
     }
@@ -88,3 +89,11 @@ def gemma4_pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     from tests.factory_gemma4 import build_gemma4_pair
 
     return build_gemma4_pair(tmp_path_factory.mktemp("gemma4-models"))
+
+
+@pytest.fixture(scope="session")
+def vision_model(tmp_path_factory: pytest.TempPathFactory):  # -> VisionModel
+    """A tiny text model with its vision projector (mmproj) beside it: .model, .mmproj."""
+    from tests.factory_vision import build_vision_model
+
+    return build_vision_model(tmp_path_factory.mktemp("vision-models"))
