@@ -12,7 +12,9 @@ Scenarios, each runnable alone, each writing ``SCENARIO.json`` and ``SCENARIO.md
   (lab/window.py);
 - ``interleaved``: two conversations about long documents asked A, B, A, B, A through the API,
   SpecChat vs llama-server (``--peer DIR``), at each ``--doc-tokens``;
-- ``prompt-read``: cold prompt reading at each ``--read-tokens``, SpecChat vs llama-server.
+- ``prompt-read``: cold prompt reading at each ``--read-tokens``, SpecChat vs llama-server;
+- ``documents``: questions over real documents (quotes, extraction, rewrites; summaries, short
+  answers) through the API, Auto vs off vs llama-server plain and n-gram (issue 50).
 
 Every comparison is paired: both sides in the same round, the first alternating, figures given as
 medians over ``--rounds`` of same-round ratios, each round after the machine went quiet.
@@ -172,11 +174,19 @@ def _prompt_read(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     return report, prompt_read_table(report)
 
 
+def _documents(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    from lab.field.documents_bench import documents_bench, documents_table
+
+    report = documents_bench(_peer_args(args))
+    return report, documents_table(report)
+
+
 SCENARIOS: dict[str, Callable[[argparse.Namespace], tuple[dict[str, Any], str]]] = {
     "first-answer": _first_answer,
     "busy": _busy,
     "interleaved": _interleaved,
     "prompt-read": _prompt_read,
+    "documents": _documents,
     "window-busy": _window_busy,  # the window scenarios last: they start Qt in this process
     "window-vs-cli": _window_vs_cli,
 }

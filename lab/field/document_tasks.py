@@ -1,0 +1,130 @@
+"""The document bench's tasks: questions over real documents a Debian system ships offline.
+
+Four documents nobody tuned SpecChat on (a short licence, a long one, a README and a changelog),
+each read whole from its file (the changelog's first entries only), and two kinds of task:
+
+- ``quote``: answers that copy the document (quote a section, copy a list, extract lines,
+  rewrite with one change), where drafting from the prompt should pay;
+- ``rest``: answers in the model's own words (summaries, short answers, yes/no with a reason).
+
+The document goes in the user's message as the window and the API inline it: one block naming
+the file, then the question (``desktop_app.documents.prompt_text``'s format).
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+QUOTE = "quote"
+REST = "rest"
+CATEGORIES = (QUOTE, REST)
+
+
+@dataclass(frozen=True)
+class Source:
+    """A document: the name the model sees, its file, and for a changelog its first entries only."""
+
+    name: str
+    path: Path
+    entries: int | None = None  # a Debian changelog's entries to keep (each ends with a " -- " line)
+
+
+@dataclass(frozen=True)
+class Task:
+    name: str
+    category: str  # QUOTE or REST
+    source: str  # a Source's name
+    question: str
+    max_tokens: int
+
+
+SOURCES = (
+    Source("BSD", Path("/usr/share/common-licenses/BSD")),
+    Source("LGPL-3", Path("/usr/share/common-licenses/LGPL-3")),
+    Source("bash-README", Path("/usr/share/doc/bash/README.gz")),
+    Source("bash-changelog", Path("/usr/share/doc/bash/changelog.Debian.gz"), entries=10),
+)
+
+TASKS = (  # grouped by document, as a user asks several things of one file
+    Task("bsd-conditions", QUOTE, "BSD", "Copy the three numbered conditions of this license exactly as written.", 200),
+    Task(
+        "bsd-rewrite",
+        QUOTE,
+        "BSD",
+        "Rewrite the whole license with one change: the copyright holder is Example Corp instead of The Regents "
+        "of the University of California. Keep every other word as it is.",
+        400,
+    ),
+    Task("bsd-sell", REST, "BSD", "Does this license allow selling the software? Answer yes or no, and say why.", 120),
+    Task(
+        "lgpl-section-4d",
+        QUOTE,
+        "LGPL-3",
+        'Quote item d) of section 4, "Combined Works", verbatim, with both of its options.',
+        300,
+    ),
+    Task(
+        "lgpl-definitions",
+        QUOTE,
+        "LGPL-3",
+        'Copy the definition of "Combined Work" and of "Minimal Corresponding Source" word for word.',
+        200,
+    ),
+    Task("lgpl-summary", REST, "LGPL-3", "Summarize this license in three sentences.", 160),
+    Task(
+        "bash-bug-list",
+        QUOTE,
+        "bash-README",
+        "Copy the list of things a bug report should include, exactly as the document gives it.",
+        200,
+    ),
+    Task("bash-compile", REST, "bash-README", "How do I compile Bash? Answer in one or two sentences.", 120),
+    Task("bash-purpose", REST, "bash-README", "What is Bash, in your own words? One short paragraph.", 160),
+    Task(
+        "changelog-closes",
+        QUOTE,
+        "bash-changelog",
+        'Extract every line that mentions "Closes:", exactly as written, one per line.',
+        300,
+    ),
+    Task(
+        "changelog-who",
+        REST,
+        "bash-changelog",
+        "Who made most of these changes, and in which years? Answer briefly.",
+        120,
+    ),
+)
+
+
+def read_source(source: Source) -> str:
+    """The document's text as a user would attach it (a ``.gz`` file read unpacked)."""
+    if not source.path.exists():
+        raise ValueError(f"{source.path} not found: the document bench reads documents a Debian system ships")
+    data = source.path.read_bytes()
+    text = (gzip.decompress(data) if source.path.suffix == ".gz" else data).decode("utf-8")
+    if source.entries is not None:
+        text = first_entries(text, source.entries)
+    return text.strip("\n")
+
+
+def first_entries(changelog: str, entries: int) -> str:
+    """A Debian changelog's first ``entries`` entries (each closed by its `` -- name <mail>  date`` line)."""
+    lines = changelog.splitlines()
+    ends = [i for i, line in enumerate(lines) if line.startswith(" -- ")]
+    if len(ends) < entries:
+        raise ValueError(f"the changelog has {len(ends)} entries, fewer than {entries}")
+    return "\n".join(lines[: ends[entries - 1] + 1])
+
+
+def document_message(name: str, text: str, question: str) -> str:
+    """The user's message: the document's block naming the file, then the question."""
+    return f'<document name="{name}">\n{text}\n</document>\n\n{question}'
+
+
+def fingerprint(text: str) -> str:
+    """A short hash of a document, so a report says which version of it was read."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
