@@ -18,7 +18,7 @@ def branch_title(title: str) -> str:
 
 def branch_conversation(history: History, conversation_id: int, message_id: int) -> Conversation:
     """A new conversation with ``conversation_id``'s messages as shown, up to ``message_id``
-    included: their texts, stats and tool calls, and the conversation's system prompt and Think
+    included: their texts, stats, files and tool calls, and the conversation's system prompt and Think
     switch. The messages are written in one transaction; KeyError when the message is not on the
     path shown, sqlite3.Error when the history cannot be written."""
     conv = history.conversation(conversation_id)
@@ -30,10 +30,10 @@ def branch_conversation(history: History, conversation_id: int, message_id: int)
     options = {name: value for name in OPTIONS if (value := history.option(conversation_id, name)) is not None}
     new = history.add_conversation(branch_title(conv.title), [(m.role, m.content, m.stats) for m in messages], options)
     calls = history.tool_calls.of([m.id for m in messages if m.role == "assistant"])
-    if calls:  # the answers' calls and their results: the model reads them in the branch too
-        for old, copy in zip(messages, history.messages(new.id), strict=True):
-            if records := calls.get(old.id):
-                made = history.tool_calls.add(copy.id, [r.as_call() for r in records])
-                for record, added in zip(records, made, strict=True):
-                    history.tool_calls.update(replace(added, status=record.status, result=record.result))
+    for old, copy in zip(messages, history.messages(new.id), strict=True):
+        history.attachments.copy(old.id, copy.id)  # your messages' files
+        if records := calls.get(old.id):  # an answer's calls and their results: the model reads them in the branch too
+            made = history.tool_calls.add(copy.id, [r.as_call() for r in records])
+            for record, added in zip(records, made, strict=True):
+                history.tool_calls.update(replace(added, status=record.status, result=record.result))
     return new

@@ -14,13 +14,15 @@ import json
 import math
 import typing
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from desktop_app.documents.attachment import Attachment
 from desktop_app.engine.stats import GenerationStats
+from desktop_app.store.attachment_transfer import files_from_json
 from desktop_app.store.errors import StoreError
-from desktop_app.store.history import MAX_TITLE_CHARS
+from desktop_app.store.history import MAX_TITLE_CHARS, Conversation, History
 from desktop_app.store.settings import MAX_TEXT_CHARS
 
 FORMAT = "specchat-conversation"
@@ -48,6 +50,7 @@ class ImportedConversation:
     title: str
     options: dict[str, Any]
     messages: list[tuple[str, str, dict[str, Any] | None]]
+    files: dict[int, list[Attachment]] = field(default_factory=dict)  # by message index: its attachments
 
 
 def _number_kinds() -> dict[str, tuple[type, ...]]:
@@ -174,6 +177,7 @@ def checked(
     if "system_prompt" in kept:
         _text(kept["system_prompt"], f"{name}'s system prompt", MAX_TEXT_CHARS)
     out: list[tuple[str, str, dict[str, Any] | None]] = []
+    files: dict[int, list[Attachment]] = {}
     for number, message in enumerate(messages, 1):
         if not isinstance(message, dict):
             raise ConversationFileError(f"{bad}: message {number} is not an object")
@@ -184,9 +188,14 @@ def checked(
             )
         _text(content, f"message {number}", MAX_MESSAGE_CHARS)
         out.append((role, content, _stats(message.get("stats"), number, check)))
+        if message.get("attachments"):
+            try:
+                files[number - 1] = files_from_json(message["attachments"], number, MAX_MESSAGE_CHARS)
+            except StoreError as exc:
+                raise ConversationFileError(str(exc)) from None
         if progress is not None and number % 500 == 0:
             progress(number, len(messages))
-    return ImportedConversation(title, kept, out)
+    return ImportedConversation(title, kept, out, files)
 
 
 def read_conversation(
@@ -201,3 +210,18 @@ def read_conversation(
         if str(exc).startswith(path.name):
             raise
         raise ConversationFileError(f"{path.name}: {exc}") from None  # a message's fault, named with the file
+
+
+def write_conversation(history: History, conv: ImportedConversation) -> Conversation:
+    """A new conversation from a checked export: its messages and options in one transaction,
+    then their files (the conversation is deleted again when they cannot be written)."""
+    new = history.add_conversation(conv.title, conv.messages, conv.options)
+    if conv.files:
+        try:
+            ids = [m.id for m in history.messages(new.id)]
+            for index, files in conv.files.items():
+                history.attachments.add(ids[index], files)
+        except BaseException:
+            history.delete(new.id)
+            raise
+    return new

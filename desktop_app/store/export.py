@@ -13,6 +13,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from desktop_app.store.attachment_transfer import files_json
 from desktop_app.store.conversation_import import (
     FORMAT,
     OPTIONS,
@@ -20,6 +21,7 @@ from desktop_app.store.conversation_import import (
     ConversationFileError,
     Progress,
     read_conversation,
+    write_conversation,
 )
 from desktop_app.store.history import Conversation, History
 
@@ -38,14 +40,19 @@ def to_markdown(history: History, conversation_id: int) -> str:
     """The conversation as Markdown: its title, then each message under who wrote it, as-is."""
     conv = _conversation(history, conversation_id)
     parts = [f"# {conv.title}\n"]
-    for message in history.messages(conversation_id):
-        parts.append(f"## {ROLES.get(message.role, message.role)}\n\n{message.content}\n")
+    path = history.messages(conversation_id)
+    files = history.attachments.summaries([m.id for m in path if m.role == "user"])
+    for message in path:
+        attached = "".join(f"[attached: {f.name}]\n\n" for f in files.get(message.id, []))
+        parts.append(f"## {ROLES.get(message.role, message.role)}\n\n{attached}{message.content}\n")
     return "\n".join(parts)
 
 
 def to_json(history: History, conversation_id: int) -> dict[str, Any]:
     conv = _conversation(history, conversation_id)
     options = {name: value for name in OPTIONS if (value := history.option(conversation_id, name)) is not None}
+    path = history.messages(conversation_id)
+    files = history.attachments.of([m.id for m in path if m.role == "user"])
     return {
         "format": FORMAT,
         "version": VERSION,
@@ -55,7 +62,8 @@ def to_json(history: History, conversation_id: int) -> dict[str, Any]:
         "options": options,
         "messages": [
             {"role": m.role, "content": m.content, "stats": m.stats, "created": m.created}
-            for m in history.messages(conversation_id)
+            | ({"attachments": files_json(files[m.id])} if m.id in files else {})
+            for m in path
         ],
     }
 
@@ -75,6 +83,6 @@ def import_file(history: History, path: Path, progress: Progress | None = None) 
     file cannot be read, is not one or passes a limit: nothing is written then."""
     conv = read_conversation(path, progress)
     try:
-        return history.add_conversation(conv.title, conv.messages, conv.options)
+        return write_conversation(history, conv)
     except sqlite3.Error as exc:
         raise ConversationFileError(f"{path.name} could not be imported: {exc}") from exc

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop_app.paths import data_dir, ensure_folder
+from desktop_app.store.attachments import Attachments
 from desktop_app.store.errors import DataDirError, HistoryDamaged, set_aside
 from desktop_app.store.history_schema import DESCEND, FORKS, PATH, SUBTREE, upgrade
 from desktop_app.store.tool_calls import ToolCalls
@@ -128,6 +129,7 @@ class History:
             self._db.execute("PRAGMA foreign_keys=ON")
             upgrade(self._db)
             self.tool_calls = ToolCalls(self._db)  # the calls answers made, and their results
+            self.attachments = Attachments(self._db)  # the files attached to messages
         except sqlite3.DatabaseError as exc:
             if isinstance(exc, sqlite3.OperationalError):
                 raise DataDirError(

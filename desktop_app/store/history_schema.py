@@ -28,6 +28,16 @@ CREATE TABLE IF NOT EXISTS messages (
     parent_id INTEGER,
     active INTEGER NOT NULL DEFAULT 1
 );
+CREATE TABLE IF NOT EXISTS attachments (
+    message_id INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    mime TEXT NOT NULL,
+    data BLOB NOT NULL,
+    text TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (message_id, position)
+);
 CREATE TABLE IF NOT EXISTS conversation_options (
     conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
     name TEXT NOT NULL,

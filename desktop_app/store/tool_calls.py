@@ -5,11 +5,13 @@ sent them again (an assistant message with ``tool_calls``, then one ``tool`` mes
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
+from desktop_app.documents.attachment import Attachment
+from desktop_app.documents.prompt_text import to_message
 from desktop_app.engine.api import Message, MessageToolCall
 
 SCHEMA = """
@@ -132,15 +134,21 @@ class PathMessage(Protocol):
     def content(self) -> str: ...
 
 
-def chat_messages(path: Sequence[PathMessage], calls: dict[int, list[ToolCallRecord]]) -> list[Message]:
+def chat_messages(
+    path: Sequence[PathMessage],
+    calls: dict[int, list[ToolCallRecord]],
+    attached: Mapping[int, Sequence[Attachment]] | None = None,
+) -> list[Message]:
     """A conversation's path as the engine takes it: an answer that made calls carries them and is
-    followed by their results; an answer with neither text nor calls is left out."""
+    followed by their results; an answer with neither text nor calls is left out; a message with
+    files ``attached`` carries them (documents' texts, images: :func:`to_message`)."""
     out: list[Message] = []
     for m in path:
         made = calls.get(m.id, []) if m.role == "assistant" else []
         if not m.content and m.role == "assistant" and not made:
             continue
-        message: Message = {"role": m.role, "content": m.content}
+        files = attached.get(m.id) if attached else None
+        message: Message = to_message(m.role, m.content, files) if files else {"role": m.role, "content": m.content}
         if made:
             message["tool_calls"] = [c.as_call() for c in made]
         out.append(message)

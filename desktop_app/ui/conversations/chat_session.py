@@ -18,11 +18,12 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal, Slot
 
+from desktop_app.documents.attachment import Attachment
 from desktop_app.engine.api import FinishReason, GenerateRequest, Message
 from desktop_app.engine.stats import GenerationStats, continued_stats
 from desktop_app.engine_process.protocol import Done
 from desktop_app.store import History, StoredMessage
-from desktop_app.store.tool_calls import chat_messages
+from desktop_app.store.message_files import add_question, prompt_messages
 from desktop_app.ui.composer.system_prompt import conversation_prompt
 from desktop_app.ui.conversations.answer_writes import AnswerWrites
 from desktop_app.ui.engine.engine_client import EngineClient, GenerationHandle
@@ -76,6 +77,7 @@ class ChatSession(QObject):
         self.conversation_id: int | None = None
         self.shown = ShownPath(view, history, self)  # the messages shown (and those behind "show earlier")
         self.editing: int | None = None  # the user message the next send makes a new version of
+        self.attaching: list[Attachment] = []  # the files the next send attaches (ui/composer/attachments.py)
         self.handle: GenerationHandle | None = None
         self.answer: MessageWidget | None = None
         self.answer_id: int | None = None
@@ -117,24 +119,22 @@ class ChatSession(QObject):
         path = self.history.messages(self.conversation_id)
         if before_edit and self.editing is not None:
             path = path[: next((i for i, m in enumerate(path) if m.id == self.editing), len(path))]
-        return chat_messages(path, self.history.tool_calls.of([m.id for m in path if m.role == "assistant"]))
+        return prompt_messages(self.history, path)
 
     # ------------------------------------------------------------------ actions
     def send(self, text: str) -> bool:
         """Add a user message (a new version of the one being edited, if any) and start the
-        answer; False when busy or the text is empty."""
-        text = text.strip()
-        if not text or self.busy:
+        answer; False when busy or there is neither text nor a file."""
+        text, files = text.strip(), self.attaching
+        if not (text or files) or self.busy:
             return False
         edited = self.shown.position(self.editing)  # None: a new message at the end
         try:
             if self.conversation_id is None:
-                self.conversation_id = self.history.create_conversation(title_for(text)).id
+                self.conversation_id = self.history.create_conversation(title_for(text or files[0].name)).id
                 self.conversation_changed.emit(self.conversation_id)
-            if self.editing is not None and edited is not None:
-                question = self.history.add_version(self.editing, text)
-            else:
-                question = self.history.add_message(self.conversation_id, "user", text)
+            editing = self.editing if edited is not None else None
+            question = add_question(self.history, self.conversation_id, editing, text, files)
             messages = self.engine_messages()
             answer = self.history.add_message(self.conversation_id, "assistant", "")
         except sqlite3.Error as exc:

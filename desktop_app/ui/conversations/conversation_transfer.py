@@ -22,7 +22,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QMessageBox, QStatusBar, QWidget
 
 from desktop_app.store.branch import branch_conversation
-from desktop_app.store.conversation_import import ConversationFileError, read_conversation
+from desktop_app.store.conversation_import import ConversationFileError, read_conversation, write_conversation
 from desktop_app.store.errors import StoreError
 from desktop_app.store.export import export_file
 from desktop_app.store.history import History
@@ -68,7 +68,7 @@ def import_into(history_path: Path, path: Path, progress: Any) -> int:
     except StoreError as exc:
         raise ConversationFileError(f"{path.name} could not be imported: {exc}") from exc
     try:
-        return history.add_conversation(conv.title, conv.messages, conv.options).id
+        return write_conversation(history, conv).id
     except Exception as exc:  # sqlite3.Error, a full disk: nothing was written
         raise ConversationFileError(f"{path.name} could not be imported: {exc}") from exc
     finally:

@@ -1,0 +1,41 @@
+"""Your messages with the files attached to them: written together (:func:`add_question`), and
+read back as the engine takes them (:func:`prompt_messages`: the next turn's prompt includes every
+earlier message's files)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+from desktop_app.documents.attachment import Attachment
+from desktop_app.engine.api import Message
+from desktop_app.store.history import History, StoredMessage
+from desktop_app.store.tool_calls import chat_messages
+
+
+def add_question(
+    history: History, conversation_id: int, editing: int | None, text: str, files: Sequence[Attachment] = ()
+) -> StoredMessage:
+    """Your message at the end of the conversation, or a new version of ``editing`` (Edit &
+    resend: it keeps the files of the version it replaces), with ``files`` attached after those.
+    sqlite3.Error when the history cannot be written: then no message was added."""
+    if editing is not None:
+        question = history.add_version(editing, text)
+    else:
+        question = history.add_message(conversation_id, "user", text)
+    try:
+        if editing is not None:
+            history.attachments.copy(editing, question.id)
+        if files:
+            history.attachments.add(question.id, files)
+    except sqlite3.Error:
+        history.delete_message(question.id)  # a message without the files it was sent with would mislead
+        raise
+    return question
+
+
+def prompt_messages(history: History, path: Sequence[StoredMessage]) -> list[Message]:
+    """A conversation's path as the engine takes it (:func:`chat_messages`): answers with their
+    tool calls and results, your messages with their files."""
+    calls = history.tool_calls.of([m.id for m in path if m.role == "assistant"])
+    return chat_messages(path, calls, history.attachments.of([m.id for m in path if m.role == "user"]))
