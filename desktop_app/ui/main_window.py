@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QMainWindow, QWidget
 from desktop_app.engine.api import DrafterKind
 from desktop_app.engine.reasoning import THINK_TAGS
 from desktop_app.store import DataDirError, History, Settings
+from desktop_app.ui.composer.attachment_send import AttachmentComposer
 from desktop_app.ui.composer.conversation_settings import ConversationSettingsButton
 from desktop_app.ui.composer.input_drafts import EditingBar, InputDrafts
 from desktop_app.ui.composer.message_input import MessageInput
@@ -119,6 +120,9 @@ class MainWindow(QMainWindow):
         self.context = ContextWatch(  # the context meter, the transcript's note, prompt progress
             self.meter, self.chat_view, self.input, self.session, self.client, settings, history,
             self.answers.request_for, self.loader.load_models, self.save_settings, self,
+        )  # fmt: skip
+        self.attach = AttachmentComposer(  # files: chips, paperclip, drops, pastes, counts; sent with the message
+            self, self.input, self.session, self.drafts, self.client, self.context, self.answers.request_for, self._show_error
         )  # fmt: skip
         menus = self.menus = WindowMenus(self, settings["api_port"], self.api)
         self.library_action, self.serve_action = menus.library, menus.serve
@@ -237,8 +241,7 @@ class MainWindow(QMainWindow):
         if not self._model_ready():
             self._show_error("No model is loaded: choose one first")
             return
-        if self.drafts.send(text):  # your message, or the answer being edited saved
-            self.drafts.sent()
+        self.attach.send(text)  # your message with its files, or the answer being edited saved
 
     def cancel(self) -> None:
         if self.race_dialog is not None and self.race_dialog.running:

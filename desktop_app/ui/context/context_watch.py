@@ -1,8 +1,8 @@
 """What the window shows of the model's context, kept up to date:
 
 - the meter counts the next prompt (the open conversation as the engine would be sent it, with
-  its system prompt and the text being typed; while a message is edited, the conversation above
-  it) through the engine, with the model's own template and tokenizer: asked COUNT_DELAY_MS
+  its system prompt and the text being typed with its files; while a message is edited, the
+  conversation above it) through the engine, with the model's own template and tokenizer: asked COUNT_DELAY_MS
   after the typing pauses, never waited for, the newest answer wins; counted again at once when
   another conversation or version is shown, editing starts or ends, and a model is loaded;
 - the transcript's note says where the model's context began for the last answer (as soon as
@@ -20,6 +20,8 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, QTimer, Slot
 from PySide6.QtWidgets import QPlainTextEdit
 
+from desktop_app.documents.attachment import Attachment
+from desktop_app.documents.prompt_text import to_message
 from desktop_app.engine.api import GenerateRequest, LoadedModels, Message, OverflowPolicy
 from desktop_app.engine.context_size import PromptSize, raise_offer
 from desktop_app.engine.events import PromptProgress
@@ -66,6 +68,7 @@ class ContextWatch(QObject):
         self._answered = 0  # the id of the newest count answered
         self._reading: GenerationHandle | None = None  # the answer whose prompt placed the note
         self._conversation: list[Message] | None = None  # the open conversation as the engine gets it
+        self.attached: Callable[[], list[Attachment]] = list  # the files of the message being written
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(COUNT_DELAY_MS)
@@ -106,9 +109,9 @@ class ContextWatch(QObject):
         except sqlite3.Error as exc:
             self.meter.show_size(None, f"The chat history cannot be read ({exc})")
             return
-        messages = list(self._conversation)
-        if text:
-            messages.append(Message(role="user", content=text))
+        messages, files = list(self._conversation), self.attached()
+        if text or files:
+            messages.append(to_message("user", text, files))
         self._asked = client.count_prompt(self._request_for(messages, prompt))
 
     @property

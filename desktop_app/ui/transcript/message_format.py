@@ -119,9 +119,15 @@ def speed_text(tokens_per_s: float) -> str:
     return f"{round(tokens_per_s, 3):.1f}"
 
 
+# An answer's stats' list of what it read of the attached documents and what it copied from
+# them ("read 3 passages of report.pdf: pages 2, 5", "copied 60 % from report.pdf"): its third line.
+DOCUMENTS_NOTE = "documents"
+
+
 def format_footer(stats: dict[str, Any]) -> str:
     """Two lines under an answer, in plain words: its speed ("42.1 tokens/s · first token after
-    0.31 s · 180 tokens"), then what the drafters did and a measured speed-up. The exact
+    0.31 s · 180 tokens"), then what the drafters did and a measured speed-up; a third names
+    the documents' passages it read and what it copied (:data:`DOCUMENTS_NOTE`). The exact
     figures are in :func:`footer_details` (the footer's tooltip)."""
     first = [
         f"{speed_text(answer_speed(stats))} tokens/s",
@@ -149,7 +155,9 @@ def format_footer(stats: dict[str, Any]) -> str:
     else:
         second = ["nothing was drafted"]
     second += [part for part in (format_thinking(stats), format_speedup(stats)) if part]
-    return " · ".join(first) + "\n" + " · ".join(second)
+    notes = stats.get(DOCUMENTS_NOTE)
+    third = [n for n in notes if isinstance(n, str)] if isinstance(notes, list) else []
+    return " · ".join(first) + "\n" + " · ".join(second) + ("\n" + " · ".join(third) if third else "")
 
 
 def footer_details(stats: dict[str, Any]) -> str:

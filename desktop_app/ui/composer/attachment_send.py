@@ -1,0 +1,157 @@
+"""Attachments in the window's composer, wired: the chips above the message box and the
+paperclip beside it, drops on the window and the box, pastes, each file's token count (the
+engine's, as the meter counts), the meter counting the files with the typed text, and sending.
+
+Sending: a file still being read, or an image the loaded model cannot see, stops the send with
+one line (the text and the files stay). Documents too large for the context are searched first
+(:mod:`desktop_app.ui.composer.passage_search`, off the GUI thread, with the engine's
+embeddings): the message carries their chosen passages, and the answer's footer names them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject, Slot
+from PySide6.QtWidgets import QBoxLayout, QWidget
+
+from desktop_app.documents.attachment import Attachment, AttachmentKind
+from desktop_app.documents.prompt_text import to_message
+from desktop_app.engine.api import GenerateRequest, LoadedModels, Message
+from desktop_app.engine.context_size import PromptSize
+from desktop_app.ui.composer.attachment_chips import BLIND, AttachButton, ComposerChips
+from desktop_app.ui.composer.attachments import ComposerFiles, FileDrops
+from desktop_app.ui.composer.input_drafts import InputDrafts
+from desktop_app.ui.composer.message_input import MessageInput
+from desktop_app.ui.context.context_watch import ContextWatch
+from desktop_app.ui.conversations.chat_session import ChatSession
+from desktop_app.ui.engine.engine_client import EngineClient
+
+RequestFor = Callable[[list[Message], str | None], GenerateRequest]
+
+
+def place(box: MessageInput, chips: QWidget, button: QWidget) -> None:
+    """The chips just above the message box's row, the paperclip at the row's start."""
+    parent = box.parentWidget()
+    column = parent.layout() if parent is not None else None
+    if not isinstance(column, QBoxLayout):
+        return
+    for index in range(column.count()):
+        item = column.itemAt(index)
+        row = item.layout() if item is not None else None
+        if isinstance(row, QBoxLayout) and row.indexOf(box) >= 0:
+            row.insertWidget(0, button)
+            column.insertWidget(index, chips)
+            return
+
+
+class AttachmentComposer(QObject):
+    """The composer's files (:class:`ComposerFiles`), their chips and the paperclip, and the
+    send that takes them along (:meth:`send`, the window's Enter and Send)."""
+
+    def __init__(
+        self,
+        window: QWidget,
+        box: MessageInput,
+        session: ChatSession,
+        drafts: InputDrafts,
+        client: EngineClient,
+        context: ContextWatch,
+        request_for: RequestFor,
+        show_error: Callable[[str], None],
+    ) -> None:
+        super().__init__(window)
+        self.session, self.drafts, self.client, self.request_for = session, drafts, client, request_for
+        self.show_error = show_error
+        self.files = ComposerFiles(self)
+        self.chips = ComposerChips(self.files)
+        self.button = AttachButton(self.files)
+        place(box, self.chips, self.button)
+        self.drops = FileDrops(self.files, self)
+        window.setAcceptDrops(True)
+        window.installEventFilter(self.drops)
+        box.installEventFilter(self.drops)
+        self._asked: dict[int, Attachment | None] = {}  # the counts asked for: their file (None: no file)
+        self._raw: dict[int, tuple[Attachment, int]] = {}  # by id() of a file: it and its message's tokens
+        self._base: int | None = None  # an empty message's tokens (a file's are its message's past these)
+        self.files.failed.connect(show_error)
+        self.files.changed.connect(self._count_files)
+        context.attached = lambda: self.files.files
+        self.files.changed.connect(context.count)
+        client.model_loaded.connect(self._on_model_loaded)
+        client.prompt_counted.connect(self._on_counted)
+
+    @property
+    def sees_images(self) -> bool:
+        models = self.client.models
+        return models is not None and bool(getattr(models.target, "projector", ""))  # ModelInfo.projector: its mmproj
+
+    # ------------------------------------------------------------------ sending
+    def send(self, text: str) -> None:
+        """Send the typed text with the files (Enter, Send); a file still being read, or an image
+        the model cannot see, is said instead and nothing is sent."""
+        files = list(self.files.files)
+        if self.files.reading:
+            self.show_error(f"{self.files.reading[0]} is still being read: send once its chip shows")
+            return
+        if not self.sees_images and any(f.kind is AttachmentKind.IMAGE for f in files):
+            self.show_error(BLIND)
+            return
+        self.send_now(text, files)
+
+    def send_now(self, text: str, files: list[Attachment]) -> bool:
+        """The message sent with ``files`` (the answer being edited saved without them)."""
+        editing_answer = any(
+            m.id == self.session.editing and m.role == "assistant" for m in self.session.shown.messages
+        )
+        self.session.attaching = [] if editing_answer else files
+        try:
+            sent = self.drafts.send(text)
+        finally:
+            self.session.attaching = []
+        if sent:
+            self.drafts.sent()
+            if not editing_answer:
+                self.files.clear()
+        return sent
+
+    # ------------------------------------------------------------------ counting
+    def _count_files(self) -> None:
+        """Ask the engine for each new file's tokens (its message's count less an empty one's)."""
+        if self.client.models is None or not self.client.running:
+            return
+        asked = {id(f) for f in self._asked.values()}
+        if self._base is None and id(None) not in asked:
+            self._ask(None)
+        for attachment in self.files.files:
+            if id(attachment) not in self._raw and id(attachment) not in asked:
+                self._ask(attachment)
+
+    def _ask(self, attachment: Attachment | None) -> None:
+        message = to_message("user", "", [attachment] if attachment is not None else [])
+        self._asked[self.client.count_prompt(self.request_for([message], None), keep=True)] = attachment
+
+    @Slot(int, object, str)
+    def _on_counted(self, asked: int, size: PromptSize | None, _error: str) -> None:
+        if asked not in self._asked:
+            return  # the meter's, or from before another model
+        attachment = self._asked.pop(asked)
+        if size is None:
+            return
+        if attachment is None:
+            self._base = size.tokens
+        else:
+            self._raw[id(attachment)] = (attachment, size.tokens)
+        if self._base is not None:
+            for counted, tokens in self._raw.values():
+                self.chips.show_tokens(counted, max(0, tokens - self._base))
+
+    @Slot(object)
+    def _on_model_loaded(self, _models: LoadedModels) -> None:
+        """Another model: other counts, and maybe other eyes."""
+        self._base = None
+        self._asked.clear()
+        self._raw.clear()
+        self.chips.tokens.clear()
+        self.chips.set_blind(not self.sees_images)
+        self._count_files()
