@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 
 from desktop_app.bench.race import RACE_ROUNDS
+from desktop_app.documents import reading
+from desktop_app.engine import images
 from desktop_app.engine.api import (
     API_HOST,
     API_PORT,
@@ -198,6 +200,27 @@ QUOTES: list[Quote] = [
             DEFAULT_LIMITS.max_number_chars,
         ),
         "server/limits.py max_body_bytes, max_depth, max_number_chars",
+    ),
+    Quote(
+        API,
+        rf"unzips to more than ({NUM}) MB \(a zip bomb\), a file over ({NUM}) MB, more than ({NUM})\s+characters of "
+        rf"text or more than ({NUM}) PDF pages",
+        lambda: (
+            reading.MAX_UNZIPPED_BYTES // MIB,
+            reading.MAX_FILE_BYTES // MIB,
+            reading.MAX_TEXT_CHARS,
+            reading.MAX_PDF_PAGES,
+        ),
+        "documents/reading.py MAX_UNZIPPED_BYTES, MAX_FILE_BYTES, MAX_TEXT_CHARS, MAX_PDF_PAGES",
+    ),
+    Quote(
+        API,
+        rf"of at most ({NUM}) MB and ({NUM}) pixels",
+        lambda: (images.MAX_IMAGE_BYTES // MIB, images.MAX_IMAGE_PIXELS),
+        "engine/images.py MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS",
+    ),
+    Quote(
+        API, r"The whole body is at most (\d+) MiB", lambda: (DEFAULT_LIMITS.max_body_bytes // MIB,), "max_body_bytes"
     ),
     Quote(API, r"refused past (\d+) s\.", lambda: (FIT_BUDGET_S,), "engine/loop/prompt_fit.py FIT_BUDGET_S"),
     Quote(API, r"or after (\d+) s when the request waits", lambda: (DEFAULT_LIMITS.stream_start_s,), "stream_start_s"),

@@ -2,7 +2,8 @@
 ``POST /v1/messages/count_tokens``: the request in, the engine's request out; the answer back as a
 Message object (its streamed events: anthropic_stream.py).
 
-Text, ``system`` (a string or text blocks; a ``system`` turn among the messages, as Claude Code
+Text, images and documents (``image`` and ``document`` blocks in a user's turn: content_parts.py),
+``system`` (a string or text blocks; a ``system`` turn among the messages, as Claude Code
 sends one, joins it: chat_messages.py), ``stop_sequences``, ``max_tokens`` (required, as
 Anthropic's own API has it; not for counting) and streaming; ``temperature``/``top_p``/``top_k``
 where a client still sends them (the 2026 SDK no longer does: the default is temperature 1,
@@ -29,6 +30,7 @@ from desktop_app.server.anthropic_thinking import parse_thinking, thinking_block
 from desktop_app.server.anthropic_tools import add_turn, anthropic_tool_use, plain_blocks, tool_use_block
 from desktop_app.server.body_types import ANTHROPIC_MESSAGES
 from desktop_app.server.chat_messages import fold_system
+from desktop_app.server.content_parts import anthropic_blocks, message_of
 from desktop_app.server.errors import anthropic_error
 from desktop_app.server.openai_schema import BadRequest
 from desktop_app.server.request_fields import ANTHROPIC_IGNORED, MAX_STOP_STRINGS, accepted, sampling, spec_mode
@@ -46,7 +48,8 @@ ROLES = ("user", "assistant", "system")  # a system turn anywhere joins the syst
 
 
 def _text(value: object, where: str) -> str:
-    """A string, or a list of text blocks joined; BadRequest for anything else (images, tools)."""
+    """A string, or a list of text blocks joined (a system prompt, an assistant's turn); BadRequest
+    for anything else (a user's images and documents: content_parts.py)."""
     if isinstance(value, str):
         return value
     if isinstance(value, list) and all(isinstance(b, dict) for b in value):
@@ -88,10 +91,15 @@ def parse_messages_request(
         if turn["role"] == "system":
             messages.append(Message(role="system", content=_text(plain_blocks(content), f"messages.{i}.content")))
             continue
-        text = _text(plain_blocks(content), f"messages.{i}.content")
-        if turn["role"] == "assistant" and isinstance(content, list):
-            text = with_thinking(content, text, reasoning)
-        add_turn(messages, turn["role"], content, i, text)
+        where, blocks = f"messages.{i}.content", plain_blocks(content)
+        if turn["role"] == "user" and isinstance(blocks, list):  # text, image and document blocks
+            said = message_of("user", anthropic_blocks(blocks, where), where)
+        else:
+            text = _text(blocks, where)
+            if turn["role"] == "assistant" and isinstance(content, list):
+                text = with_thinking(content, text, reasoning)
+            said = Message(role=turn["role"], content=text)
+        add_turn(messages, content, i, said)
     stop = body.get("stop_sequences", [])
     if not isinstance(stop, list) or len(stop) > MAX_STOP_STRINGS or not all(isinstance(s, str) and s for s in stop):
         raise BadRequest(f"stop_sequences: must be a list of up to {MAX_STOP_STRINGS} non-empty strings")

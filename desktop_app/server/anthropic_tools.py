@@ -50,9 +50,11 @@ def anthropic_tool_use(body: dict[str, Any], fmt: ToolFormat | None) -> ToolUse:
     return ToolUse(fmt, tuple(offered), named, not choice.get("disable_parallel_tool_use", False))
 
 
-def add_turn(messages: list[Message], role: str, content: object, i: int, text: str) -> None:
-    """One turn: text, plus an assistant's ``tool_use`` blocks as its calls or a user's
-    ``tool_result`` blocks as tool messages (before the user's own text)."""
+def add_turn(messages: list[Message], content: object, i: int, said: Message) -> None:
+    """One turn: what it ``said`` (its text, a user's images), plus an assistant's ``tool_use``
+    blocks as its calls or a user's ``tool_result`` blocks as tool messages (before the user's own
+    message)."""
+    role, text = said["role"], said["content"]
     blocks = content if isinstance(content, list) else []
     calls: list[MessageToolCall] = []
     for block in blocks:
@@ -75,7 +77,7 @@ def add_turn(messages: list[Message], role: str, content: object, i: int, text: 
     if calls:
         messages.append(Message(role="assistant", content=text, tool_calls=calls))
     elif text or not blocks or role == "assistant":
-        messages.append(Message(role=role, content=text))
+        messages.append(said)
 
 
 def plain_blocks(content: object) -> object:

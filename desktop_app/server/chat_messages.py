@@ -1,7 +1,8 @@
 """A conversation as the chat template takes it, from any endpoint's messages.
 
-- :func:`chat_messages`: OpenAI's chat ``messages`` (roles, text parts, an assistant's
-  ``tool_calls``, a tool result's ``tool_call_id``); keys that do not change the prompt
+- :func:`chat_messages`: OpenAI's chat ``messages`` (roles, text, image and file parts:
+  content_parts.py; an assistant's ``tool_calls``, a tool result's ``tool_call_id``); keys that
+  do not change the prompt
   (``refusal``, ``annotations``, ``audio``, ``name``...) are ignored, ``developer`` is ``system``;
 - :func:`fold_system`: system messages wherever a client puts them (Claude Code sends one as its
   second message; OpenAI and the Responses API allow them anywhere) joined into the one system
@@ -17,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from desktop_app.engine.api import Message
+from desktop_app.server.content_parts import message_of, openai_parts
 from desktop_app.server.errors import BadRequest
 from desktop_app.server.request_body import shown
 
@@ -52,14 +54,12 @@ def chat_messages(value: object) -> list[Message]:
         content = message.get("content")
         if content is None and role == "assistant":
             content = ""  # an assistant turn that carried only tool calls, a refusal or audio
-        if isinstance(content, list):  # [{"type": "text", "text": ...}, ...]
-            if not all(
-                isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str) for p in content
-            ):
-                raise BadRequest(f"message {i}: only text content parts are supported", _PARAM)
-            content = "".join(p["text"] for p in content)
+        if isinstance(content, list):  # text, image_url and file parts (content_parts.py)
+            parts = openai_parts(content, f"message {i}", _PARAM)
+            out.append(_tool_fields(message_of(role, parts, f"message {i}", _PARAM), message, i))
+            continue
         if not isinstance(content, str):
-            raise BadRequest(f"message {i}: 'content' must be a string or a list of text parts", _PARAM)
+            raise BadRequest(f"message {i}: 'content' must be a string or a list of content parts", _PARAM)
         out.append(_tool_fields(Message(role=role, content=content), message, i))
     return fold_system(out)
 

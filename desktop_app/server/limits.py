@@ -12,7 +12,7 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class ServerLimits:
     # The request body, checked by desktop_app.server.request_body before any other work.
-    max_body_bytes: int = 4 * 2**20
+    max_body_bytes: int = 32 * 2**20  # a 20 MB image or file as base64 (27 MB) in its JSON
     max_depth: int = 32  # JSON nesting; a chat request needs 4 or 5
     max_number_chars: int = 40  # a float's repr is at most 24 characters, an int64 20 digits
     body_timeout_s: float = 15.0  # the whole body must arrive within this (a slow upload is a slowloris)

@@ -4,7 +4,7 @@ Stateless: every request carries its whole conversation (``previous_response_id`
 name).
 
 ``input`` is a string or a list of message items (``role`` + a string or ``input_text`` /
-``output_text`` parts); ``instructions`` is the system message, and a ``system`` or ``developer``
+``output_text``, ``input_image`` and ``input_file`` parts: content_parts.py); ``instructions`` is the system message, and a ``system`` or ``developer``
 item anywhere joins it (chat_messages.py); earlier ``reasoning`` items are skipped. The fields
 accepted, used or ignored: request_fields.py. A thinking model's reasoning is a
 ``reasoning`` output item before the message, as OpenAI's reasoning models give it.
@@ -16,6 +16,7 @@ from desktop_app.engine.api import DEFAULT_SPEC_MODE, GenerateRequest, Message, 
 from desktop_app.engine.tool_calls import ToolFormat
 from desktop_app.server.body_types import RESPONSES
 from desktop_app.server.chat_messages import ROLES, fold_system
+from desktop_app.server.content_parts import message_of, openai_parts
 from desktop_app.server.openai_schema import EFFORTS, BadRequest
 from desktop_app.server.request_fields import RESPONSES_IGNORED, accepted, answer_length, sampling, spec_mode
 from desktop_app.server.responses_tools import TOOL_ITEMS, add_tool_item, responses_tool_use
@@ -35,20 +36,15 @@ ACCEPTED = accepted(
 # Input items that add nothing to the prompt: earlier reasoning, which templates leave out of
 # earlier turns anyway (Codex sends its own back, encrypted or not).
 SKIPPED_ITEMS = frozenset({"reasoning"})
-PART_TYPES = frozenset({"input_text", "output_text", "text"})
 
 
-def _content(value: object, where: str) -> str:
+def _message(role: str, value: object, where: str) -> Message:
+    """One message item's content: a string or input_text, input_image and input_file parts (content_parts.py)."""
     if isinstance(value, str):
-        return value
-    if isinstance(value, list) and all(isinstance(p, dict) for p in value):
-        if all(p.get("type") in PART_TYPES and isinstance(p.get("text"), str) for p in value):
-            return "".join(p["text"] for p in value)
-        kinds = sorted({str(p.get("type")) for p in value} - PART_TYPES)
-        raise BadRequest(
-            f"{where}: only text parts are supported, not {', '.join(kinds) or 'parts without text'}", "input"
-        )
-    raise BadRequest(f"{where} must be a string or a list of text parts", "input")
+        return Message(role=role, content=value)
+    if isinstance(value, list):
+        return message_of(role, openai_parts(value, where, "input"), where, "input")
+    raise BadRequest(f"{where} must be a string or a list of content parts", "input")
 
 
 def text_format(body: object) -> OutputFormat:
@@ -92,7 +88,7 @@ def parse_responses_request(
         role = ROLES.get(given) if isinstance(given, str) else None
         if role is None:
             raise BadRequest(f"input {i}: the role must be one of {', '.join(ROLES)}", "input")
-        messages.append(Message(role=role, content=_content(item.get("content"), f"input {i}")))
+        messages.append(_message(role, item.get("content"), f"input {i}"))
     think: bool | None = None
     reasoning = body.get("reasoning", {})
     if isinstance(reasoning, dict) and reasoning.get("effort") is not None:

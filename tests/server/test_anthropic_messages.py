@@ -102,7 +102,10 @@ def test_errors_have_anthropics_shape(server: Server) -> None:
     }
     image = {"role": "user", "content": [{"type": "image", "source": {}}]}
     refused = httpx.post(f"{base}/v1/messages", json={"max_tokens": 4, "messages": [image]}, headers=headers)
-    assert refused.status_code == 400 and "only text blocks" in refused.json()["error"]["message"]
+    assert refused.status_code == 400
+    assert refused.json()["error"]["message"] == (
+        "messages.0.content.0: the source must be {type: base64, media_type, data}"
+    )
 
 
 def test_the_sdk_raises_its_own_error_type_for_a_bad_request(claude: anthropic.Anthropic) -> None:

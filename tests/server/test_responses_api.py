@@ -92,4 +92,4 @@ def test_what_is_not_served_is_named(server: Server) -> None:
         client.responses.create(
             model="x", input=[{"role": "user", "content": [{"type": "input_image", "image_url": "file:///x"}]}]
         )
-    assert "only text parts" in str(caught.value)
+    assert "input 0, part 1: 'file:///x' is not a data URL; SpecChat fetches nothing" in str(caught.value)
