@@ -5,13 +5,16 @@ kept across a restart of the window; a bad file said in one line with the typed 
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 
+from PIL import Image
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
-from PySide6.QtGui import QDropEvent, QPageSize, QPainter, QPdfWriter
-from PySide6.QtWidgets import QApplication, QFileDialog
+from PySide6.QtGui import QDragEnterEvent, QDropEvent, QGuiApplication, QImage, QPageSize, QPainter, QPdfWriter
+from PySide6.QtWidgets import QApplication, QFileDialog, QToolButton
 
+from desktop_app.engine.messages import IMAGE_MARKER
 from tests.ui.helpers import next_answer
 
 NOTES = "Keeper's log, 12 March: the lamp was lit at dusk and the wind backed to the south-west.\n"
@@ -56,6 +59,13 @@ def type_text(qtbot: Any, window: Any, text: str) -> int:
     return counted(qtbot, window)
 
 
+def shown_files(window: Any) -> list[str]:
+    """The files shown under your messages in the transcript, in order."""
+    from desktop_app.ui.transcript.message_files import FileChips
+
+    return [b.text() for w in window.chat_view.messages for c in w.findChildren(FileChips) for b in c.buttons]
+
+
 def make_pdf(path: Path, lines: list[str]) -> Path:
     """A PDF with a text layer (Qt's PDF writer draws text as text)."""
     writer = QPdfWriter(str(path))
@@ -73,8 +83,6 @@ def drop(widget: Any, paths: list[Path]) -> None:
     mime.setUrls([QUrl.fromLocalFile(str(p)) for p in paths])
     for kind in (QDropEvent.Type.DragEnter, QDropEvent.Type.Drop):
         if kind == QDropEvent.Type.DragEnter:
-            from PySide6.QtGui import QDragEnterEvent
-
             event: QDropEvent = QDragEnterEvent(
                 widget.rect().center(),
                 Qt.DropAction.CopyAction,
@@ -110,3 +118,88 @@ def test_a_text_file_is_attached_counted_answered_and_kept(
     assert 'name="keeper-log.txt"' in sent["content"] and "lamp was lit at dusk" in sent["content"]
     assert sent["content"].endswith("When was the lamp lit?")
     assert not window.attach.chips.isVisible() and window.attach.files.files == []  # sent with the message
+    assert shown_files(window) == ["keeper-log.txt · 88 bytes · 88 characters read"]
+    # a new window on the same history: the file is shown with its message and read again by the model
+    conversation = window.session.conversation_id
+    window.close()
+    again = make_window(target_path=models.target, drafter="none", max_tokens=8)
+    assert again.session.conversation_id == conversation
+    assert shown_files(again) == ["keeper-log.txt · 88 bytes · 88 characters read"]
+    watch = send(qtbot, again, "And the wind?")
+    first = watch.handle.request.messages[0]
+    assert first["role"] == "user" and "lamp was lit at dusk" in first["content"]
+
+
+def test_a_pdf_dropped_on_the_box_is_read_and_answered(
+    qtbot: Any, make_window: Any, models: Any, tmp_path: Path
+) -> None:
+    pdf = make_pdf(tmp_path / "tides.pdf", [PDF_LINE])
+    window = make_window(target_path=models.target, drafter="none", max_tokens=8)
+    typed = type_text(qtbot, window, "When is high water?")
+    drop(window.input, [pdf])
+    (tokens,) = chips_counted(qtbot, window, ["tides.pdf"])
+    shown = counted(qtbot, window)
+    assert tokens > 10 and abs(shown - (typed + tokens)) <= 3
+    assert window.input.toPlainText() == "When is high water?"  # the drop added no text
+    watch = send(qtbot, window)
+    assert watch.done.stats.prompt_tokens == shown
+    sent = watch.handle.request.messages[-1]["content"]
+    assert 'name="tides.pdf"' in sent and "high water at 06:42" in " ".join(sent.split())  # the PDF's text layer
+    conversation = window.session.conversation_id
+    window.close()
+    again = make_window(target_path=models.target, drafter="none", max_tokens=8)
+    assert again.session.conversation_id == conversation
+    (chip,) = shown_files(again)
+    assert chip.startswith("tides.pdf · ")
+
+
+def test_an_image_pasted_is_seen_by_a_vision_model(qtbot: Any, make_window: Any, vision_model: Any) -> None:
+    window = make_window(target_path=vision_model.model, drafter="none", max_tokens=8)
+    typed = type_text(qtbot, window, "What colour is it?")
+    image = QImage(48, 32, QImage.Format.Format_RGB32)
+    image.fill(Qt.GlobalColor.red)
+    QGuiApplication.clipboard().setImage(image)
+    qtbot.keyClick(window.input, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier)
+    (tokens,) = chips_counted(qtbot, window, ["pasted image 1.png"])
+    assert window.input.toPlainText() == "What colour is it?"
+    shown = counted(qtbot, window)
+    assert tokens > 0 and abs(shown - (typed + tokens)) <= 3  # the image's embeddings counted
+    watch = send(qtbot, window)
+    sent = watch.handle.request.messages[-1]
+    assert sent["content"].count(IMAGE_MARKER) == 1 and len(sent.get("images", [])) == 1
+    assert Image.open(io.BytesIO(sent["images"][0])).size == (48, 32)  # the pasted image, as a PNG
+    assert watch.done.stats.prompt_tokens == shown
+    thumbnails = [b for w in window.chat_view.messages for b in w.findChildren(QToolButton, "messageImage")]
+    assert len(thumbnails) == 1 and thumbnails[0].iconSize().width() == 48
+    conversation = window.session.conversation_id
+    window.close()
+    again = make_window(target_path=vision_model.model, drafter="none", max_tokens=8)
+    assert again.session.conversation_id == conversation
+    assert shown_files(again) == ["pasted image 1.png"]
+    watch = send(qtbot, again, "And now?")
+    assert watch.handle.request.messages[0].get("images") == sent["images"]  # the history's image, sent again
+
+
+def test_an_image_for_a_model_that_cannot_see_and_a_bad_file_are_said(
+    qtbot: Any, make_window: Any, models: Any, tmp_path: Path
+) -> None:
+    picture = tmp_path / "chart.png"
+    Image.new("RGB", (20, 20), (0, 90, 200)).save(picture)
+    bad = tmp_path / "data.bin"
+    bad.write_bytes(b"\x00\x01\x02binary\x00" * 50)
+    window = make_window(target_path=models.target, drafter="none", max_tokens=8)
+    type_text(qtbot, window, "Look at this")
+    drop(window.chat_view, [picture, bad])  # on the transcript: the window takes it
+    qtbot.waitUntil(lambda: not window.attach.files.reading, timeout=10_000)
+    assert [c.name.text() for c in window.attach.chips.chips] == ["chart.png"]
+    assert window.notices == [] and window.statusBar().currentMessage().startswith("data.bin")
+    assert "\n" not in window.statusBar().currentMessage()
+    chip = window.attach.chips.chips[0]
+    qtbot.waitUntil(lambda: chip.tokens.text() == "not seen by this model", timeout=10_000)
+    started: list[Any] = []
+    window.client.generation_started.connect(started.append)
+    qtbot.keyClick(window.input, Qt.Key.Key_Return)
+    assert window.statusBar().currentMessage().startswith("The loaded model cannot see images")
+    assert started == [] and window.input.toPlainText() == "Look at this"  # nothing sent, nothing lost
+    qtbot.mouseClick(chip.remove, Qt.MouseButton.LeftButton)
+    assert window.attach.chips.chips == [] and not window.attach.chips.isVisible()

@@ -3,61 +3,20 @@ thumbnail, token count, ×), and the paperclip beside it that adds files."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QBuffer, QByteArray, QPointF, QSize, Qt, Signal
-from PySide6.QtGui import QIcon, QImage, QImageReader, QPainter, QPainterPath, QPalette, QPen, QPixmap
-from PySide6.QtWidgets import QApplication, QFileDialog, QFrame, QHBoxLayout, QLabel, QStyle, QToolButton, QWidget
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QPalette
+from PySide6.QtWidgets import QFileDialog, QFrame, QHBoxLayout, QLabel, QToolButton, QWidget
 
 from desktop_app.documents.attachment import Attachment, AttachmentKind
 from desktop_app.ui.composer.attachments import ComposerFiles
 from desktop_app.ui.widgets.file_dialogs import remember_folder, start_folder
+from desktop_app.ui.widgets.file_icons import kind_icon, paperclip_icon
 from desktop_app.ui.widgets.flow_layout import FlowLayout
 
 ICON_PX = 20  # a chip's icon or thumbnail
 ATTACHMENTS = "attachments"  # the file dialog's kind: it opens where the last file was attached from
 FILE_FILTERS = "Documents and images (*.txt *.md *.csv *.json *.log *.py *.pdf *.docx *.png *.jpg *.jpeg *.gif *.webp *.bmp);;All files (*)"
 BLIND = "The loaded model cannot see images: load a vision model (one with its mmproj file), or remove the image"
-
-
-def paperclip_icon(px: int = 18) -> QIcon:
-    """A paperclip drawn in the palette's text colour (no emoji font needed)."""
-    pixmap = QPixmap(px, px)
-    pixmap.fill(Qt.GlobalColor.transparent)
-    painter = QPainter(pixmap)
-    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-    painter.setPen(QPen(QApplication.palette().color(QPalette.ColorRole.WindowText), px / 12))
-    s = px / 18
-    path = QPainterPath(QPointF(12 * s, 6 * s))
-    path.lineTo(12 * s, 13 * s)
-    path.arcTo(6 * s, 10 * s, 6 * s, 6 * s, 0, -180)  # the bottom bend, opening upwards
-    path.lineTo(6 * s, 4 * s)
-    path.arcTo(6 * s, 1 * s, 8 * s, 6 * s, 180, -180)
-    path.lineTo(14 * s, 13 * s)
-    painter.drawPath(path)
-    painter.end()
-    return QIcon(pixmap)
-
-
-def thumbnail(data: bytes, px: int) -> QPixmap:
-    """An image's file scaled to fit ``px`` square (read scaled where the format allows)."""
-    reader = QImageReader()
-    buffer = QByteArray(data)
-    device = QBuffer(buffer)
-    reader.setDevice(device)
-    size = reader.size()
-    if size.isValid() and (size.width() > px or size.height() > px):
-        reader.setScaledSize(size.scaled(QSize(px, px), Qt.AspectRatioMode.KeepAspectRatio))
-    image: QImage = reader.read()
-    return QPixmap.fromImage(image) if not image.isNull() else QPixmap()
-
-
-def kind_icon(attachment: Attachment, px: int = ICON_PX) -> QPixmap:
-    """An image's thumbnail, or a document's file icon."""
-    if attachment.kind is AttachmentKind.IMAGE:
-        shown = thumbnail(attachment.data, px)
-        if not shown.isNull():
-            return shown
-    style = QApplication.style()
-    return style.standardIcon(QStyle.StandardPixmap.SP_FileIcon).pixmap(px, px)
 
 
 class AttachmentChip(QFrame):
@@ -78,7 +37,7 @@ class AttachmentChip(QFrame):
         row.setContentsMargins(4, 1, 2, 1)
         row.setSpacing(4)
         self.icon = QLabel()
-        self.icon.setPixmap(kind_icon(attachment))
+        self.icon.setPixmap(kind_icon(attachment, ICON_PX))
         row.addWidget(self.icon)
         self.name = QLabel(attachment.name)
         self.name.setTextFormat(Qt.TextFormat.PlainText)

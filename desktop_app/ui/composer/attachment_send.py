@@ -26,6 +26,7 @@ from desktop_app.ui.composer.message_input import MessageInput
 from desktop_app.ui.context.context_watch import ContextWatch
 from desktop_app.ui.conversations.chat_session import ChatSession
 from desktop_app.ui.engine.engine_client import EngineClient
+from desktop_app.ui.transcript.message_files import MessageFiles
 
 RequestFor = Callable[[list[Message], str | None], GenerateRequest]
 
@@ -67,6 +68,7 @@ class AttachmentComposer(QObject):
         self.chips = ComposerChips(self.files)
         self.button = AttachButton(self.files)
         place(box, self.chips, self.button)
+        self.shown = MessageFiles(session.view, session.shown, session.history, self)  # in the transcript
         self.drops = FileDrops(self.files, self)
         window.setAcceptDrops(True)
         window.installEventFilter(self.drops)

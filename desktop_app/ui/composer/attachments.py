@@ -71,7 +71,7 @@ class ComposerFiles(QObject):
         """Attach a clipboard image, as a PNG file."""
         buffer = QBuffer()
         buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-        image.save(buffer, b"PNG")
+        image.save(buffer, "PNG")  # type: ignore[call-overload]  # PySide takes a str here, its stub says bytes
         self._pasted += 1
         self.add_data(PASTED_IMAGE.format(n=self._pasted), bytes(QByteArray(buffer.data()).data()), "image/png")
 
