@@ -8,7 +8,7 @@ each read whole from its file (the changelog's first entries only), and two kind
 - ``rest``: answers in the model's own words (summaries, short answers, yes/no with a reason).
 
 The document goes in the user's message as the window and the API inline it: one block naming
-the file, then the question (``desktop_app.documents.prompt_text``'s format).
+the file, then the question (:func:`desktop_app.documents.prompt_text.to_message`).
 """
 
 from __future__ import annotations
@@ -17,6 +17,9 @@ import gzip
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
+
+from desktop_app.documents.attachment import Attachment, AttachmentKind
+from desktop_app.documents.prompt_text import to_message
 
 QUOTE = "quote"
 REST = "rest"
@@ -121,8 +124,9 @@ def first_entries(changelog: str, entries: int) -> str:
 
 
 def document_message(name: str, text: str, question: str) -> str:
-    """The user's message: the document's block naming the file, then the question."""
-    return f'<document name="{name}">\n{text}\n</document>\n\n{question}'
+    """The user's message as the window and the API make it: the document's block, then the question."""
+    document = Attachment(name, AttachmentKind.DOCUMENT, "text/plain", text.encode("utf-8"), text)
+    return to_message("user", question, [document])["content"]
 
 
 def fingerprint(text: str) -> str:
