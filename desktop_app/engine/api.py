@@ -377,6 +377,7 @@ class ModelInfo:
     reasoning_format: ReasoningFormat | None = None  # the markers of its answers' reasoning (None: none)
     think_default: bool | None = None  # its template's Think switch's default (None: it has no switch)
     tool_format: ToolFormat | None = None  # its template's call syntax (GENERIC: it has none)
+    projector: str = ""  # the vision projector (mmproj) file it sees images with ("": it sees none)
 
     @property
     def has_think_switch(self) -> bool:

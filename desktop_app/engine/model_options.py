@@ -7,6 +7,7 @@ the window's fields read the ranges and defaults from here.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from desktop_app.engine.ranges import NumberRange
 from desktop_app.engine.workers import LayerSplit, WorkerAddress
@@ -40,6 +41,8 @@ class ModelOptions:
     workers: tuple[WorkerAddress, ...] = ()
     split: LayerSplit = field(default_factory=LayerSplit)
     prompt_cache_mb: int = PROMPT_CACHE_MB.default  # the model's PromptStore budget (0: none)
+    # The vision projector (mmproj) a target sees images with; None: one beside it that fits, if any
+    mmproj: Path | None = None
 
     def __post_init__(self) -> None:
         NGPU_LAYERS.check(self.n_gpu_layers)

@@ -35,6 +35,7 @@ def _on_log(level: int, text: bytes | None, user_data: ctypes.c_void_p) -> None:
 
 
 _LOG_CALLBACK = llama_cpp.llama_log_callback(_on_log)
+LOG_CALLBACK = _LOG_CALLBACK  # the vision projector's log goes the same way (llama/vision.py)
 
 
 def ensure_backend(echo_log: bool = False) -> None:

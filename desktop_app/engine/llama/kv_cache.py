@@ -10,7 +10,7 @@ back), and reads logits and hidden rows back.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import llama_cpp
 import numpy as np
@@ -19,6 +19,9 @@ from desktop_app.engine.errors import ContextOverflowError, DecodeError
 from desktop_app.engine.llama import llama_ext
 from desktop_app.engine.llama.prompt_cache import PromptStore, read_state, write_state
 from desktop_app.engine.llama.token_prefix import common_prefix
+
+if TYPE_CHECKING:
+    from desktop_app.engine.llama.vision import MediaSpans
 
 
 class KvCache:
@@ -93,11 +96,16 @@ class KvCache:
         return len(tokens) - kept
 
     def prefill_steps(
-        self, tokens: Sequence[int], need_logits: bool = True, hidden_from: int | None = None
+        self,
+        tokens: Sequence[int],
+        need_logits: bool = True,
+        hidden_from: int | None = None,
+        media: MediaSpans | None = None,
     ) -> Iterator[int]:
         """:meth:`prefill` one batch (``n_batch`` tokens) at a time: yields how many of
         ``tokens`` the cache holds, first the reused prefix, then after each batch. A caller
-        that stops iterating leaves the cache holding what it last reported."""
+        that stops iterating leaves the cache holding what it last reported. ``media``: where
+        the images of ``tokens`` sit (their placeholders; no hidden rows then), each read whole."""
         self.ensure_fits(len(tokens))
         limit = len(tokens) - 1 if need_logits and tokens else len(tokens)  # the last token's logits are needed
         if hidden_from is not None:
@@ -105,9 +113,14 @@ class KvCache:
         keep = min(common_prefix(self.kv_tokens, tokens), limit)
         if self.prompt_store.enabled and max(limit, len(self.kv_tokens)) - keep >= self.n_batch:
             keep = self._swap_prompts(tokens, keep, limit)  # a batch to save or to spare: see there
+        if media is not None:
+            keep = media.boundary(keep)
         self.truncate(keep)
         keep = len(self.kv_tokens)  # a recurrent cache may have had to start again
         yield keep
+        if media is not None:
+            yield from self._prefill_media(tokens, keep, need_logits, media)
+            return
         todo = list(tokens[keep:])
         pos = keep
         rows: list[np.ndarray] = []
@@ -124,6 +137,22 @@ class KvCache:
             yield pos
         if hidden_from is not None and not todo:
             self.prefill_hidden = (keep, np.zeros((0, self.n_embd_out), np.float32))
+
+    def _prefill_media(self, tokens: Sequence[int], keep: int, need_logits: bool, media: MediaSpans) -> Iterator[int]:
+        """The rest of a prefill whose tokens hold images: text in batches, each image whole."""
+        for begin, end, image in media.runs(keep, len(tokens)):
+            if image is not None:
+                media.projector.decode(self._ctx, image, begin, self.n_batch)
+                self.kv_tokens.extend(tokens[begin:end])
+                self._rollback_room = 0
+                yield end
+                continue
+            for at in range(begin, end, self.n_batch):
+                chunk = list(tokens[at : min(at + self.n_batch, end)])
+                is_last = at + len(chunk) == len(tokens)
+                self._decode(chunk, at, "last" if (is_last and need_logits) else "none")
+                self.kv_tokens.extend(chunk)
+                yield at + len(chunk)
 
     def _swap_prompts(self, tokens: Sequence[int], keep: int, limit: int) -> int:
         """Before a prefill keeps ``keep`` tokens of the cache: save the cache's state when that

@@ -32,6 +32,7 @@ from desktop_app.engine.llama.prompt_cache import PromptStore
 from desktop_app.engine.llama.rpc import Placement
 from desktop_app.engine.llama.threads import default_threads
 from desktop_app.engine.llama.token_prefix import common_prefix as common_prefix  # where drafters import it from
+from desktop_app.engine.llama.vision import Projector, open_projector
 from desktop_app.engine.llama.vocab import VocabProperties
 
 ProgressFn = Callable[[float], None]
@@ -148,6 +149,17 @@ class LlamaModel(KvCache, VocabProperties):
         self._shown_special: set[int] = set()  # special tokens rendered as their text (see show_special)
         self._piece_buf = ctypes.create_string_buffer(256)
         self._eog = np.array([bool(llama_cpp.llama_vocab_is_eog(self.vocab, i)) for i in range(self.n_vocab)])
+        self.projector: Projector | None = None  # a target's vision projector (open_projector)
+        self.vision_note = ""  # why a projector beside it was passed over ("": none was)
+
+    def open_projector(self) -> None:
+        """Open the vision projector (mmproj) a target sees images with: the options' file
+        (ModelLoadError when it cannot load), else one beside it that fits (llama/vision.py)."""
+        width = int(llama_cpp.llama_model_n_embd_inp(self._model))
+        threads = self.options.n_threads or default_threads()
+        self.projector, self.vision_note = open_projector(
+            self.options.mmproj, self.path, width, self._model, threads, not runs_on_cpu(self.options)
+        )
 
     # ----------------------------------------------------------------- loading
     def _check_memory(self) -> None:
@@ -203,6 +215,10 @@ class LlamaModel(KvCache, VocabProperties):
 
     def close(self) -> None:
         self.prompt_store = PromptStore(0)  # the saved states belong to this context
+        projector = getattr(self, "projector", None)
+        if projector is not None:
+            projector.close()  # before the weights it was loaded on
+            self.projector = None
         if self._batch is not None:
             llama_cpp.llama_batch_free(self._batch)
             self._batch = None

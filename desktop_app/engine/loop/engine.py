@@ -41,8 +41,10 @@ from desktop_app.engine.llama.model import LlamaModel, ProgressFn
 from desktop_app.engine.llama.nextn import AssistantWeights
 from desktop_app.engine.llama.thread_memory import ThreadMemory
 from desktop_app.engine.llama.threads import ThreadTuner
+from desktop_app.engine.llama.vision import MediaSpans
 from desktop_app.engine.loop.drafter_factory import DrafterFactory
 from desktop_app.engine.loop.generator import LoopConfig, SpeculativeLoop
+from desktop_app.engine.loop.image_prompt import for_images, learnable_turn
 from desktop_app.engine.loop.model_set import ModelSet, describe_model
 from desktop_app.engine.loop.prompt_fit import FitCancelled
 from desktop_app.engine.loop.prompts import PromptBuilder
@@ -251,15 +253,16 @@ class Engine:
             chosen = self.drafting.candidates_for(GenerateRequest(prompt="", spec=SpecMode.AUTO, drafter=drafter))
             return self.auto.prepare(self._require_target(), self.threads, chosen, draft_max, should_stop)
 
-    def _choice(self, request: GenerateRequest) -> DrafterChoice:
-        candidates = self.drafting.candidates_for(request)
+    def _choice(self, request: GenerateRequest, images: bool = False) -> tuple[DrafterChoice, str]:
+        """The answer's drafters, and why some stand aside for a prompt with ``images``."""
+        candidates, aside = for_images(self.drafting.candidates_for(request), images)
         if not candidates:
-            return DrafterChoice([])
+            return DrafterChoice([]), aside
         target = self._require_target()
         k_max = min(request.draft_max, target.max_draft or request.draft_max)
         # never measured here: an answer plans with what is known, or the prior its passes refine
         costs_for = functools.partial(self.auto.known, threads=self.threads.batch_count)
-        return self.auto.choice(request.spec, candidates, k_max, copy_limit(target), costs_for)
+        return self.auto.choice(request.spec, candidates, k_max, copy_limit(target), costs_for), aside
 
     # ------------------------------------------------------------------ generating
     def generate(self, request: GenerateRequest, cancel: threading.Event | None = None) -> Iterator[Event]:
@@ -275,29 +278,42 @@ class Engine:
                 yield Finished("", [], GenerationStats(mode=request.spec, finish_reason=FinishReason.CANCELLED))
                 return
             self.threads.recall()  # before Auto measures its costs at the count in use
-            choice = self._choice(request)
+            media = self.prompts.media(prompt)
+            choice, aside = self._choice(request, media is not None)
             stats = GenerationStats(
                 mode=request.spec,
                 drafter=choice.candidates[0].drafter.kind if choice.k_max else NO_DRAFTER,
                 draft_max=choice.k_max,
                 dropped_turns=dropped,
             )
-            config = LoopConfig(
-                max_tokens=request.max_tokens,
-                sampling=request.sampling,
-                stop=request.stop,
-                draft_p_min=self.auto.tunables.draft_p_min if request.spec is SpecMode.AUTO else 0.0,
-                reasoning=self.prompts.reasoning.format,
-                opened=self.prompts.opened,
-                grammar_triggers=request.grammar_triggers,
-            )
+            config = _loop_config(request, self.prompts, self.auto.tunables.draft_p_min, media, aside)
             loop = SpeculativeLoop(target, config, choice, stats, cancel, self.threads, self.clock, start)
             for event in loop.run(prompt, dropped, began):
                 if isinstance(event, Finished):
                     self.prompts.remember(target, self.prompts.last_text if request.messages else "", prompt, event)
-                    self.ngrams.learn_turn(prompt, event.stats.prompt_tokens_new, event.token_ids)
+                    self.ngrams.learn_turn(
+                        *learnable_turn(prompt, event.stats.prompt_tokens_new, media), event.token_ids
+                    )
                     self.auto.keep_learned()
                 yield event
+
+
+def _loop_config(
+    request: GenerateRequest, prompts: PromptBuilder, p_min: float, media: MediaSpans | None, aside: str
+) -> LoopConfig:
+    """The loop's settings for a request: its prompt's open reasoning marker and its images
+    (``media``, and ``aside``: why some drafters stand aside for them); Auto's ``p_min``."""
+    return LoopConfig(
+        max_tokens=request.max_tokens,
+        sampling=request.sampling,
+        stop=request.stop,
+        draft_p_min=p_min if request.spec is SpecMode.AUTO else 0.0,
+        reasoning=prompts.reasoning.format,
+        opened=prompts.opened,
+        grammar_triggers=request.grammar_triggers,
+        media=media,
+        aside=aside,
+    )
 
 
 def _checked(target: LlamaModel, request: GenerateRequest) -> GrammarState | None:

@@ -26,6 +26,8 @@ from desktop_app.engine.events import Event, Finished, PromptProgress, StatsUpda
 from desktop_app.engine.llama.grammar import GrammarState
 from desktop_app.engine.llama.model import LlamaModel
 from desktop_app.engine.llama.threads import ThreadTuner
+from desktop_app.engine.llama.vision import MediaSpans
+from desktop_app.engine.loop.image_prompt import cut_at_image
 from desktop_app.engine.loop.lazy_grammar import answer_grammar
 from desktop_app.engine.loop.reasoning_count import ReasoningCount
 from desktop_app.engine.loop.target_rows import PlainRows, Rows
@@ -46,6 +48,8 @@ class LoopConfig:
     reasoning: ReasoningFormat | None = None  # the target's reasoning markers (counted apart in the stats)
     opened: str = ""  # the reasoning marker the prompt left open: the answer's text starts with it
     grammar_triggers: Sequence[str] = ()  # the grammar waits for one of these (GenerateRequest's)
+    media: MediaSpans | None = None  # where the prompt's images sit (None: a text prompt)
+    aside: str = ""  # why some drafters stand aside for this answer (said with Auto's reason)
 
 
 @dataclass
@@ -122,7 +126,7 @@ class SpeculativeLoop:
         self.target.ensure_fits(len(prompt) + 1)
         starts = [p for d in self.drafters if d.needs_hidden and (p := d.hidden_from(prompt)) is not None]
         hidden_from = min(starts) if starts else None
-        steps = self.target.prefill_steps(prompt[:-1], need_logits=False, hidden_from=hidden_from)
+        steps = self.target.prefill_steps(prompt[:-1], False, hidden_from, self.config.media)
         kept = next(steps)
         yield PromptProgress(kept, total, dropped_turns)
         while (done := next(steps, None)) is not None:
@@ -157,7 +161,14 @@ class SpeculativeLoop:
         return self.noise.after(len(self.tokens_out))
 
     def propose(self, limit: int) -> Plan:
-        return self.choice.plan(self.context, limit, self.config.sampling, self.here(), self.config.draft_p_min)
+        plan = self.choice.plan(self.context, limit, self.config.sampling, self.here(), self.config.draft_p_min)
+        if self.config.media is not None:
+            cut_at_image(plan.draft.tokens)  # a copy of the prompt may run into an image's placeholders
+        return plan
+
+    def reason(self) -> str:
+        """Auto's reason, after why some drafters stand aside (LoopConfig.aside)."""
+        return "; ".join(r for r in (self.config.aside, self.choice.reason()) if r)
 
     def verify(self, draft: Draft) -> Verified:
         """One target decode of [last, drafts...]; the rejected rows leave the cache."""
@@ -238,7 +249,7 @@ class SpeculativeLoop:
     def live_stats(self, now: float, decode_start: float) -> StatsUpdate:
         self.stats.decode_s = now - decode_start
         self.stats.window_tokens_per_s = self.window.rate(now)
-        self.stats.auto_reason = self.choice.reason()
+        self.stats.auto_reason = self.reason()
         self.stats.by_drafter = self.choice.per_drafter()
         self.stats.threads = self.threads.in_use.describe()
         return StatsUpdate(self.stats)
@@ -283,7 +294,7 @@ class SpeculativeLoop:
         self.stats.window_tokens_per_s = self.window.rate(end) or self.stats.decode_tokens_per_s
         self.stats.finish_reason = self.finish
         self.stats.stop_string = self.stream.stopped_by
-        self.stats.auto_reason = self.choice.reason()
+        self.stats.auto_reason = self.reason()
         self.stats.by_drafter = self.choice.per_drafter()
         main = self.choice.main_drafter()
         if main:

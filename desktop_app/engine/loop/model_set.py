@@ -52,6 +52,7 @@ def describe_model(
         if isinstance(model, LlamaModel)
         else 0,
         tool_format=tools,
+        projector=model.projector.path.name if isinstance(model, LlamaModel) and model.projector else "",
     )
 
 
@@ -119,6 +120,11 @@ class ModelSet:
             self.target.close()
             self.target = None
         model = LlamaModel(path, options, progress)
+        try:
+            model.open_projector()  # a target's vision projector (mmproj), when it has one
+        except BaseException:
+            model.close()
+            raise
         self.close_drafting_contexts()  # they refer to the old target's context
         if self.target is not None:
             self.target.close()

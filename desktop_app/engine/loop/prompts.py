@@ -27,7 +27,9 @@ from desktop_app.engine.llama.model import LlamaModel
 from desktop_app.engine.llama.template_limits import MAX_RENDER_CHARS
 from desktop_app.engine.llama.template_reasoning import NO_REASONING, TemplateReasoning, detect_reasoning
 from desktop_app.engine.llama.template_tools import NO_TOOLS, TemplateTools, detect_tools, template_message
+from desktop_app.engine.llama.vision import MediaSpans
 from desktop_app.engine.loop.answer_memory import AnswerMemory
+from desktop_app.engine.loop.image_prompt import RequestImages
 from desktop_app.engine.loop.model_set import ModelSet, describe_model
 from desktop_app.engine.loop.prompt_fit import PromptFitter, TokenCounts
 
@@ -48,6 +50,7 @@ class PromptBuilder:
         self.tools: TemplateTools = NO_TOOLS  # the target's (read from its template)
         self.opened = ""  # the reasoning marker the last prompt left open ("": none)
         self._token_counts = TokenCounts(self.tokenize_text)  # per message text, for fitting prompts
+        self.images = RequestImages()  # the images of the request being built (image_prompt.py)
 
     def on_target(self, model: LlamaModel) -> None:
         """A new target: its template, and nothing remembered in the old vocabulary."""
@@ -81,6 +84,7 @@ class PromptBuilder:
         ContextOverflowError when messages would have to be dropped under the REFUSE policy or
         even the last one leaves too little room."""
         target = self._models.require_target()
+        self.images.clear()
         if request.suffix is not None:
             tokens = fill_in_the_middle(target, request.prompt or "", request.suffix)
             self._check_fits(tokens)
@@ -94,7 +98,7 @@ class PromptBuilder:
             self._check_fits(tokens)
             self.opened = self.reasoning.opened(request.prompt)
             return tokens, 0
-        messages = validate_messages(list(request.messages or []))
+        messages = validate_messages(self.images.keyed(target, list(request.messages or [])))
         size, text, tokens = self._fit(messages, request, cancel, clock)
         if size.dropped and request.overflow is OverflowPolicy.REFUSE:
             self._refuse(messages, size)
@@ -110,12 +114,18 @@ class PromptBuilder:
         refusing: its tokens (the oldest messages left out when they do not fit, as many as
         ``dropped`` says), so the window can show it before the user sends."""
         target = self._models.require_target()
+        self.images.clear()
         if request.prompt is not None:
             tokens = target.tokenize(request.prompt, add_special=True, parse_special=request.parse_special)
             return PromptSize(len(tokens), target.n_ctx, self._limit(request))
         if not request.messages:
             return PromptSize(0, target.n_ctx, self._limit(request))
-        return self._fit(validate_messages(list(request.messages)), request, None, clock)[0]
+        messages = validate_messages(self.images.keyed(target, list(request.messages)))
+        return self._fit(messages, request, None, clock)[0]
+
+    def media(self, prompt: list[int]) -> MediaSpans | None:
+        """Where the images of the prompt :meth:`build` just made sit (None: it has none)."""
+        return self.images.spans(self._models.require_target(), prompt)
 
     def _limit(self, request: GenerateRequest) -> int:
         """The most tokens a prompt may take: the context less the room kept for the answer."""
@@ -204,13 +214,22 @@ class PromptBuilder:
         # Reuse the tokens generated earlier when the text matches (see the module's docstring).
         if (known := self._history.longest_prefix(text)) is not None:
             hist_text, hist_tokens = known
-            return text, hist_tokens + target.tokenize(text[len(hist_text) :], add_special=False, parse_special=True)
+            return text, hist_tokens + self._tokenize(text[len(hist_text) :], False)
         bos_text = self.template.bos_token
         add_special = target.add_bos and not (bos_text and text.startswith(bos_text))
-        return text, target.tokenize(text, add_special=add_special, parse_special=True)
+        return text, self._tokenize(text, add_special)
+
+    def _tokenize(self, text: str, add_special: bool) -> list[int]:
+        """A rendered prompt's tokens, its images' where their markers stand (image_prompt.py)."""
+        target = self._models.require_target()
+        if self.images.active:
+            return self.images.tokenize(
+                lambda t, a: target.tokenize(t, add_special=a, parse_special=True), text, add_special
+            )
+        return target.tokenize(text, add_special=add_special, parse_special=True)
 
     def tokenize_text(self, text: str) -> list[int]:
-        return self._models.require_target().tokenize(text, add_special=False, parse_special=True)
+        return self._tokenize(text, False)
 
     def remember(self, target: LlamaModel, prompt_text: str, prompt: list[int], answer: Finished) -> None:
         """Keep a chat answer's tokens for the next prompt (when they read back as its text; the
