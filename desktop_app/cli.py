@@ -45,7 +45,7 @@ def _build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", parser_class=Parser)
 
     gen = sub.add_parser("generate", help="generate one answer and print it (or JSON)")
-    add_model_args(gen)
+    add_model_args(gen, vision=True)
     gen.add_argument(
         "--spec",
         choices=[m.value for m in SpecMode],
@@ -84,7 +84,7 @@ def _build_parser() -> argparse.ArgumentParser:
     add_bench_args(bench)
 
     serve = sub.add_parser("serve", help="serve the model on localhost with the OpenAI API")
-    add_model_args(serve)
+    add_model_args(serve, vision=True)
     serve.add_argument("--host", default=API_HOST, help="address to listen on (default: this machine only)")
     serve.add_argument("--port", type=checked(API_PORT), default=API_PORT.default, help=API_PORT.description)
     # Where the key comes from is decided in one place: desktop_app/server/api_key.py.
@@ -158,6 +158,7 @@ def _model_options(args: argparse.Namespace, draft: bool = False) -> Any:
         n_ctx=args.ctx,
         n_threads=args.threads,
         prompt_cache_mb=args.prompt_cache_mb,
+        mmproj=None if draft else getattr(args, "mmproj", None),
         workers=() if draft else args.workers,
         split=args.split,
     )

@@ -62,7 +62,8 @@ def parsed(parse: Callable[[str], Any]) -> Callable[[str], Any]:
     return convert
 
 
-def add_model_args(p: argparse.ArgumentParser) -> None:
+def add_model_args(p: argparse.ArgumentParser, vision: bool = False) -> None:
+    """The model options; ``vision``: with ``--mmproj`` (the commands that take images)."""
     p.add_argument("--target", type=Path, help="target GGUF (default: the embedded SmolLM2-135M)")
     p.add_argument("--draft", type=Path, help="draft GGUF sharing the target's vocabulary")
     p.add_argument(
@@ -80,6 +81,10 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
         "--draft-n-gpu-layers", type=checked(NGPU_LAYERS), default=NGPU_LAYERS.default, help="draft layers on the GPU"
     )
     p.add_argument("--ctx", type=checked(N_CTX), default=N_CTX.default, help=N_CTX.description)
+    if vision:
+        p.add_argument(
+            "--mmproj", type=Path, help="the target's vision projector GGUF (default: one beside it that fits)"
+        )
     p.add_argument(
         "--prompt-cache-mb",
         type=checked(PROMPT_CACHE_MB),

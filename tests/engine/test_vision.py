@@ -26,6 +26,7 @@ from desktop_app.engine.images import ImageError
 from desktop_app.engine.messages import IMAGE_MARKER, Message
 from desktop_app.engine_process.client import EngineLost, EngineProcess
 from desktop_app.engine_process.protocol import AutoPlan, Done, EngineEvent, Failed, Load, Pieces
+from tests.cli_run import specchat
 from tests.factory_vision import IMAGE_TOKENS, VisionModel, write_mmproj
 
 GREEDY = SamplingParams(temperature=0.0)
@@ -234,3 +235,12 @@ def test_an_image_goes_through_the_engine_process(vision_model: VisionModel) -> 
             local.close()
     finally:
         engine.shutdown()
+
+
+def test_the_command_line_names_a_projector(vision_model: VisionModel, tmp_path: Path) -> None:
+    model = Path(shutil.copy(vision_model.model, tmp_path / "vision.gguf"))  # alone: no projector beside it
+    narrow = write_mmproj(tmp_path / "narrow.gguf", n_embd_out=32)
+    common = ("generate", "--target", str(model), "--prompt", "Hi", "--max-tokens", "2")
+    wrong = specchat(*common, "--mmproj", str(narrow))
+    assert wrong.returncode != 0 and "could not load the vision projector narrow.gguf" in wrong.stderr
+    assert specchat(*common, "--mmproj", str(vision_model.mmproj)).returncode == 0
