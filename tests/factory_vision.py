@@ -85,8 +85,10 @@ def _projector_weights(n_embd_out: int, seed: int) -> dict[str, np.ndarray]:
     return out
 
 
-def write_mmproj(path: Path, n_embd_out: int = N_EMBD, seed: int = SEED) -> Path:
-    """Write a projector whose embeddings are ``n_embd_out`` wide (the text model's width fits)."""
+def write_mmproj(path: Path, n_embd_out: int = N_EMBD, seed: int = SEED, tiles: bool = False) -> Path:
+    """Write a projector whose embeddings are ``n_embd_out`` wide (the text model's width fits).
+    With ``tiles``, LLaVA-1.6's way: an image is read as an overview and tiles of ``IMAGE_SIZE``
+    (a grid of up to 2 x 2), ``IMAGE_TOKENS`` embeddings each, several image chunks in mtmd."""
     w = gguf.GGUFWriter(str(path), "clip")
     w.add_name("specchat-test-mmproj")
     w.add_file_type(gguf.LlamaFileType.ALL_F32)
@@ -103,7 +105,13 @@ def write_mmproj(path: Path, n_embd_out: int = N_EMBD, seed: int = SEED) -> Path
     w.add_uint32("clip.vision.block_count", VIT_LAYERS)
     w.add_array("clip.vision.image_mean", [0.5, 0.5, 0.5])
     w.add_array("clip.vision.image_std", [0.5, 0.5, 0.5])
-    for name, array in _projector_weights(n_embd_out, seed).items():
+    weights = _projector_weights(n_embd_out, seed)
+    if tiles:
+        side = 2 * IMAGE_SIZE
+        w.add_array("clip.vision.image_grid_pinpoints", [IMAGE_SIZE, side, side, IMAGE_SIZE, side, side])
+        w.add_string("clip.vision.mm_patch_merge_type", "spatial_unpad")
+        weights["v.image_newline"] = np.zeros(n_embd_out, np.float32)
+    for name, array in weights.items():
         w.add_tensor(name, np.ascontiguousarray(array, dtype=np.float32))
     w.write_header_to_file()
     w.write_kv_data_to_file()

@@ -244,3 +244,20 @@ def test_the_command_line_names_a_projector(vision_model: VisionModel, tmp_path:
     wrong = specchat(*common, "--mmproj", str(narrow))
     assert wrong.returncode != 0 and "could not load the vision projector narrow.gguf" in wrong.stderr
     assert specchat(*common, "--mmproj", str(vision_model.mmproj)).returncode == 0
+
+
+def test_an_image_read_in_tiles_is_read_slice_by_slice(vision_model: VisionModel, tmp_path: Path) -> None:
+    model = Path(shutil.copy(vision_model.model, tmp_path / "vision.gguf"))
+    write_mmproj(tmp_path / "mmproj-tiles.gguf", tiles=True)  # an overview and 2 x 2 tiles for a large image
+    engine = Engine()
+    engine.load_target(model, ModelOptions(n_batch=32))
+    try:
+        large = png(8, size=(80, 60))
+        prompt, _ = engine.build_prompt(GenerateRequest(messages=with_image(large)))
+        assert sum(1 for t in prompt if t < 0) == 5 * IMAGE_TOKENS
+        first = answer(engine, with_image(large))
+        answer(engine, with_image(png(9, size=(80, 60))))
+        again = answer(engine, with_image(large))
+        assert first.token_ids == again.token_ids and first.stats.prompt_tokens == len(prompt)
+    finally:
+        engine.close()

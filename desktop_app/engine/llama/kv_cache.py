@@ -139,9 +139,9 @@ class KvCache:
             self.prefill_hidden = (keep, np.zeros((0, self.n_embd_out), np.float32))
 
     def _prefill_media(self, tokens: Sequence[int], keep: int, need_logits: bool, media: MediaSpans) -> Iterator[int]:
-        """The rest of a prefill whose tokens hold images: text in batches, each image whole."""
+        """The rest of a prefill whose tokens hold images: text in batches, each slice of an image whole."""
         for begin, end, image in media.runs(keep, len(tokens)):
-            if image is not None:
+            if image is not None:  # a slice of an image's embeddings
                 media.projector.decode(self._ctx, image, begin, self.n_batch)
                 self.kv_tokens.extend(tokens[begin:end])
                 self._rollback_room = 0

@@ -12,7 +12,8 @@ where its images are the prompt's own, and a drafter proposing a placeholder has
 :class:`Projector` loads the file on the target's weights (``mtmd_init_from_file``), turns an
 image into :class:`ImageTokens` (decoded by :func:`~desktop_app.engine.images.decode_rgb`, never
 by llama.cpp's own decoder) and reads it into the target's context at a position
-(``mtmd_helper_eval_chunk_single``). :class:`MediaSpans` says where a prompt's images sit.
+(``mtmd_helper_eval_chunk_single``), a slice at a time. :class:`MediaSpans` says where a
+prompt's images sit.
 """
 
 from __future__ import annotations
@@ -53,21 +54,22 @@ def is_placeholder(token: int) -> bool:
 
 
 class ImageTokens:
-    """One image as a prompt holds it: the text ids the projector wraps it in (``before``,
-    ``after``: Gemma 3's ``<start_of_image>``...), and ``n`` positions holding ``id``. Owns the
-    image's mtmd chunk (its preprocessed pixels) until it is dropped."""
+    """One image as a prompt holds it: its ``tokens`` (the text ids its projector wraps it in,
+    such as Gemma 3's ``<start_of_image>``, and ``id`` at each position of its embeddings), and
+    its ``slices``: the runs of embeddings, each (positions, mtmd chunk), in order (most
+    projectors make one; those that cut a large image into tiles, one per tile). Owns the chunks
+    (the preprocessed pixels) until it is dropped."""
 
-    def __init__(self, id: int, before: list[int], n: int, after: list[int], chunks: Any, chunk: Any) -> None:
+    def __init__(self, id: int, tokens: list[int], slices: list[tuple[int, Any]], chunks: Any) -> None:
         self.id = id
-        self.before = before
-        self.n = n
-        self.after = after
-        self._chunks = chunks  # mtmd_input_chunks *, which owns ``chunk``
-        self.chunk = chunk
+        self.tokens = tokens
+        self.slices = slices
+        self._chunks = chunks  # mtmd_input_chunks *, which owns the slices' chunks
 
     @property
-    def tokens(self) -> list[int]:
-        return [*self.before, *([self.id] * self.n), *self.after]
+    def n(self) -> int:
+        """The positions its embeddings take."""
+        return sum(n for n, _ in self.slices)
 
     def __del__(self) -> None:  # pragma: no cover - best effort (interpreter exit)
         try:
@@ -160,77 +162,80 @@ class Projector:
             self._recent.popitem(last=False)
         return image
 
-    def decode(self, ctx: Any, image: ImageTokens, pos: int, n_batch: int) -> None:
-        """Encode the image and decode its embeddings into ``ctx`` at positions ``pos``... (seq 0)."""
+    def decode(self, ctx: Any, chunk: Any, pos: int, n_batch: int) -> None:
+        """Encode a slice of an image (its mtmd chunk) and decode its embeddings into ``ctx`` at
+        positions ``pos``... (seq 0)."""
         new_pos = llama_cpp.llama_pos(0)
-        rc = mtmd.mtmd_helper_eval_chunk_single(
-            self._ctx, ctx, image.chunk, pos, 0, n_batch, False, ctypes.byref(new_pos)
-        )
+        rc = mtmd.mtmd_helper_eval_chunk_single(self._ctx, ctx, chunk, pos, 0, n_batch, False, ctypes.byref(new_pos))
         if rc != 0:
             raise DecodeError(f"the image could not be read into the context (mtmd returned {rc})")
 
 
 def _image_tokens(key: int, chunks: Any) -> ImageTokens:
-    """The one image chunk of an image's tokenization and the text ids around it."""
-    before: list[int] = []
-    after: list[int] = []
-    found: tuple[Any, int] | None = None
+    """An image's tokens from its tokenization: text chunks' ids, and ``key`` for each position of
+    its image chunks."""
+    tokens: list[int] = []
+    slices: list[tuple[int, Any]] = []
     for i in range(mtmd.mtmd_input_chunks_size(chunks)):
         chunk = mtmd.mtmd_input_chunks_get(chunks, i)
         kind = mtmd.mtmd_input_chunk_get_type(chunk)
         if kind == mtmd.MTMD_INPUT_CHUNK_TYPE_TEXT:
             size = ctypes.c_size_t(0)
             ids = mtmd.mtmd_input_chunk_get_tokens_text(chunk, ctypes.byref(size))
-            (after if found else before).extend(int(ids[j]) for j in range(size.value))
-        elif kind == mtmd.MTMD_INPUT_CHUNK_TYPE_IMAGE and found is None:
-            n, n_pos = mtmd.mtmd_input_chunk_get_n_tokens(chunk), mtmd.mtmd_input_chunk_get_n_pos(chunk)
-            if n != n_pos:  # pragma: no cover - refused at load (M-RoPE)
-                mtmd.mtmd_input_chunks_free(chunks)
-                raise ImageError(f"the image takes {n} tokens at {n_pos} positions, which SpecChat does not support")
-            found = (chunk, int(n))
-    if found is None:  # pragma: no cover - mtmd gives one image chunk per bitmap
+            tokens.extend(int(ids[j]) for j in range(size.value))
+            continue
+        n, n_pos = int(mtmd.mtmd_input_chunk_get_n_tokens(chunk)), int(mtmd.mtmd_input_chunk_get_n_pos(chunk))
+        if kind != mtmd.MTMD_INPUT_CHUNK_TYPE_IMAGE or n != n_pos:  # pragma: no cover - refused at load (M-RoPE)
+            mtmd.mtmd_input_chunks_free(chunks)
+            raise ImageError(f"the image takes {n} tokens at {n_pos} positions, which SpecChat does not support")
+        tokens.extend([key] * n)
+        slices.append((n, chunk))
+    if not slices:  # pragma: no cover - mtmd gives image chunks for a bitmap
         mtmd.mtmd_input_chunks_free(chunks)
         raise ImageError("the vision projector gave no image tokens")
-    return ImageTokens(key, before, found[1], after, chunks, found[0])
+    return ImageTokens(key, tokens, slices, chunks)
 
 
 @dataclass(frozen=True)
 class MediaSpans:
-    """Where a prompt's images sit: the position of each one's first placeholder, and the
-    projector that reads them into the context."""
+    """Where a prompt's images sit: the position where each slice of their embeddings starts,
+    with its length and mtmd chunk, and the projector that reads them into the context."""
 
     projector: Projector
-    starts: dict[int, ImageTokens]
+    starts: dict[int, tuple[int, Any]]
 
     @classmethod
     def of(cls, projector: Projector, tokens: list[int], images: dict[int, ImageTokens]) -> MediaSpans:
-        starts: dict[int, ImageTokens] = {}
+        starts: dict[int, tuple[int, Any]] = {}
+        next_slice: dict[int, int] = {}  # per image, its slice the next run of its id is
         i = 0
         while i < len(tokens):
             image = images.get(tokens[i]) if tokens[i] < 0 else None
             if image is None:
                 i += 1
                 continue
-            starts[i] = image
-            i += image.n
+            k = next_slice.get(image.id, 0)
+            next_slice[image.id] = (k + 1) % len(image.slices)
+            starts[i] = image.slices[k]
+            i += image.slices[k][0]
         return cls(projector, starts)
 
     def boundary(self, keep: int) -> int:
-        """``keep`` moved back to the start of the image it falls inside (an image is read whole)."""
-        for start, image in self.starts.items():
-            if start < keep < start + image.n:
+        """``keep`` moved back to the start of the slice it falls inside (a slice is read whole)."""
+        for start, (n, _) in self.starts.items():
+            if start < keep < start + n:
                 return start
         return keep
 
-    def runs(self, begin: int, end: int) -> Iterator[tuple[int, int, ImageTokens | None]]:
-        """[begin, end) cut into runs of text (None) and whole images, in order."""
+    def runs(self, begin: int, end: int) -> Iterator[tuple[int, int, Any]]:
+        """[begin, end) cut into runs of text (chunk None) and whole slices, in order."""
         pos = begin
         for start in sorted(s for s in self.starts if begin <= s < end):
             if start > pos:
                 yield pos, start, None
-            image = self.starts[start]
-            yield start, start + image.n, image
-            pos = start + image.n
+            n, chunk = self.starts[start]
+            yield start, start + n, chunk
+            pos = start + n
         if pos < end:
             yield pos, end, None
 
