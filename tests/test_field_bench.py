@@ -76,3 +76,51 @@ def test_llama_server_alone_gets_the_peer_libraries_and_no_repacking_on_amx(monk
     assert env["LD_LIBRARY_PATH"] == f"{tmp_path}:/elsewhere" and env["LLAMA_ARG_REPACK"] == "0"
     monkeypatch.setattr(peer_api, "peer_cpu_flags", lambda: [])
     assert "LLAMA_ARG_REPACK" not in peer_api.peer_env(tmp_path)
+
+
+def test_the_document_bench_asks_quotes_and_other_questions_of_several_documents_inlined_as_the_app_does() -> None:
+    """Issue 50's document bench: at least 4 tasks of each kind over at least 3 documents, each
+    document in the user's message as the window and the API put it (one block naming the file)."""
+    from lab.field.document_tasks import CATEGORIES, SOURCES, TASKS, document_message, first_entries
+
+    names = {s.name for s in SOURCES}
+    for category in CATEGORIES:
+        chosen = [t for t in TASKS if t.category == category]
+        assert len(chosen) >= 4 and len({t.source for t in chosen}) >= 3, category
+    assert {t.source for t in TASKS} <= names and len({t.name for t in TASKS}) == len(TASKS)
+    message = document_message("BSD", "Copyright (c) The Regents.", "Quote it.")
+    assert message == '<document name="BSD">\nCopyright (c) The Regents.\n</document>\n\nQuote it.'
+    entry = "pkg ({v}) unstable; urgency=medium\n\n  * Change {v}. Closes: #{v}.\n\n -- A <a@b>  Mon, 0{v} Jan 2023\n"
+    changelog = "\n".join(entry.format(v=v) for v in (3, 2, 1))
+    kept = first_entries(changelog, 2)
+    assert kept.startswith("pkg (3)") and kept.endswith("Mon, 02 Jan 2023") and "(1)" not in kept
+    with pytest.raises(ValueError, match="3 entries, fewer than 4"):
+        first_entries(changelog, 4)
+
+
+def test_the_document_bench_compares_within_rounds_and_judges_each_kind_against_its_target() -> None:
+    """A round where the machine ran at half speed moves no ratio; quotes are judged against 1.3x
+    and the rest against 0.97x; an Auto answer that differs from off's is counted."""
+    from lab.field.document_tasks import QUOTE, TASKS
+    from lab.field.documents_bench import CONFIGS, summarize
+
+    runs = []
+    for slow in (1.0, 2.0, 1.0):
+        answers = {}
+        for task in TASKS:
+            gain = 1.5 if task.category == QUOTE else 0.95  # Auto's speed over off's in every round
+            ms = {n: 1000.0 * slow for n in CONFIGS} | {"ours auto": 1000.0 * slow / gain}
+            answers[task.name] = {
+                n: {"text": "a", "tokens": 100, "decode_ms": ms[n], "drafted": 9, "accepted": 6}
+                | {"prompt_new": 1, "drafter": "ngram", "target_passes": 50}
+                for n in CONFIGS
+            }
+        runs.append({"answers": answers})
+    runs[1]["answers"][TASKS[0].name]["ours auto"]["text"] = "b"
+    report = summarize(runs)
+    quote, rest = report["categories"]["quote"], report["categories"]["rest"]
+    assert quote["auto_vs_off_median_of_tasks"] == pytest.approx(1.5) and quote["target_met"]
+    assert rest["auto_vs_off_median_of_tasks"] == pytest.approx(0.95) and not rest["target_met"]
+    first = report["tasks"][0]
+    assert first["auto_text_same_as_off"] == "2/3" and first["auto_acceptance"] == pytest.approx(6 / 9, abs=1e-3)
+    assert first["auto_tokens_per_pass"] == 2.0
