@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from desktop_app.bench.race import RACE_ROUNDS
-from desktop_app.documents import reading
+from desktop_app.documents import attribution, passages, reading
 from desktop_app.engine import images
 from desktop_app.engine.api import (
     API_HOST,
@@ -86,6 +86,7 @@ def _row(doc: str, name: str, rng: NumberRange) -> Quote:
     return Quote(doc, pattern, lambda: (rng.low, rng.high, rng.default), f"{name} (low, high, default)")
 
 
+DOCUMENTS = "docs/documents.md"
 ARCH, NOTES, API, AUTO, DRAFTING, SPEED, README = (
     "docs/architecture.md",
     "docs/engine-notes.md",
@@ -218,6 +219,31 @@ QUOTES: list[Quote] = [
         rf"of at most ({NUM}) MB and ({NUM}) pixels",
         lambda: (images.MAX_IMAGE_BYTES // MIB, images.MAX_IMAGE_PIXELS),
         "engine/images.py MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS",
+    ),
+    Quote(
+        DOCUMENTS,
+        rf"unzips to more than ({NUM}) MB is refused[\s\S]*?a file of at most ({NUM}) MB, at most ({NUM}) characters "
+        rf"of text[\s\S]*?at most ({NUM}) PDF pages",
+        lambda: (
+            reading.MAX_UNZIPPED_BYTES // MIB,
+            reading.MAX_FILE_BYTES // MIB,
+            reading.MAX_TEXT_CHARS,
+            reading.MAX_PDF_PAGES,
+        ),
+        "documents/reading.py MAX_UNZIPPED_BYTES, MAX_FILE_BYTES, MAX_TEXT_CHARS, MAX_PDF_PAGES",
+    ),
+    Quote(
+        DOCUMENTS,
+        rf"passages of about ({NUM}) tokens \(`PASSAGE_TOKENS`\)[\s\S]*?~({NUM}) tokens \(`OVERLAP_TOKENS`\)"
+        rf"[\s\S]*?batches of ({NUM}) passages",
+        lambda: (passages.PASSAGE_TOKENS, passages.OVERLAP_TOKENS, passages.EMBED_BATCH),
+        "documents/passages.py PASSAGE_TOKENS, OVERLAP_TOKENS, EMBED_BATCH",
+    ),
+    Quote(
+        DOCUMENTS,
+        rf"runs of at least ({NUM}) characters \(`MIN_COPIED_CHARS`",
+        lambda: (attribution.MIN_COPIED_CHARS,),
+        "documents/attribution.py MIN_COPIED_CHARS",
     ),
     Quote(
         API, r"The whole body is at most (\d+) MiB", lambda: (DEFAULT_LIMITS.max_body_bytes // MIB,), "max_body_bytes"
