@@ -82,7 +82,7 @@ def split_passages(text: str, count: Count, size: int = PASSAGE_TOKENS, overlap:
     return passages
 
 
-def choose_passages(name: str, text: str, question: str, budget: int, count: Count, embed: Embed) -> ChosenPassages:
+def choose_passages(text: str, question: str, budget: int, embed: Embed, count: Count, *, name: str) -> ChosenPassages:
     """The passages of ``text`` (document ``name``) most like ``question`` that fit ``budget``
     tokens with their labels, in the document's order; the whole text when it fits."""
     if count(text) <= budget:

@@ -52,7 +52,7 @@ def _haystack(paragraphs: int, needle_at: int) -> str:
 
 def test_the_needle_paragraph_is_among_the_chosen_passages(embed: Embed) -> None:
     text = _haystack(100, needle_at=64)
-    chosen = choose_passages("report.txt", text, QUESTION, 600, count, embed)
+    chosen = choose_passages(text, QUESTION, 600, embed, count, name="report.txt")
     assert not chosen.whole and chosen.total >= 15 and len(chosen.chosen) <= 3
     assert NEEDLE in chosen.text
     numbers = [p.number for p in chosen.chosen]
@@ -63,7 +63,7 @@ def test_the_needle_paragraph_is_among_the_chosen_passages(embed: Embed) -> None
 
 
 def test_a_document_that_fits_is_given_whole(embed: Embed) -> None:
-    chosen = choose_passages("short.txt", NEEDLE, QUESTION, 600, count, embed)
+    chosen = choose_passages(NEEDLE, QUESTION, 600, embed, count, name="short.txt")
     assert chosen.whole and chosen.text == NEEDLE and chosen.note == ""
 
 
