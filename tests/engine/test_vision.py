@@ -227,6 +227,12 @@ def test_an_image_goes_through_the_engine_process(vision_model: VisionModel) -> 
         assert ended.wait(120)
         (done,) = results
         assert isinstance(done, Done) and done.text and "".join(texts) == done.text
+        ended.clear()
+        engine.generate(GenerateRequest(messages=with_image(png_bomb()), max_tokens=8), sink)
+        assert ended.wait(120)
+        bomb = results[-1]  # refused as the request's fault, in one line, and the engine lives on
+        assert isinstance(bomb, Failed) and bomb.user_error and "40,000,000 pixels allowed" in bomb.message
+        assert "\n" not in bomb.message
         local = Engine()
         local.load_target(vision_model.model)
         try:  # the image crossed the pipe whole: the same answer as in this process
