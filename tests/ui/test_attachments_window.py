@@ -203,3 +203,42 @@ def test_an_image_for_a_model_that_cannot_see_and_a_bad_file_are_said(
     assert started == [] and window.input.toPlainText() == "Look at this"  # nothing sent, nothing lost
     qtbot.mouseClick(chip.remove, Qt.MouseButton.LeftButton)
     assert window.attach.chips.chips == [] and not window.attach.chips.isVisible()
+
+
+def manual_text(sections: int) -> str:
+    """A long document: numbered sections, each a paragraph of its own facts."""
+    return "\n\n".join(
+        f"Section {i}. The pump in bay {i} runs at {100 + i} litres a minute; its filter is changed every {i + 3} "
+        f"weeks, and its spare parts are kept on shelf {i * 7}. The inspector signs the bay {i} log each Friday."
+        for i in range(1, sections + 1)
+    )
+
+
+def test_a_document_larger_than_the_context_is_answered_from_ranked_passages(
+    qtbot: Any, make_window: Any, models: Any, tmp_path: Path
+) -> None:
+    manual = tmp_path / "pump-manual.md"
+    manual.write_text(manual_text(120))
+    window = make_window(target_path=models.target, drafter="none", max_tokens=8, n_ctx=1024)
+    type_text(qtbot, window, "How often is the filter in bay 42 changed?")
+    drop(window.input, [manual])
+    (tokens,) = chips_counted(qtbot, window, ["pump-manual.md"])
+    counted(qtbot, window)
+    size = window.meter.prompt_size
+    assert tokens > size.n_ctx and size.over  # the meter shows it does not fit
+    watch = send(qtbot, window)
+    sent = watch.handle.request.messages[-1]["content"]
+    assert 'name="pump-manual.md"' in sent and "[passage " in sent and " of " in sent
+    assert len(sent) < len(manual.read_text()) / 2  # passages, not the whole document
+    assert watch.done.stats.prompt_tokens <= size.limit and watch.done.stats.dropped_turns == 0
+    answer = window.chat_view.messages[-1]
+    qtbot.waitUntil(lambda: "read passages" in answer.footer.text(), timeout=30_000)
+    line = answer.footer.text().splitlines()[-1]
+    assert line.startswith("read passages ") and line.endswith(" of pump-manual.md")
+    kept = window.history.attachments.of([window.session.shown.messages[-2].id])
+    assert "[passage " in next(iter(kept.values()))[0].text  # the history keeps what the model read
+    conversation = window.session.conversation_id
+    window.close()
+    again = make_window(target_path=models.target, drafter="none", max_tokens=8, n_ctx=1024)
+    assert again.session.conversation_id == conversation
+    assert again.chat_view.messages[-1].footer.text().splitlines()[-1] == line  # kept with the answer's stats

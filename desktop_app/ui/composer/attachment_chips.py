@@ -3,7 +3,7 @@ thumbnail, token count, ×), and the paperclip beside it that adds files."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QFileDialog, QFrame, QHBoxLayout, QLabel, QToolButton, QWidget
 
@@ -112,7 +112,8 @@ class AttachButton(QToolButton):
         super().__init__(parent)
         self.files = files
         self.setObjectName("attachButton")
-        self.setIcon(paperclip_icon())
+        self.setIcon(paperclip_icon(ICON_PX))
+        self.setIconSize(QSize(ICON_PX, ICON_PX))
         self.setAccessibleName("Attach files")
         self.setToolTip(
             "Attach files: documents (text, Markdown, code, CSV, PDF, Word) or images; or drop or paste them"

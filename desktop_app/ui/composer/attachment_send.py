@@ -23,11 +23,14 @@ from desktop_app.ui.composer.attachment_chips import BLIND, AttachButton, Compos
 from desktop_app.ui.composer.attachments import ComposerFiles, FileDrops
 from desktop_app.ui.composer.input_drafts import InputDrafts
 from desktop_app.ui.composer.message_input import MessageInput
+from desktop_app.ui.composer.passage_search import PassageSearch, SearchResult
 from desktop_app.ui.context.context_watch import ContextWatch
+from desktop_app.ui.conversations.answer_documents import AnswerDocuments
 from desktop_app.ui.conversations.chat_session import ChatSession
 from desktop_app.ui.engine.engine_client import EngineClient
 from desktop_app.ui.transcript.message_files import MessageFiles
 
+SLACK_PERCENT = 5  # of the room for documents, left for the counts' rounding (passages are counted at a rate)
 RequestFor = Callable[[list[Message], str | None], GenerateRequest]
 
 
@@ -76,6 +79,12 @@ class AttachmentComposer(QObject):
         self._asked: dict[int, Attachment | None] = {}  # the counts asked for: their file (None: no file)
         self._raw: dict[int, tuple[Attachment, int]] = {}  # by id() of a file: it and its message's tokens
         self._base: int | None = None  # an empty message's tokens (a file's are its message's past these)
+        self.meter = context.meter
+        self.search = PassageSearch(client.process, self)
+        self.search.done.connect(self._on_searched)
+        self.search.failed.connect(show_error)
+        self._question = ""
+        self.answer_documents = AnswerDocuments(session, self)  # answers' footers: passages read, share copied
         self.files.failed.connect(show_error)
         self.files.changed.connect(self._count_files)
         context.attached = lambda: self.files.files
@@ -99,7 +108,34 @@ class AttachmentComposer(QObject):
         if not self.sees_images and any(f.kind is AttachmentKind.IMAGE for f in files):
             self.show_error(BLIND)
             return
-        self.send_now(text, files)
+        if self.search.running:
+            self.show_error("The documents are being searched: your message goes once they are")
+            return
+        budget, counts = self._room(files)
+        if budget is None:
+            self.send_now(text, files)
+            return
+        names = ", ".join(f.name for f in files if f.kind is AttachmentKind.DOCUMENT)
+        self.show_error(f"{names} does not fit the context: searching it for the passages your question needs…")
+        self._question = text
+        self.search.start(files, text, budget, counts)
+
+    def _room(self, files: list[Attachment]) -> tuple[int | None, dict[int, int]]:
+        """The tokens the documents may take when they do not fit the context whole (None: they
+        fit, or it is not known), and each document's count, by id()."""
+        documents = [f for f in files if f.kind is AttachmentKind.DOCUMENT]
+        counts = {id(f): self.chips.tokens[id(f)] for f in documents if id(f) in self.chips.tokens}
+        size = self.meter.prompt_size
+        if not documents or size is None or not size.over or len(counts) < len(documents):
+            return None, counts
+        others = max(0, size.tokens - sum(counts.values()))  # the typed text, the template, the turns kept
+        budget = max(size.limit // 2, size.limit - others) * (100 - SLACK_PERCENT) // 100
+        return (budget if sum(counts.values()) > budget else None), counts
+
+    def _on_searched(self, result: SearchResult) -> None:
+        self.answer_documents.passages = result.notes  # the answer's footer names them
+        if not self.send_now(self._question, result.files):
+            self.answer_documents.passages = []
 
     def send_now(self, text: str, files: list[Attachment]) -> bool:
         """The message sent with ``files`` (the answer being edited saved without them)."""

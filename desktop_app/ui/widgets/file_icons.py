@@ -9,20 +9,25 @@ from PySide6.QtWidgets import QApplication, QStyle
 from desktop_app.documents.attachment import Attachment, AttachmentKind
 
 
-def paperclip_icon(px: int = 18) -> QIcon:
-    """A paperclip drawn in the palette's text colour (no emoji font needed)."""
+def paperclip_icon(px: int = 20) -> QIcon:
+    """A paperclip drawn in the palette's text colour (no emoji font needed): a wire of three
+    straight runs and two bends, leaning right."""
     pixmap = QPixmap(px, px)
     pixmap.fill(Qt.GlobalColor.transparent)
     painter = QPainter(pixmap)
     painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-    painter.setPen(QPen(QApplication.palette().color(QPalette.ColorRole.WindowText), px / 12))
-    s = px / 18
-    path = QPainterPath(QPointF(12 * s, 6 * s))
-    path.lineTo(12 * s, 13 * s)
-    path.arcTo(6 * s, 10 * s, 6 * s, 6 * s, 0, -180)  # the bottom bend, opening upwards
-    path.lineTo(6 * s, 4 * s)
-    path.arcTo(6 * s, 1 * s, 8 * s, 6 * s, 180, -180)
-    path.lineTo(14 * s, 13 * s)
+    painter.setPen(QPen(QApplication.palette().color(QPalette.ColorRole.WindowText), max(1.2, px / 14)))
+    painter.translate(px / 2, px / 2)
+    painter.rotate(40)
+    s = px / 24  # drawn on a 24-unit grid, upright, centred on the origin
+    path = QPainterPath(QPointF(1.5 * s, -5 * s))  # the inner end
+    path.lineTo(1.5 * s, 6 * s)
+    path.arcTo(-1.5 * s, 3 * s, 3 * s, 6 * s, 0, -180)  # the inner bend, at the bottom
+    path.lineTo(-1.5 * s, -7 * s)
+    path.arcTo(-1.5 * s, -10 * s, 6 * s, 6 * s, 180, -180)  # the top bend
+    path.lineTo(4.5 * s, 7 * s)
+    path.arcTo(-4.5 * s, 2.5 * s, 9 * s, 9 * s, 0, -180)  # the outer bend, at the bottom
+    path.lineTo(-4.5 * s, -4 * s)
     painter.drawPath(path)
     painter.end()
     return QIcon(pixmap)
