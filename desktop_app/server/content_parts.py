@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 import urllib.parse
 from typing import Any
 
@@ -29,6 +30,7 @@ from desktop_app.server.errors import BadRequest
 Part = str | Attachment
 ANTHROPIC_IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")  # the four Anthropic's API takes
 TEXT_PART_TYPES = frozenset({"text", "input_text", "output_text"})
+_WHITESPACE = re.compile(r"\s+")
 NOT_FETCHED = "SpecChat fetches nothing: send the file itself as a data URL (data:<type>;base64,...)"
 
 
@@ -165,6 +167,10 @@ def _base64(value: object, at: str, param: str | None) -> bytes:
     _check_size(len(value) * 3 // 4, at, param)
     try:
         return base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        pass
+    try:  # wrapped at 76 characters, as `base64` and MIME write it
+        return base64.b64decode(_WHITESPACE.sub("", value), validate=True)
     except (binascii.Error, ValueError):
         raise BadRequest(f"{at}: the data is not valid base64", param) from None
 

@@ -28,6 +28,7 @@ from tests.server.live_server import Server
 QUESTION = "What is the secret word?"
 REPORT = make_pdf(["The quarterly report.", "The secret word is PLUM, said twice: PLUM."])
 PDF_URL = "data:application/pdf;base64," + base64.b64encode(REPORT).decode()
+WRAPPED_PDF_URL = "data:application/pdf;base64," + base64.encodebytes(REPORT).decode()  # lines of 76, as MIME has them
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +83,7 @@ def test_a_pdf_file_part_puts_its_pages_in_the_prompt(gpt: openai.OpenAI) -> Non
             {
                 "role": "user",
                 "content": [
-                    {"type": "input_file", "filename": "report.pdf", "file_data": PDF_URL},
+                    {"type": "input_file", "filename": "report.pdf", "file_data": WRAPPED_PDF_URL},
                     {"type": "input_text", "text": QUESTION},
                 ],
             }
