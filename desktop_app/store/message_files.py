@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
+from dataclasses import replace
 
-from desktop_app.documents.attachment import Attachment
+from desktop_app.documents.attachment import Attachment, AttachmentKind
 from desktop_app.engine.api import Message
 from desktop_app.store.history import History, StoredMessage
 from desktop_app.store.tool_calls import chat_messages
+
+UNSEEN_IMAGE = "(an image the user attached; the model answering now cannot see images)"
 
 
 def add_question(
@@ -34,8 +37,17 @@ def add_question(
     return question
 
 
-def prompt_messages(history: History, path: Sequence[StoredMessage]) -> list[Message]:
+def prompt_messages(history: History, path: Sequence[StoredMessage], sees_images: bool = True) -> list[Message]:
     """A conversation's path as the engine takes it (:func:`chat_messages`): answers with their
-    tool calls and results, your messages with their files."""
+    tool calls and results, your messages with their files; an image stands as a line saying it
+    is there when the model answering cannot see images (``sees_images`` False: a conversation
+    with images goes on with a text model)."""
     calls = history.tool_calls.of([m.id for m in path if m.role == "assistant"])
-    return chat_messages(path, calls, history.attachments.of([m.id for m in path if m.role == "user"]))
+    files = history.attachments.of([m.id for m in path if m.role == "user"])
+    if not sees_images:
+        files = {i: [_unseen(f) if f.kind is AttachmentKind.IMAGE else f for f in kept] for i, kept in files.items()}
+    return chat_messages(path, calls, files)
+
+
+def _unseen(image: Attachment) -> Attachment:
+    return replace(image, kind=AttachmentKind.DOCUMENT, data=b"", text=UNSEEN_IMAGE)

@@ -19,7 +19,7 @@ from desktop_app.engine.messages import IMAGE_MARKER
 from desktop_app.store import History
 from desktop_app.store.branch import branch_conversation
 from desktop_app.store.export import ConversationFileError, export_file, import_file, to_json, to_markdown
-from desktop_app.store.message_files import add_question, prompt_messages
+from desktop_app.store.message_files import UNSEEN_IMAGE, add_question, prompt_messages
 
 NOTES = "The lighthouse keeper logs the weather at dawn.\nWind: north-east, force 4.\n"
 
@@ -64,6 +64,9 @@ def test_a_message_keeps_its_files_and_the_next_prompt_holds_them(history: Histo
     assert first["content"].count(IMAGE_MARKER) == 1 and first.get("images") == [png()]
     assert first["content"].endswith("What does the log say?")
     assert prompt[2] == {"role": "user", "content": "And the next day?"}
+    blind = prompt_messages(history, history.messages(conv), sees_images=False)[0]  # a text model goes on
+    assert "images" not in blind and IMAGE_MARKER not in blind["content"] and UNSEEN_IMAGE in blind["content"]
+    assert "force 4" in blind["content"]
 
 
 def test_a_reopened_history_still_has_them(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from PySide6.QtGui import QDragEnterEvent, QDropEvent, QGuiApplication, QImage, 
 from PySide6.QtWidgets import QApplication, QFileDialog, QToolButton
 
 from desktop_app.engine.messages import IMAGE_MARKER
+from desktop_app.store.message_files import UNSEEN_IMAGE
 from tests.ui.helpers import next_answer
 
 NOTES = "Keeper's log, 12 March: the lamp was lit at dusk and the wind backed to the south-west.\n"
@@ -153,7 +154,9 @@ def test_a_pdf_dropped_on_the_box_is_read_and_answered(
     assert chip.startswith("tides.pdf · ")
 
 
-def test_an_image_pasted_is_seen_by_a_vision_model(qtbot: Any, make_window: Any, vision_model: Any) -> None:
+def test_an_image_pasted_is_seen_by_a_vision_model(
+    qtbot: Any, make_window: Any, vision_model: Any, models: Any
+) -> None:
     window = make_window(target_path=vision_model.model, drafter="none", max_tokens=8)
     typed = type_text(qtbot, window, "What colour is it?")
     image = QImage(48, 32, QImage.Format.Format_RGB32)
@@ -178,6 +181,12 @@ def test_an_image_pasted_is_seen_by_a_vision_model(qtbot: Any, make_window: Any,
     assert shown_files(again) == ["pasted image 1.png"]
     watch = send(qtbot, again, "And now?")
     assert watch.handle.request.messages[0].get("images") == sent["images"]  # the history's image, sent again
+    again.close()
+    # the conversation goes on with a text model: the image is said in words, the answer comes
+    text_only = make_window(target_path=models.target, drafter="none", max_tokens=8)
+    watch = send(qtbot, text_only, "Go on")
+    first = watch.handle.request.messages[0]
+    assert "images" not in first and UNSEEN_IMAGE in first["content"] and IMAGE_MARKER not in first["content"]
 
 
 def test_an_image_for_a_model_that_cannot_see_and_a_bad_file_are_said(

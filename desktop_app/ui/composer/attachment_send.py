@@ -84,6 +84,7 @@ class AttachmentComposer(QObject):
         self.search.done.connect(self._on_searched)
         self.search.failed.connect(show_error)
         self._question = ""
+        session.sees_images = lambda: client.models is None or self.sees_images  # not known yet: as they are
         self.answer_documents = AnswerDocuments(session, self)  # answers' footers: passages read, share copied
         self.files.failed.connect(show_error)
         self.files.changed.connect(self._count_files)
@@ -95,7 +96,7 @@ class AttachmentComposer(QObject):
     @property
     def sees_images(self) -> bool:
         models = self.client.models
-        return models is not None and bool(getattr(models.target, "projector", ""))  # ModelInfo.projector: its mmproj
+        return models is not None and bool(models.target.projector)
 
     # ------------------------------------------------------------------ sending
     def send(self, text: str) -> None:

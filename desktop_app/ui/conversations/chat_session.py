@@ -78,6 +78,7 @@ class ChatSession(QObject):
         self.shown = ShownPath(view, history, self)  # the messages shown (and those behind "show earlier")
         self.editing: int | None = None  # the user message the next send makes a new version of
         self.attaching: list[Attachment] = []  # the files the next send attaches (ui/composer/attachments.py)
+        self.sees_images: Callable[[], bool] = lambda: True  # the target does (else images are said in words)
         self.handle: GenerationHandle | None = None
         self.answer: MessageWidget | None = None
         self.answer_id: int | None = None
@@ -119,7 +120,7 @@ class ChatSession(QObject):
         path = self.history.messages(self.conversation_id)
         if before_edit and self.editing is not None:
             path = path[: next((i for i, m in enumerate(path) if m.id == self.editing), len(path))]
-        return prompt_messages(self.history, path)
+        return prompt_messages(self.history, path, self.sees_images())
 
     # ------------------------------------------------------------------ actions
     def send(self, text: str) -> bool:
