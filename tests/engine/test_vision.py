@@ -206,6 +206,21 @@ def test_the_projector_that_fits_is_chosen_and_one_can_be_named(vision_model: Vi
         engine.close()
 
 
+def test_the_projector_named_after_the_model_is_chosen_before_others_that_fit(
+    vision_model: VisionModel, tmp_path: Path
+) -> None:
+    # a flat models folder where two vision models' projectors sit: both fit this model's width,
+    # and the other one comes first by name; the catalog saves each as mmproj-<model stem>.gguf
+    model = Path(shutil.copy(vision_model.model, tmp_path / "vision.gguf"))
+    shutil.copy(vision_model.mmproj, tmp_path / "mmproj-another-model.gguf")
+    write_mmproj(tmp_path / "mmproj-vision.gguf", seed=7)
+    engine = Engine()
+    try:
+        assert engine.load_target(model).projector == "mmproj-vision.gguf"
+    finally:
+        engine.close()
+
+
 def test_an_image_goes_through_the_engine_process(vision_model: VisionModel) -> None:
     engine = EngineProcess()
     try:

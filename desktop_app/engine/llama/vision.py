@@ -35,10 +35,10 @@ from desktop_app.engine.images import ImageError, decode_rgb
 from desktop_app.engine.llama.backend import LOG_CALLBACK, load_failure_reason
 from desktop_app.engine.llama.gguf_file import read_gguf
 from desktop_app.engine.messages import IMAGE_MARKER
+from desktop_app.engine.projector_names import PROJECTOR_NAME, paired_projector
 
 log = logging.getLogger(__name__)
 
-PROJECTOR_NAME = "mmproj"  # what a projector file's name contains (mmproj-F16.gguf, model-mmproj-f16.gguf)
 RECENT_IMAGES = 16  # images kept tokenized (a conversation's images come back with every turn)
 _PLACEHOLDER_BITS = 30  # ids -2 .. -(2**30 + 1): int32, and never -1 (a sentinel in the n-gram tables)
 
@@ -81,10 +81,13 @@ class ImageTokens:
 
 
 def projector_beside(model_path: Path, n_embd: int) -> Path | None:
-    """The projector file beside a model that fits it: the first by name of the ``*mmproj*.gguf``
-    files in its folder that hold a vision encoder whose embeddings are ``n_embd`` wide (the
-    converter writes the text model's width as ``clip.vision.projection_dim``)."""
+    """The projector file beside a model that fits it: of the ``*mmproj*.gguf`` files in its
+    folder that hold a vision encoder whose embeddings are ``n_embd`` wide (the converter writes
+    the text model's width as ``clip.vision.projection_dim``), the one named after the model
+    (``mmproj-<model stem>.gguf``, as the catalog saves it), else the first by name."""
     names = sorted(p for p in model_path.parent.glob("*.gguf") if PROJECTOR_NAME in p.name.lower() and p != model_path)
+    own = paired_projector(model_path).name
+    names.sort(key=lambda p: p.name != own)  # stable: the model's own first, then the rest by name
     for path in names:
         try:
             info = read_gguf(path)
