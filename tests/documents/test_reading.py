@@ -60,6 +60,7 @@ def test_a_word_file_keeps_its_headings_paragraphs_and_tables() -> None:
     assert attachment.text == "# Plan\n\nFirst point.\n\nSecond point.\n\nname\tage\n\nAda\t36"
 
 
+@pytest.mark.slow  # measures time (and zips 266 MB of zeros to make the bomb)
 def test_a_zip_bomb_is_refused_from_the_zip_directory_at_once() -> None:
     bomb = make_zip_bomb(reading.MAX_UNZIPPED_BYTES // 2**20 + 10)
     assert len(bomb) < 2**20
@@ -71,9 +72,7 @@ def test_a_zip_bomb_is_refused_from_the_zip_directory_at_once() -> None:
 def test_images_are_checked_from_their_header_and_bombs_refused() -> None:
     image = read_attachment("photo.png", make_png(64, 48))
     assert image.kind is AttachmentKind.IMAGE and image.mime == "image/png" and image.text == ""
-    started = time.monotonic()
-    assert "pixels allowed" in _refusal("bomb.png", make_png_bomb())
-    assert time.monotonic() - started < 1
+    assert "pixels allowed" in _refusal("bomb.png", make_png_bomb())  # refused in bounded time: test_attachments_api
     assert "not an image" in _refusal("fake.png", b"just some text")
 
 
