@@ -78,7 +78,11 @@ class ReplayTarget(LlamaModel):
         return len(tokens)
 
     def prefill_steps(
-        self, tokens: Sequence[int], need_logits: bool = True, hidden_from: int | None = None
+        self,
+        tokens: Sequence[int],
+        need_logits: bool = True,
+        hidden_from: int | None = None,
+        media: object = None,  # a text prompt's: the replay has no images
     ) -> Iterator[int]:
         """The prompt read at once (the engine reads a real one batch by batch, reporting each)."""
         yield 0

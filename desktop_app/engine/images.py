@@ -46,7 +46,9 @@ def read_header(data: bytes) -> ImageHeader:
     from PIL import Image, UnidentifiedImageError
 
     if len(data) > MAX_IMAGE_BYTES:
-        raise ImageError(f"the image is {len(data) / 2**20:,.1f} MB, more than the {MAX_IMAGE_BYTES // 2**20} MB allowed")
+        raise ImageError(
+            f"the image is {len(data) / 2**20:,.1f} MB, more than the {MAX_IMAGE_BYTES // 2**20} MB allowed"
+        )
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
