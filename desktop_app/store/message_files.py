@@ -45,9 +45,12 @@ def prompt_messages(history: History, path: Sequence[StoredMessage], sees_images
     calls = history.tool_calls.of([m.id for m in path if m.role == "assistant"])
     files = history.attachments.of([m.id for m in path if m.role == "user"])
     if not sees_images:
-        files = {i: [_unseen(f) if f.kind is AttachmentKind.IMAGE else f for f in kept] for i, kept in files.items()}
+        files = {i: [unseen(f) for f in kept] for i, kept in files.items()}
     return chat_messages(path, calls, files)
 
 
-def _unseen(image: Attachment) -> Attachment:
-    return replace(image, kind=AttachmentKind.DOCUMENT, data=b"", text=UNSEEN_IMAGE)
+def unseen(file: Attachment) -> Attachment:
+    """An image as a model that cannot see it reads it: a line saying it is there (others as they are)."""
+    if file.kind is not AttachmentKind.IMAGE:
+        return file
+    return replace(file, kind=AttachmentKind.DOCUMENT, data=b"", text=UNSEEN_IMAGE)

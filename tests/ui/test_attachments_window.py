@@ -205,6 +205,7 @@ def test_an_image_for_a_model_that_cannot_see_and_a_bad_file_are_said(
     assert "\n" not in window.statusBar().currentMessage()
     chip = window.attach.chips.chips[0]
     qtbot.waitUntil(lambda: chip.tokens.text() == "not seen by this model", timeout=10_000)
+    assert counted(qtbot, window) > 0  # the meter still counts: the image as the line a text model would read
     started: list[Any] = []
     window.client.generation_started.connect(started.append)
     qtbot.keyClick(window.input, Qt.Key.Key_Return)

@@ -19,6 +19,7 @@ from desktop_app.documents.attachment import Attachment, AttachmentKind
 from desktop_app.documents.prompt_text import to_message
 from desktop_app.engine.api import GenerateRequest, LoadedModels, Message
 from desktop_app.engine.context_size import PromptSize
+from desktop_app.store.message_files import unseen
 from desktop_app.ui.composer.attachment_chips import BLIND, AttachButton, ComposerChips
 from desktop_app.ui.composer.attachments import ComposerFiles, FileDrops
 from desktop_app.ui.composer.input_drafts import InputDrafts
@@ -88,7 +89,7 @@ class AttachmentComposer(QObject):
         self.answer_documents = AnswerDocuments(session, self)  # answers' footers: passages read, share copied
         self.files.failed.connect(show_error)
         self.files.changed.connect(self._count_files)
-        context.attached = lambda: self.files.files
+        context.attached = lambda: [f if self.sees_images else unseen(f) for f in self.files.files]
         self.files.changed.connect(context.count)
         client.model_loaded.connect(self._on_model_loaded)
         client.prompt_counted.connect(self._on_counted)
