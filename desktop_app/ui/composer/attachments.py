@@ -50,6 +50,7 @@ class ComposerFiles(QObject):
         super().__init__(parent)
         self.files: list[Attachment] = []
         self._reading: dict[int, str] = {}  # tickets of the files being read, and their names
+        self._tickets: dict[int, int] = {}  # by id() of a file read: its ticket (the order it was given in)
         self._next = 0
         self._pasted = 0
 
@@ -100,10 +101,6 @@ class ComposerFiles(QObject):
             self.files = []
             self.changed.emit()
 
-    def replace(self, files: list[Attachment]) -> None:
-        self.files = list(files)
-        self.changed.emit()
-
     def _start(self, name: str, read: Callable[..., Attachment], *args: object) -> None:
         ticket, self._next = self._next, self._next + 1
         self._reading[ticket] = name
@@ -127,7 +124,10 @@ class ComposerFiles(QObject):
 
     def _on_read(self, ticket: int, attachment: Attachment) -> None:
         if self._reading.pop(ticket, None) is not None:  # not sent or cleared meanwhile
-            self.files.append(attachment)
+            # in the order given, whichever was read first (a small file given after a large PDF)
+            at = next((i for i, f in enumerate(self.files) if self._tickets.get(id(f), -1) > ticket), len(self.files))
+            self._tickets[id(attachment)] = ticket
+            self.files.insert(at, attachment)
             self.changed.emit()
 
     def _on_failed(self, ticket: int, message: str) -> None:
