@@ -252,3 +252,26 @@ def test_a_document_larger_than_the_context_is_answered_from_ranked_passages(
     again = make_window(target_path=models.target, drafter="none", max_tokens=8, n_ctx=1024)
     assert again.session.conversation_id == conversation
     assert again.chat_view.messages[-1].footer.text().splitlines()[-1] == line  # kept with the answer's stats
+
+
+def test_the_footer_says_what_an_answer_copied_from_a_document(
+    qtbot: Any, make_window: Any, tmp_path: Path, monkeypatch: Any
+) -> None:
+    motto = tmp_path / "motto.txt"
+    motto.write_text(
+        "The harbour master said: every ship that enters the port must fly a yellow flag until the doctor "
+        "has come aboard."
+    )
+    window = make_window(drafter="none", max_tokens=48)  # the built-in model: it quotes when asked
+    monkeypatch.setattr(QFileDialog, "getOpenFileNames", lambda *a, **k: ([str(motto)], ""))
+    qtbot.mouseClick(window.attach.button, Qt.MouseButton.LeftButton)
+    chips_counted(qtbot, window, ["motto.txt"])
+    watch = send(qtbot, window, "What did the harbour master say? Quote it.")
+    assert "yellow flag until the doctor has come aboard" in watch.done.text
+    answer = window.chat_view.messages[-1]
+    qtbot.waitUntil(lambda: " % from motto.txt" in answer.footer.text(), timeout=30_000)
+    line = answer.footer.text().splitlines()[-1]
+    share = int(line.removeprefix("copied ").split(" %")[0])
+    assert line == f"copied {share} % from motto.txt" and share >= 50
+    stored = window.history.messages(window.session.conversation_id)[-1].stats
+    assert stored["documents"] == [line]  # kept with the answer
