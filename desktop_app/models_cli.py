@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import PurePosixPath
 from typing import TextIO
 
 from desktop_app import paths
@@ -26,7 +27,7 @@ def cmd_models(args: argparse.Namespace) -> int:
     if command == "list":
         return _list(args.json)
     if command == "pull":
-        return _pull(args.repo, args.filename, getattr(args, "revision", "main"))
+        return _pull(args.repo, args.filename, getattr(args, "revision", "main"), getattr(args, "save_as", None))
     if command == "pair":
         return _pair(args.target, args.draft)
     if command == "catalog":
@@ -97,10 +98,10 @@ class ProgressLine:
             self.stream.flush()
 
 
-def _pull(repo: str, filename: str, revision: str) -> int:
+def _pull(repo: str, filename: str, revision: str, save_as: str | None = None) -> int:
     line = ProgressLine()
     try:
-        result = download_file(repo, filename, revision=revision, progress=line)
+        result = download_file(repo, filename, revision=revision, progress=line, save_as=save_as)
     finally:
         line.finish()
     if result.already_present:
@@ -158,6 +159,7 @@ def _catalog(as_json: bool) -> int:
                         "kv_cache_gb": p.kv_cache_gb,
                         "target": vars(p.target),
                         "draft": vars(p.draft) if p.draft else None,
+                        "projector": vars(p.projector) if p.projector else None,
                     }
                     for p in pairs
                 ],
@@ -168,9 +170,10 @@ def _catalog(as_json: bool) -> int:
     for p in pairs:
         print(f"{p.id}  ({', '.join(p.uses)}; {p.license})\n  {p.name}")
         print(f"  drafting: {p.drafting} ({p.drafting_label})   download {p.download_text}   RAM/VRAM {p.ram_text}")
-        for role, f in (("target", p.target), ("draft", p.draft)):
+        for role, f in (("target", p.target), ("draft", p.draft), ("vision", p.projector)):
             if f is not None:
-                print(f"  {role:6} {f.size_text:>9}  specchat models pull {f.repo} {f.file}")
+                save_as = f" --save-as {f.filename}" if f.filename != PurePosixPath(f.file).name else ""
+                print(f"  {role:6} {f.size_text:>9}  specchat models pull {f.repo} {f.file}{save_as}")
         if p.notes:
             print(f"  {p.notes}")
     return 0

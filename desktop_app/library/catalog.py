@@ -3,8 +3,10 @@
 Every pair names a target GGUF and says how its tokens are drafted (:data:`DRAFTING_METHODS`):
 a separate small draft model sharing the tokenizer ("model"), the target's own
 multi-token-prediction layers ("mtp"), a Gemma 4 assistant drafter ("assistant") or prompt lookup
-("ngram"). The first and third name a draft file too. Files are Hugging Face repo ids and paths
-inside the repo, so ``specchat models pull REPO FILE`` can fetch either. A bad entry raises
+("ngram"). The first and third name a draft file too. A vision target names its projector
+(``[pair.projector]``, the ``mmproj`` file that lets it see images), saved beside it under a name
+made from the target's (engine/projector_names.py). Files are Hugging Face repo ids and paths
+inside the repo, so ``specchat models pull REPO FILE`` can fetch any of them. A bad entry raises
 :class:`CatalogError` naming the entry and the field.
 """
 
@@ -12,11 +14,12 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from desktop_app.engine.api import DrafterKind
+from desktop_app.engine.projector_names import paired_projector_name
 from desktop_app.library.errors import CatalogError, InvalidNameError
 from desktop_app.library.names import check_name, check_repo_id
 from desktop_app.library.units import human_size
@@ -42,8 +45,9 @@ _PAIR_KEYS: dict[str, Any] = {
     "kv_cache_gb": (int, float),
     "target": dict,
     "draft": dict,
+    "projector": dict,
 }
-_PAIR_OPTIONAL = {"draft"}
+_PAIR_OPTIONAL = {"draft", "projector"}
 _FILE_KEYS: dict[str, Any] = {
     "repo": str,
     "file": str,
@@ -76,11 +80,12 @@ class CatalogFile:
     parameters_b: float | None = None
     size_approx: bool = False
     active_parameters_b: float | None = None  # a mixture of experts: the parameters one token uses
+    saved_as: str = ""  # its name in the models folder when not the repo's (a projector's)
 
     @property
     def filename(self) -> str:
         """The name the file gets in the models folder."""
-        return PurePosixPath(self.file).name
+        return self.saved_as or PurePosixPath(self.file).name
 
     @property
     def size_gb(self) -> float:
@@ -112,6 +117,7 @@ class CatalogPair:
     kv_cache_gb: float
     context_tokens: int
     notes: str = ""
+    projector: CatalogFile | None = None  # a vision target's mmproj, saved as mmproj-<target stem>.gguf
 
     @property
     def drafting_label(self) -> str:
@@ -119,7 +125,8 @@ class CatalogPair:
 
     @property
     def files(self) -> tuple[CatalogFile, ...]:
-        return (self.target,) if self.draft is None else (self.target, self.draft)
+        """What downloading the pair fetches: the target, its draft, its projector."""
+        return tuple(f for f in (self.target, self.draft, self.projector) if f is not None)
 
     @property
     def download_bytes(self) -> int:
@@ -219,6 +226,14 @@ def _parse_file(where: str, table: Any) -> CatalogFile:
     )
 
 
+def _parse_projector(where: str, table: Any, target: CatalogFile) -> CatalogFile:
+    """A vision target's projector, named for the models folder after its target."""
+    projector = _parse_file(f"{where} projector", table)
+    if projector.size_bytes >= target.size_bytes:
+        raise CatalogError(f"{where}: the projector file must be smaller than the target file")
+    return replace(projector, saved_as=paired_projector_name(target.filename))
+
+
 def _parse_pair(index: int, table: Any, context_tokens: int) -> CatalogPair:
     if not isinstance(table, dict):
         raise CatalogError(f"pair #{index + 1} must be a table")
@@ -244,6 +259,7 @@ def _parse_pair(index: int, table: Any, context_tokens: int) -> CatalogPair:
     if drafting not in METHODS_WITH_DRAFT and has_draft:
         raise CatalogError(f"{where}: drafting '{drafting}' uses no draft file; remove [pair.draft]")
     draft = _parse_file(f"{where} draft", table["draft"]) if has_draft else None
+    projector = _parse_projector(where, table["projector"], target) if "projector" in table else None
     if draft is not None:
         if (draft.repo, draft.file) == (target.repo, target.file):
             raise CatalogError(f"{where}: the draft is the target file")
@@ -268,6 +284,7 @@ def _parse_pair(index: int, table: Any, context_tokens: int) -> CatalogPair:
         kv_cache_gb=float(table["kv_cache_gb"]),
         context_tokens=context_tokens,
         notes=notes,
+        projector=projector,
     )
 
 

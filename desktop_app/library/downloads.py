@@ -36,7 +36,7 @@ from desktop_app.library.errors import (
     HubUnreachableError,
 )
 from desktop_app.library.hub import DEFAULT_TIMEOUT_S, RemoteFile, describe_failure, fetch_remote_file, hub_headers
-from desktop_app.library.names import check_hub_file
+from desktop_app.library.names import check_hub_file, check_name
 
 DISK_MARGIN_BYTES = 16 * 2**20  # keep a little room for the OS and the rename
 REPORT_INTERVAL_S = 0.1  # the default gap between two progress reports (a parameter of download_file)
@@ -211,6 +211,7 @@ def download_file(
     max_retries: int = 3,
     force: bool = False,
     report_interval_s: float = REPORT_INTERVAL_S,
+    save_as: str | None = None,
 ) -> DownloadResult:
     """Download ``filename`` from ``repo_id`` into ``dest_dir`` (default: the models folder).
 
@@ -218,9 +219,12 @@ def download_file(
     connection is retried ``max_retries`` times with a Range request; whatever arrived stays in
     the ``.incomplete`` file, so calling again later resumes too. ``progress`` is called at most
     once per ``report_interval_s`` while bytes arrive (0: on every chunk); the start, the
-    verification and the end are always reported.
+    verification and the end are always reported. ``save_as`` names the file in the folder when
+    the repo's name will not do (a pair's projector: catalog.py).
     """
     name = check_hub_file(repo_id, filename, revision)  # before any path or URL is built from them
+    if save_as is not None:
+        name = check_name(save_as)
     folder = Path(dest_dir) if dest_dir else paths.models_dir()
     folder.mkdir(parents=True, exist_ok=True)
     dest = folder / name

@@ -25,6 +25,7 @@ from desktop_app.engine import (
     is_assistant,
     read_gguf,
 )
+from desktop_app.engine.projector_names import paired_projector
 from desktop_app.library.errors import DiskSpaceError, LibraryError
 from desktop_app.library.links import add_link, linked_paths, remove_link
 from desktop_app.library.vocab import checked_pairs
@@ -169,10 +170,20 @@ def _real(path: Path) -> Path:
         return path.absolute()
 
 
-def delete_model(path: str | Path, extra_folders: Iterable[str | Path] = ()) -> None:
+def own_projector(path: Path) -> Path | None:
+    """The vision projector saved with a model (``mmproj-<model stem>.gguf`` beside it, as the
+    catalog names it), if it is there."""
+    projector = paired_projector(path)
+    return projector if projector != path and projector.is_file() else None
+
+
+def delete_model(path: str | Path, extra_folders: Iterable[str | Path] = (), with_projector: bool = False) -> None:
     """Delete a model file, refusing anything outside the library folders; a linked file is
-    only forgotten (it stays where it is)."""
+    only forgotten (it stays where it is). ``with_projector``: its own projector goes too."""
     path = Path(path)
+    projector = own_projector(path) if with_projector else None
+    if projector is not None:
+        delete_model(projector, extra_folders)
     if remove_link(path):
         return
     real = _real(path)

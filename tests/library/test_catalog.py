@@ -237,6 +237,53 @@ def test_an_approximate_size_is_shown_with_a_tilde(tmp_path: Path) -> None:
     assert pair.target.size_text == "4.0 GB" and pair.download_text == "~4.5 GB"
 
 
+PROJECTOR = """[pair.projector]
+repo = "a/b-GGUF"
+file = "mmproj-model-f16.gguf"
+size_bytes = 800000000
+source = "https://huggingface.co/a/b-GGUF/resolve/main/mmproj-model-f16.gguf"
+"""
+
+
+def test_a_vision_target_s_projector_is_fetched_with_the_pair_under_the_target_s_name(tmp_path: Path) -> None:
+    path = tmp_path / "catalog.toml"
+    path.write_text(GOOD + PROJECTOR)
+    (pair,) = load_catalog(path)
+    assert pair.projector is not None and pair.projector.file == "mmproj-model-f16.gguf"  # the repo's name
+    # saved under a name tied to its target: several repos call theirs mmproj-model-f16.gguf
+    assert pair.projector.filename == "mmproj-b-Q4_K_M.gguf"
+    assert pair.files == (pair.target, pair.draft, pair.projector)
+    assert pair.download_bytes == 5_300_000_000 and pair.download_text == "5.3 GB"
+    assert pair.ram_gb == pytest.approx(5.3 + 0.3 + RUNTIME_OVERHEAD_GB)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (("size_bytes = 800000000", "size_bytes = 9000000000"), r"the projector file must be smaller than the target"),
+        (("resolve/main/mmproj-model-f16.gguf", "resolve/main/x.gguf"), r"projector: source .* must be the hub URL"),
+        (('file = "mmproj-model-f16.gguf"', 'file = "mmproj.bin"'), r"projector: file 'mmproj.bin' must be a .gguf"),
+    ],
+)
+def test_a_bad_projector_entry_is_named(tmp_path: Path, change: tuple[str, str], message: str) -> None:
+    path = tmp_path / "catalog.toml"
+    path.write_text(GOOD + PROJECTOR.replace(*change, 1))
+    with pytest.raises(CatalogError, match=message):
+        load_catalog(path)
+
+
+def test_the_gemma_3_pairs_see_images_and_no_m_rope_family_is_paired() -> None:
+    gemma_3 = [p for p in PAIRS if p.family == "gemma-3"]
+    assert gemma_3 and all(p.projector is not None for p in gemma_3)
+    for pair in PAIRS:
+        if pair.projector is not None:
+            assert "mmproj" in pair.projector.file and pair.projector.repo == pair.target.repo
+            assert pair.projector.filename == f"mmproj-{pair.target.filename.removesuffix('.gguf')}.gguf"
+            assert not pair.family.startswith("qwen")  # Qwen-VL projectors use M-RoPE: the engine refuses them
+    names = [p.projector.filename for p in PAIRS if p.projector is not None]
+    assert len(set(names)) == len(names)  # two pairs' projectors never share a name in the flat models folder
+
+
 def test_a_duplicate_id_is_reported() -> None:
     data = tomllib.loads(GOOD)
     data["pair"].append(data["pair"][0])
@@ -246,7 +293,7 @@ def test_a_duplicate_id_is_reported() -> None:
 
 def test_the_shipped_file_says_how_ram_is_derived() -> None:
     header = _PAIR_LINE.split(DEFAULT_CATALOG.read_text(encoding="utf-8"))[0]
-    assert "ram_gb = (target bytes + draft bytes) / 1e9 + kv_cache_gb + 0.5 GB" in header
+    assert "ram_gb = (target bytes + draft bytes + projector bytes) / 1e9 + kv_cache_gb + 0.5 GB" in header
     assert re.search(r"^context_tokens = 8192$", header, re.M)
 
 

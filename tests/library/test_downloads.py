@@ -254,3 +254,32 @@ def test_a_file_in_a_folder_of_the_repo_lands_under_its_own_name(hub: FakeHub, m
     result = download_file(REPO, "MTP/x-Q8_0.gguf", endpoint=hub.endpoint)
 
     assert result.path == models_dir / "x-Q8_0.gguf" and result.verified
+
+
+def test_two_projectors_of_the_same_name_land_under_their_models_names_and_resume(
+    hub: FakeHub, models_dir: Path
+) -> None:
+    # ggml-org calls every projector mmproj-model-f16.gguf; the catalog saves each under its target's name
+    first, second = b"GGUF" + b"a" * 3_000_000, b"GGUF" + b"b" * 2_000_000
+    hub.add_file("ggml-org/a-GGUF", "mmproj-model-f16.gguf", first, cut_after=1_000_000)
+    hub.add_file("ggml-org/b-GGUF", "mmproj-model-f16.gguf", second)
+
+    with pytest.raises(HubUnreachableError, match="mmproj-a-Q4_K_M.gguf.*run the download again to resume"):
+        download_file(
+            "ggml-org/a-GGUF",
+            "mmproj-model-f16.gguf",
+            endpoint=hub.endpoint,
+            max_retries=0,
+            save_as="mmproj-a-Q4_K_M.gguf",
+        )
+    (partial,) = models_dir.glob("mmproj-a-Q4_K_M.gguf.*.incomplete")
+    other = download_file("ggml-org/b-GGUF", "mmproj-model-f16.gguf", endpoint=hub.endpoint, save_as="mmproj-b.gguf")
+    resumed = download_file(
+        "ggml-org/a-GGUF", "mmproj-model-f16.gguf", endpoint=hub.endpoint, save_as="mmproj-a-Q4_K_M.gguf"
+    )
+
+    assert resumed.resumed_from == 1_000_000 and not resumed.already_present and not other.already_present
+    assert resumed.path.read_bytes() == first and other.path.read_bytes() == second
+    assert sorted(p.name for p in models_dir.iterdir()) == ["mmproj-a-Q4_K_M.gguf", "mmproj-b.gguf"]
+    with pytest.raises(InvalidNameError, match="has a '/'"):
+        download_file("ggml-org/b-GGUF", "mmproj-model-f16.gguf", endpoint=hub.endpoint, save_as="../x.gguf")

@@ -113,6 +113,26 @@ def test_catalog_prints_pull_commands(capsys: pytest.CaptureFixture[str]) -> Non
     assert "specchat models pull unsloth/gemma-4-12B-it-qat-GGUF MTP/mtp-gemma-4-12B-it-Q8_0.gguf" in out
 
 
+def test_a_vision_pair_s_projector_is_pulled_under_its_target_s_name(
+    hub: FakeHub, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["models", "catalog"]) == 0
+    gemma = capsys.readouterr().out.split("gemma-3-12b-it  (", 1)[1].split("\n\n")[0]
+    command = next(line for line in gemma.splitlines() if line.strip().startswith("vision"))
+    assert command.endswith(
+        "854.2 MB  specchat models pull ggml-org/gemma-3-12b-it-GGUF mmproj-model-f16.gguf "
+        "--save-as mmproj-gemma-3-12b-it-Q4_K_M.gguf"
+    )
+    hub.add_file("ggml-org/gemma-3-12b-it-GGUF", "mmproj-model-f16.gguf", b"GGUF" + bytes(5000))
+    env = {"HF_ENDPOINT": hub.endpoint, "SPECCHAT_HOME": str(tmp_path / "home"), "HF_HUB_OFFLINE": "0"}
+
+    pulled = specchat(*command.split("specchat ", 1)[1].split(), env=env)
+
+    assert pulled.returncode == 0, pulled.stderr
+    path = Path(pulled.stdout.strip().splitlines()[-1])
+    assert path == tmp_path / "home" / "data" / "models" / "mmproj-gemma-3-12b-it-Q4_K_M.gguf" and path.is_file()
+
+
 def test_catalog_shows_each_pairs_drafting_method_size_and_ram(capsys: pytest.CaptureFixture[str]) -> None:
     from desktop_app.library.catalog import load_catalog
 

@@ -186,3 +186,52 @@ def test_the_main_window_opens_the_library_and_loads_a_draft_chosen_there(
     assert window.model_bar.badge.text() == "✓ draft fits"
     assert window.settings["draft_path"] == str(draft)
     assert window.settings["recent_files"] == [str(draft)]
+
+
+def test_a_vision_pair_downloads_with_its_projector_and_deletes_with_it(
+    qtbot,
+    hub: FakeHub,
+    models_dir: Path,
+    models,  # noqa: F811
+    vision_model,
+) -> None:
+    window = _window(qtbot, endpoint=hub.endpoint)
+    tab = window.catalog_tab
+    pairs = {p.id: p for p in window.catalog}
+    small, large = pairs["gemma-3-12b-it"], pairs["gemma-3-27b-it"]
+    assert small.projector is not None and large.projector is not None
+    row = tab.row_of(small.id)
+    assert window.catalog_table.item(row, 5).text().endswith(f"+ vision projector ({small.projector.size_text})")
+    assert window.catalog_table.item(row, 7).text() == small.download_text  # the projector's bytes counted
+    for pair in (small, large):
+        hub.add_file(pair.target.repo, pair.target.file, models.draft)
+        hub.add_file(pair.draft.repo, pair.draft.file, models.draft)  # type: ignore[union-attr]
+
+    # the projector is missing on the hub: said plainly, naming the file and its pair
+    errors: list[str] = []
+    window.error.connect(errors.append)
+    tab.download_pair(small)
+    qtbot.waitUntil(lambda: bool(errors), timeout=60_000)
+    own = "mmproj-gemma-3-12b-it-Q4_K_M.gguf"
+    assert errors[0].startswith(f"{small.name}: the vision projector {own} did not download. Hugging Face answered 404")
+    assert (models_dir / small.target.filename).exists() and not (models_dir / own).exists()
+
+    hub.add_file(small.projector.repo, small.projector.file, vision_model.mmproj)
+    with qtbot.waitSignal(tab.downloaded, timeout=30_000):
+        window.downloads.retry_button.click()
+    # the larger pair's projector has the same name in its repo, yet it is fetched too
+    hub.add_file(large.projector.repo, large.projector.file, vision_model.mmproj)
+    tab.download_pair(large)
+    other = "mmproj-gemma-3-27b-it-Q4_K_M.gguf"
+    wanted = {own, other, small.target.filename, large.target.filename}
+    qtbot.waitUntil(lambda: wanted <= {p.name for p in _files(window)} and not window.downloads.running, timeout=60_000)
+
+    questions: list[str] = []
+    window.confirm = lambda question: questions.append(question) or True
+    window.model_table.selectRow(_row_of(window, small.target.filename))
+    window.delete_button.click()
+    assert questions[0].endswith(f"Its vision projector {own} is deleted with it.")
+    gone = {own, small.target.filename}
+    qtbot.waitUntil(lambda: not gone & {p.name for p in _files(window)}, timeout=20_000)
+    assert not (models_dir / own).exists() and not (models_dir / small.target.filename).exists()
+    assert (models_dir / other).exists() and (models_dir / large.target.filename).exists()

@@ -40,13 +40,14 @@ def _row(fit: PairFit, speed: SpeedGuess) -> tuple[str, ...]:
     p = fit.pair
     draft = f"{p.draft.filename} ({p.draft.size_text})" if p.draft else f"none ({p.drafting_label})"
     tokens_s = speed.of_pair(p)
+    seeing = f" + vision projector ({p.projector.size_text})" if p.projector else ""
     return (
         p.name,
         fit.text,
         speed_text(tokens_s) + ("" if tokens_s >= FAST_ENOUGH_TOKENS_S else " (slow)"),
         p.drafting_label,
         ", ".join(p.uses),
-        f"{p.target.filename} ({p.target.size_text})",
+        f"{p.target.filename} ({p.target.size_text}){seeing}",
         draft,
         p.download_text,
         p.ram_text,
@@ -74,6 +75,7 @@ class CatalogTab(QWidget):
         self.pairs: list[CatalogPair] = []  # in catalog order
         self.fits: list[PairFit] = []  # in display order: those that fit first
         self._queue: list[CatalogFile] = []  # files of a pair still to download, after the current one
+        self._current: tuple[CatalogPair, CatalogFile] | None = None  # what the download widget fetches
         self.search = QLineEdit()
         self.search.setObjectName("catalogSearch")
         self.search.setPlaceholderText("Search pairs by name or family")
@@ -90,7 +92,7 @@ class CatalogTab(QWidget):
         self.download_pair_button.clicked.connect(self._download_selected_pair)
         self.downloads = DownloadWidget()
         self.downloads.finished.connect(self._on_downloaded)
-        self.downloads.failed.connect(self.error)
+        self.downloads.failed.connect(self._on_failed)
         layout = QVBoxLayout(self)
         layout.addWidget(self.search)
         layout.addWidget(self.table, 1)
@@ -175,7 +177,7 @@ class CatalogTab(QWidget):
             return self.error.emit(f"{pair.name}: its files are already in the library")
         self.select(pair)
         self._queue = missing[1:]
-        self._start(missing[0])
+        self._start(pair, missing[0])
 
     def _download_selected_pair(self) -> None:
         pair = self.selected_pair()
@@ -193,15 +195,24 @@ class CatalogTab(QWidget):
         if self.downloads.running:
             return self.error.emit("A download is already running")
         self._queue = []
-        self._start(entry)
+        self._start(pair, entry)
 
-    def _start(self, entry: CatalogFile) -> None:
-        self.downloads.start(entry.repo, entry.file, **self.download_options)
+    def _start(self, pair: CatalogPair, entry: CatalogFile) -> None:
+        self._current = (pair, entry)
+        self.downloads.start(entry.repo, entry.file, save_as=entry.filename, **self.download_options)
 
     def _on_downloaded(self, path: str) -> None:
         self.downloaded.emit(path)
-        if self._queue and not self.downloads.running:
-            self._start(self._queue.pop(0))
+        if self._queue and not self.downloads.running and self._current is not None:
+            self._start(self._current[0], self._queue.pop(0))
+
+    def _on_failed(self, reason: str) -> None:
+        """A download failed: say which file of which pair (Retry resumes it, then the rest follow)."""
+        if self._current is None:
+            return self.error.emit(reason)
+        pair, entry = self._current
+        role = "vision projector" if entry is pair.projector else "draft" if entry is pair.draft else "target"
+        self.error.emit(f"{pair.name}: the {role} {entry.filename} did not download. {reason}")
 
     def row_of(self, pair_id: str) -> int:
         return [f.pair.id for f in self.fits].index(pair_id)

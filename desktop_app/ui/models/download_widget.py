@@ -116,6 +116,9 @@ class DownloadWidget(QWidget):
 
     @property
     def running(self) -> bool:
+        """A download is under way: its end (finished or failed) has not reached this widget yet.
+        The task's thread may still be winding down after its last callback: the next download
+        can start meanwhile (a pair's files, one after the other)."""
         return self._task is not None and self._task.running
 
     def start(self, repo_id: str, filename: str, **options: Any) -> None:
@@ -123,7 +126,7 @@ class DownloadWidget(QWidget):
         if self.running:
             raise RuntimeError("a download is already running in this widget")
         self._last = (repo_id, filename, dict(options))
-        self.title.setText(f"Downloading {Path(filename).name} from {repo_id}")
+        self.title.setText(f"Downloading {options.get('save_as') or Path(filename).name} from {repo_id}")
         self.bar.setValue(0)
         self.detail.setText("Connecting…")
         self.detail.setToolTip("")
@@ -176,6 +179,7 @@ class DownloadWidget(QWidget):
 
     @Slot(object)
     def _on_finished(self, result: DownloadResult) -> None:
+        self._task = None  # ended: its thread only returns now
         self.bar.setRange(0, BAR_STEPS)
         self.bar.setValue(BAR_STEPS)
         self.cancel_button.setEnabled(False)
@@ -186,6 +190,7 @@ class DownloadWidget(QWidget):
 
     @Slot(object)
     def _on_failed(self, error: DownloadError) -> None:
+        self._task = None
         self.bar.setRange(0, BAR_STEPS)
         self.cancel_button.setEnabled(False)
         self.retry_button.show()

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.engine.model_speeds import MeasuredSpeed
+from desktop_app.engine.projector_names import paired_projector
 from desktop_app.library.fit import MachineMemory, measure_memory
 from desktop_app.library.local import (
     LocalModel,
@@ -260,14 +261,18 @@ class ModelLibraryWindow(QWidget):
         model = self.selected_model()
         if model is None or model.builtin:
             return
+        own = paired_projector(model.path)  # saved with it from the catalog, and listed here
+        projector = None if model.linked else next((m.path for m in self.models if m.path == own), None)
         if model.linked:
             question = f"Remove {model.path.name} from the library? The file stays in {model.path.parent}."
         else:
             question = f"Delete {model.path.name} ({human_size(model.size_bytes)}) from disk?"
+            if projector is not None:
+                question += f" Its vision projector {projector.name} is deleted with it."
         if not self.confirm(question):
             return
-        folders = list(self.extra_folders)
-        self.jobs.run(lambda: delete_model(model.path, folders), lambda _r: self._changed())
+        folders, both = list(self.extra_folders), projector is not None
+        self.jobs.run(lambda: delete_model(model.path, folders, with_projector=both), lambda _r: self._changed())
 
     def _ask_import(self) -> None:
         path = ask_open_file(self, "Add a GGUF model", MODELS, "GGUF models (*.gguf)")
