@@ -12,10 +12,11 @@ from typing import Any
 from PIL import Image
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QGuiApplication, QImage, QPageSize, QPainter, QPdfWriter
-from PySide6.QtWidgets import QApplication, QFileDialog, QToolButton
+from PySide6.QtWidgets import QApplication, QFileDialog, QPlainTextEdit, QToolButton
 
 from desktop_app.engine.messages import IMAGE_MARKER
 from desktop_app.store.message_files import UNSEEN_IMAGE
+from desktop_app.ui.transcript.message_files import FileChips, FileViewer
 from tests.ui.helpers import next_answer
 
 NOTES = "Keeper's log, 12 March: the lamp was lit at dusk and the wind backed to the south-west.\n"
@@ -62,8 +63,6 @@ def type_text(qtbot: Any, window: Any, text: str) -> int:
 
 def shown_files(window: Any) -> list[str]:
     """The files shown under your messages in the transcript, in order."""
-    from desktop_app.ui.transcript.message_files import FileChips
-
     return [b.text() for w in window.chat_view.messages for c in w.findChildren(FileChips) for b in c.buttons]
 
 
@@ -120,6 +119,11 @@ def test_a_text_file_is_attached_counted_answered_and_kept(
     assert sent["content"].endswith("When was the lamp lit?")
     assert not window.attach.chips.isVisible() and window.attach.files.files == []  # sent with the message
     assert shown_files(window) == ["keeper-log.txt · 88 bytes · 88 characters read"]
+    (chip,) = [b for w in window.chat_view.messages for c in w.findChildren(FileChips) for b in c.buttons]
+    qtbot.mouseClick(chip, Qt.MouseButton.LeftButton)  # shows the text the model read
+    (viewer,) = window.findChildren(FileViewer)
+    assert viewer.isVisible() and viewer.findChild(QPlainTextEdit).toPlainText() == NOTES
+    viewer.close()
     # a new window on the same history: the file is shown with its message and read again by the model
     conversation = window.session.conversation_id
     window.close()
@@ -230,13 +234,19 @@ def test_a_document_larger_than_the_context_is_answered_from_ranked_passages(
     manual = tmp_path / "pump-manual.md"
     manual.write_text(manual_text(120))
     window = make_window(target_path=models.target, drafter="none", max_tokens=8, n_ctx=1024)
-    type_text(qtbot, window, "How often is the filter in bay 42 changed?")
+    type_text(qtbot, window, "How often is the filter in bay 42 changed")
     drop(window.input, [manual])
     (tokens,) = chips_counted(qtbot, window, ["pump-manual.md"])
     counted(qtbot, window)
     size = window.meter.prompt_size
     assert tokens > size.n_ctx and size.over  # the meter shows it does not fit
-    watch = send(qtbot, window)
+    said: list[str] = []
+    window.statusBar().messageChanged.connect(said.append)
+    watch = send(qtbot, window, "?")  # Enter as the typing pauses: the send waits for the count that decides
+    assert said[:2] == [
+        "Counting the documents' tokens: your message goes once they are counted",
+        "pump-manual.md does not fit the context: searching it for the passages your question needs…",
+    ]
     sent = watch.handle.request.messages[-1]["content"]
     assert 'name="pump-manual.md"' in sent and "[passage " in sent and " of " in sent
     assert len(sent) < len(manual.read_text()) / 2  # passages, not the whole document

@@ -85,6 +85,8 @@ class AttachmentComposer(QObject):
         self.search.done.connect(self._on_searched)
         self.search.failed.connect(show_error)
         self._question = ""
+        self._waiting = False  # Enter was pressed while the documents were being counted
+        self.box, self.context = box, context
         session.sees_images = lambda: client.models is None or self.sees_images  # not known yet: as they are
         self.answer_documents = AnswerDocuments(session, self)  # answers' footers: passages read, share copied
         self.files.failed.connect(show_error)
@@ -93,6 +95,7 @@ class AttachmentComposer(QObject):
         self.files.changed.connect(context.count)
         client.model_loaded.connect(self._on_model_loaded)
         client.prompt_counted.connect(self._on_counted)
+        client.prompt_counted.connect(self._send_waiting)  # after the meter's and the chips' counts are shown
 
     @property
     def sees_images(self) -> bool:
@@ -113,6 +116,11 @@ class AttachmentComposer(QObject):
         if self.search.running:
             self.show_error("The documents are being searched: your message goes once they are")
             return
+        documents = [f for f in files if f.kind is AttachmentKind.DOCUMENT]
+        if documents and (self.context.counting or any(id(f) not in self.chips.tokens for f in documents)):
+            self._waiting = True  # sent once counted: whether the documents fit decides how they go
+            self.show_error("Counting the documents' tokens: your message goes once they are counted")
+            return
         budget, counts = self._room(files)
         if budget is None:
             self.send_now(text, files)
@@ -121,6 +129,12 @@ class AttachmentComposer(QObject):
         self.show_error(f"{names} does not fit the context: searching it for the passages your question needs…")
         self._question = text
         self.search.start(files, text, budget, counts)
+
+    def _send_waiting(self, *_counted: object) -> None:
+        """A send that waited for the counts: now, if they are all in."""
+        if self._waiting and not self.context.counting:
+            self._waiting = False
+            self.send(self.box.toPlainText())
 
     def _room(self, files: list[Attachment]) -> tuple[int | None, dict[int, int]]:
         """The tokens the documents may take when they do not fit the context whole (None: they
