@@ -128,11 +128,7 @@ def _build_parser() -> argparse.ArgumentParser:
     pull.add_argument("repo", help="Hugging Face repo id, e.g. bartowski/Qwen2.5-0.5B-Instruct-GGUF")
     pull.add_argument("filename", help="the .gguf file in that repo")
     pull.add_argument("--revision", default="main", help="branch, tag or commit (default: main)")
-    pull.add_argument(
-        "--save-as",
-        metavar="NAME",
-        help="the file's name in the models folder (a pair's projector: see models catalog)",
-    )
+    pull.add_argument("--save-as", metavar="NAME", help="its name in the models folder (see models catalog)")
     pair = msub.add_parser("pair", help="can DRAFT speed up TARGET?")
     pair.add_argument("target", type=Path)
     pair.add_argument("draft", type=Path)
