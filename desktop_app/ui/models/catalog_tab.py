@@ -75,7 +75,7 @@ class CatalogTab(QWidget):
         self.pairs: list[CatalogPair] = []  # in catalog order
         self.fits: list[PairFit] = []  # in display order: those that fit first
         self._queue: list[CatalogFile] = []  # files of a pair still to download, after the current one
-        self._current: tuple[CatalogPair, CatalogFile] | None = None  # what the download widget fetches
+        self._current: tuple[CatalogPair, CatalogFile] | None = None  # the pair's file being fetched (Download pair)
         self.search = QLineEdit()
         self.search.setObjectName("catalogSearch")
         self.search.setPlaceholderText("Search pairs by name or family")
@@ -177,7 +177,7 @@ class CatalogTab(QWidget):
             return self.error.emit(f"{pair.name}: its files are already in the library")
         self.select(pair)
         self._queue = missing[1:]
-        self._start(pair, missing[0])
+        self._start(missing[0], pair)
 
     def _download_selected_pair(self) -> None:
         pair = self.selected_pair()
@@ -195,19 +195,19 @@ class CatalogTab(QWidget):
         if self.downloads.running:
             return self.error.emit("A download is already running")
         self._queue = []
-        self._start(pair, entry)
+        self._start(entry)
 
-    def _start(self, pair: CatalogPair, entry: CatalogFile) -> None:
-        self._current = (pair, entry)
+    def _start(self, entry: CatalogFile, pair: CatalogPair | None = None) -> None:
+        self._current = (pair, entry) if pair is not None else None
         self.downloads.start(entry.repo, entry.file, save_as=entry.filename, **self.download_options)
 
     def _on_downloaded(self, path: str) -> None:
         self.downloaded.emit(path)
         if self._queue and not self.downloads.running and self._current is not None:
-            self._start(self._current[0], self._queue.pop(0))
+            self._start(self._queue.pop(0), self._current[0])
 
     def _on_failed(self, reason: str) -> None:
-        """A download failed: say which file of which pair (Retry resumes it, then the rest follow)."""
+        """A download failed; of a pair's files, say which (Retry resumes it, then the rest follow)."""
         if self._current is None:
             return self.error.emit(reason)
         pair, entry = self._current
