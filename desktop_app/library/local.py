@@ -76,6 +76,9 @@ def describe(path: str | Path, linked: bool = False, builtin: bool = False) -> L
     except EngineError as exc:
         return LocalModel(path, path.stem, "unknown", 0, "unknown", None, size, str(exc), linked=linked)
     name = str(info.get("general.name") or path.stem)
+    if info.architecture == "clip":  # a vision projector: the engine loads it with the model beside it
+        problem = "a vision projector (mmproj), not a model: it lets the model it is named after see images"
+        return LocalModel(path, name, "clip", info.n_parameters, info.quantization, None, size, problem, linked=linked)
     drafting = "built-in MTP" if has_mtp_layers(info) else "Gemma 4 assistant drafter" if is_assistant(info) else ""
     return LocalModel(
         path,

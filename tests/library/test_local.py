@@ -57,6 +57,25 @@ def test_delete_removes_library_files_only(models_dir: Path, models) -> None:
     assert models.draft.exists()
 
 
+def test_a_model_s_projector_is_listed_as_such_never_paired_and_deleted_with_it(
+    models_dir: Path, models, vision_model
+) -> None:
+    target = Path(shutil.copy(vision_model.model, models_dir / "vision.gguf"))
+    shutil.copy(models.draft, models_dir / "draft.gguf")
+    projector = Path(shutil.copy(vision_model.mmproj, models_dir / "mmproj-vision.gguf"))
+    other = Path(shutil.copy(vision_model.mmproj, models_dir / "mmproj-another.gguf"))
+
+    listed = {m.path.name: m for m in scan_models()}
+    assert listed["mmproj-vision.gguf"].error is not None and "vision projector" in listed["mmproj-vision.gguf"].error
+    verdicts = compatibility_matrix(list(listed.values()))
+    assert "mmproj-vision.gguf" not in {v.draft.path.name for v in verdicts} | {v.target.path.name for v in verdicts}
+
+    delete_model(target, with_projector=True)
+    assert not target.exists() and not projector.exists() and other.exists()
+    delete_model(models_dir / "draft.gguf", with_projector=True)  # no projector of its own: the rest stays
+    assert other.exists()
+
+
 def test_vocab_only_model_reads_what_the_compatibility_check_needs(models) -> None:
     with VocabOnlyModel(models.target) as vocab:
         assert vocab.n_vocab == 49152 and vocab.token_text(300) != b""
