@@ -112,7 +112,7 @@ def _pull(repo: str, filename: str, revision: str, save_as: str | None = None) -
         print("the hub gave no SHA-256 for this file: downloaded unverified", file=sys.stderr)
     info = describe(result.path)
     if info.error:
-        print(f"warning: {info.error}", file=sys.stderr)
+        print(f"{'note' if info.architecture == 'clip' else 'warning'}: {info.error}", file=sys.stderr)
     print(result.path)
     return 0
 

@@ -114,7 +114,7 @@ def test_catalog_prints_pull_commands(capsys: pytest.CaptureFixture[str]) -> Non
 
 
 def test_a_vision_pair_s_projector_is_pulled_under_its_target_s_name(
-    hub: FakeHub, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    hub: FakeHub, tmp_path: Path, capsys: pytest.CaptureFixture[str], vision_model
 ) -> None:
     assert main(["models", "catalog"]) == 0
     gemma = capsys.readouterr().out.split("gemma-3-12b-it  (", 1)[1].split("\n\n")[0]
@@ -123,7 +123,7 @@ def test_a_vision_pair_s_projector_is_pulled_under_its_target_s_name(
         "854.2 MB  specchat models pull ggml-org/gemma-3-12b-it-GGUF mmproj-model-f16.gguf "
         "--save-as mmproj-gemma-3-12b-it-Q4_K_M.gguf"
     )
-    hub.add_file("ggml-org/gemma-3-12b-it-GGUF", "mmproj-model-f16.gguf", b"GGUF" + bytes(5000))
+    hub.add_file("ggml-org/gemma-3-12b-it-GGUF", "mmproj-model-f16.gguf", vision_model.mmproj)
     env = {"HF_ENDPOINT": hub.endpoint, "SPECCHAT_HOME": str(tmp_path / "home"), "HF_HUB_OFFLINE": "0"}
 
     pulled = specchat(*command.split("specchat ", 1)[1].split(), env=env)
@@ -131,6 +131,7 @@ def test_a_vision_pair_s_projector_is_pulled_under_its_target_s_name(
     assert pulled.returncode == 0, pulled.stderr
     path = Path(pulled.stdout.strip().splitlines()[-1])
     assert path == tmp_path / "home" / "data" / "models" / "mmproj-gemma-3-12b-it-Q4_K_M.gguf" and path.is_file()
+    assert "note: a vision projector (mmproj), not a model" in pulled.stderr and "warning" not in pulled.stderr
 
 
 def test_catalog_shows_each_pairs_drafting_method_size_and_ram(capsys: pytest.CaptureFixture[str]) -> None:
