@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from PIL import Image
-from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+from PySide6.QtCore import QMimeData, QPointF, QSize, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QGuiApplication, QImage, QPageSize, QPainter, QPdfWriter
 from PySide6.QtWidgets import QApplication, QFileDialog, QPlainTextEdit, QToolButton
 
@@ -177,7 +177,8 @@ def test_an_image_pasted_is_seen_by_a_vision_model(
     assert Image.open(io.BytesIO(sent["images"][0])).size == (48, 32)  # the pasted image, as a PNG
     assert watch.done.stats.prompt_tokens == shown
     thumbnails = [b for w in window.chat_view.messages for b in w.findChildren(QToolButton, "messageImage")]
-    assert len(thumbnails) == 1 and thumbnails[0].iconSize().width() == 48
+    assert len(thumbnails) == 1
+    qtbot.waitUntil(lambda: thumbnails[0].iconSize() == QSize(48, 32), timeout=5000)  # made off the GUI thread
     conversation = window.session.conversation_id
     window.close()
     again = make_window(target_path=vision_model.model, drafter="none", max_tokens=8)

@@ -4,16 +4,16 @@ thumbnail, token count, ×), and the paperclip beside it that adds files."""
 from __future__ import annotations
 
 from PySide6.QtCore import QSize, Qt, Signal
-from PySide6.QtGui import QPalette
+from PySide6.QtGui import QImage, QPalette
 from PySide6.QtWidgets import QFileDialog, QFrame, QHBoxLayout, QLabel, QToolButton, QWidget
 
 from desktop_app.documents.attachment import Attachment, AttachmentKind
 from desktop_app.ui.composer.attachments import ComposerFiles
 from desktop_app.ui.widgets.file_dialogs import remember_folder, start_folder
-from desktop_app.ui.widgets.file_icons import kind_icon, paperclip_icon
+from desktop_app.ui.widgets.file_icons import CHIP_ICON_PX, kind_icon, paperclip_icon
 from desktop_app.ui.widgets.flow_layout import FlowLayout
 
-ICON_PX = 20  # a chip's icon or thumbnail
+ICON_PX = CHIP_ICON_PX
 ATTACHMENTS = "attachments"  # the file dialog's kind: it opens where the last file was attached from
 FILE_FILTERS = "Documents and images (*.txt *.md *.csv *.json *.log *.py *.pdf *.docx *.png *.jpg *.jpeg *.gif *.webp *.bmp);;All files (*)"
 BLIND = "The loaded model cannot see images: load a vision model (one with its mmproj file), or remove the image"
@@ -28,7 +28,7 @@ class AttachmentChip(QFrame):
 
     removed = Signal()
 
-    def __init__(self, attachment: Attachment, parent: QWidget | None = None) -> None:
+    def __init__(self, attachment: Attachment, icon: QImage | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.attachment = attachment
         self.setObjectName("attachmentChip")
@@ -37,7 +37,7 @@ class AttachmentChip(QFrame):
         row.setContentsMargins(4, 1, 2, 1)
         row.setSpacing(4)
         self.icon = QLabel()
-        self.icon.setPixmap(kind_icon(attachment, ICON_PX))
+        self.icon.setPixmap(kind_icon(attachment.kind, icon, ICON_PX))
         row.addWidget(self.icon)
         self.name = QLabel(attachment.name)
         self.name.setTextFormat(Qt.TextFormat.PlainText)
@@ -85,7 +85,7 @@ class ComposerChips(QWidget):
             chip.deleteLater()
         self.chips = []
         for index, attachment in enumerate(self.files.files):
-            chip = AttachmentChip(attachment, self)
+            chip = AttachmentChip(attachment, self.files.icons.get(id(attachment)), self)
             chip.removed.connect(lambda i=index: self.files.remove(i))
             chip.show_tokens(self.tokens.get(id(attachment)))
             chip.show_blind(self.blind and attachment.kind is AttachmentKind.IMAGE)

@@ -17,9 +17,10 @@ from pathlib import Path
 from PySide6.QtCore import QBuffer, QByteArray, QEvent, QIODevice, QMimeData, QObject, Signal
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QGuiApplication, QImage, QKeyEvent, QKeySequence
 
-from desktop_app.documents.attachment import Attachment, AttachmentError
+from desktop_app.documents.attachment import Attachment, AttachmentError, AttachmentKind
 from desktop_app.documents.reading import read_attachment, read_file
 from desktop_app.ui.engine.thread_relay import hold
+from desktop_app.ui.widgets.file_icons import CHIP_ICON_PX, scaled_image
 
 PASTED_IMAGE = "pasted image {n}.png"  # a clipboard image's name (it has none of its own)
 
@@ -27,7 +28,7 @@ PASTED_IMAGE = "pasted image {n}.png"  # a clipboard image's name (it has none o
 class _ReadRelay(QObject):
     """What a reading thread emits on (parentless; see ui/engine/thread_relay.py)."""
 
-    read = Signal(int, object)  # its ticket, the Attachment
+    read = Signal(int, object, object)  # its ticket, the Attachment, an image's chip icon (QImage) or None
     failed = Signal(int, str)  # its ticket, the one-line reason
 
 
@@ -49,6 +50,7 @@ class ComposerFiles(QObject):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.files: list[Attachment] = []
+        self.icons: dict[int, QImage] = {}  # by id() of an image: its chip's thumbnail, made where it was read
         self._reading: dict[int, str] = {}  # tickets of the files being read, and their names
         self._tickets: dict[int, int] = {}  # by id() of a file read: its ticket (the order it was given in)
         self._next = 0
@@ -110,7 +112,9 @@ class ComposerFiles(QObject):
 
         def target() -> None:
             try:
-                relay.read.emit(ticket, read(*args))
+                attachment = read(*args)
+                icon = scaled_image(attachment.data, CHIP_ICON_PX) if attachment.kind is AttachmentKind.IMAGE else None
+                relay.read.emit(ticket, attachment, icon)
             except AttachmentError as exc:
                 relay.failed.emit(ticket, str(exc))
             except Exception as exc:  # noqa: BLE001 - a file must never take the window down
@@ -122,8 +126,10 @@ class ComposerFiles(QObject):
         hold(relay, thread)
         thread.start()
 
-    def _on_read(self, ticket: int, attachment: Attachment) -> None:
+    def _on_read(self, ticket: int, attachment: Attachment, icon: QImage | None) -> None:
         if self._reading.pop(ticket, None) is not None:  # not sent or cleared meanwhile
+            if icon is not None:
+                self.icons[id(attachment)] = icon
             # in the order given, whichever was read first (a small file given after a large PDF)
             at = next((i for i, f in enumerate(self.files) if self._tickets.get(id(f), -1) > ticket), len(self.files))
             self._tickets[id(attachment)] = ticket

@@ -6,10 +6,12 @@ summaries: a document's text is read only when its chip is clicked."""
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Qt, Slot
+from PySide6.QtGui import QImage, QPixmap
 from PySide6.QtWidgets import QDialog, QLabel, QPlainTextEdit, QScrollArea, QToolButton, QVBoxLayout, QWidget
 
 from desktop_app.documents.attachment import AttachmentKind
@@ -17,7 +19,7 @@ from desktop_app.store import History
 from desktop_app.store.attachments import AttachmentSummary
 from desktop_app.ui.transcript.chat_view import ChatView, MessageWidget
 from desktop_app.ui.transcript.shown_path import ShownPath
-from desktop_app.ui.widgets.file_icons import document_icon, thumbnail
+from desktop_app.ui.widgets.file_icons import document_icon, make_thumbnails, thumbnail
 from desktop_app.ui.widgets.flow_layout import FlowLayout
 
 THUMBNAIL_PX = 160  # an image in the transcript, at most, either side
@@ -47,9 +49,7 @@ class FileChips(QWidget):
             button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextUnderIcon)
             if f.kind is AttachmentKind.IMAGE:
                 button.setObjectName("messageImage")
-                picture = thumbnail(f.data, THUMBNAIL_PX)
-                button.setIcon(picture)
-                button.setIconSize(picture.size())
+                button.setIcon(document_icon(24))  # until its thumbnail is made, off the GUI thread
                 button.setText(f.name)
                 button.setToolTip(f"{f.name} ({size_text(f.size)}): click to view it larger")
             else:
@@ -62,6 +62,18 @@ class FileChips(QWidget):
             button.clicked.connect(lambda _c=False, f=f: opened(f))
             layout.addWidget(button)
             self.buttons.append(button)
+        self._pictures = [b for f, b in zip(files, self.buttons, strict=True) if f.kind is AttachmentKind.IMAGE]
+        if self._pictures:
+            pictures = [f.data for f in files if f.kind is AttachmentKind.IMAGE]
+            make_thumbnails(pictures, THUMBNAIL_PX, self._show_thumbnail)
+
+    def _show_thumbnail(self, index: int, image: QImage) -> None:
+        if image.isNull():
+            return
+        with contextlib.suppress(RuntimeError):  # its message went (another conversation) while it was made
+            button = self._pictures[index]
+            button.setIcon(QPixmap.fromImage(image))
+            button.setIconSize(image.size())
 
 
 class FileViewer(QDialog):
