@@ -98,6 +98,19 @@ def test_the_document_bench_asks_quotes_and_other_questions_of_several_documents
         first_entries(changelog, 4)
 
 
+def test_the_document_bench_tells_a_quote_from_a_loop() -> None:
+    """What an answer is: a stretch copied from the document, or the answer repeating itself."""
+    from lab.field.document_tasks import copied_share, repeated_share
+
+    document = "Redistributions of source code must retain the above copyright notice, this list of conditions."
+    quote = "It says: Redistributions of source code must retain the above copyright notice."
+    assert copied_share(quote, document) == pytest.approx((len(quote) - 10) / len(quote))  # not 'It says: ', '.'
+    assert repeated_share(quote) == 0.0
+    loop = "The work is the original work. " * 4
+    assert copied_share(loop, document) == 0.0 and repeated_share(loop) == pytest.approx(0.75)
+    assert copied_share("", document) == repeated_share("") == 0.0
+
+
 def test_the_document_bench_compares_within_rounds_and_judges_each_kind_against_its_target() -> None:
     """A round where the machine ran at half speed moves no ratio; quotes are judged against 1.3x
     and the rest against 0.97x; an Auto answer that differs from off's is counted."""
@@ -117,7 +130,7 @@ def test_the_document_bench_compares_within_rounds_and_judges_each_kind_against_
             }
         runs.append({"answers": answers})
     runs[1]["answers"][TASKS[0].name]["ours auto"]["text"] = "b"
-    report = summarize(runs)
+    report = summarize(runs, {t.source: "a document" for t in TASKS})
     quote, rest = report["categories"]["quote"], report["categories"]["rest"]
     assert quote["auto_vs_off_median_of_tasks"] == pytest.approx(1.5) and quote["target_met"]
     assert rest["auto_vs_off_median_of_tasks"] == pytest.approx(0.95) and not rest["target_met"]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -132,3 +133,33 @@ def document_message(name: str, text: str, question: str) -> str:
 def fingerprint(text: str) -> str:
     """A short hash of a document, so a report says which version of it was read."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+SPAN = 24  # characters: a shared stretch this long is a copy, not a common phrase
+
+
+def copied_share(answer: str, document: str) -> float:
+    """The share of ``answer``'s characters inside a stretch of at least :data:`SPAN` characters
+    that ``document`` holds word for word: how much of the answer is a quote."""
+    return _covered(answer, lambda i, j: answer[i:j] in document)
+
+
+def repeated_share(answer: str) -> float:
+    """The share of ``answer``'s characters inside a stretch of at least :data:`SPAN` characters
+    that the answer already wrote before it: how much of it is a loop over itself."""
+    return _covered(answer, lambda i, j: answer[i:j] in answer[: j - 1])
+
+
+def _covered(answer: str, found: Callable[[int, int], bool]) -> float:
+    covered = [False] * len(answer)
+    i = 0
+    while i + SPAN <= len(answer):
+        if not found(i, i + SPAN):
+            i += 1
+            continue
+        j = i + SPAN
+        while j < len(answer) and found(i, j + 1):
+            j += 1
+        covered[i:j] = [True] * (j - i)
+        i = j
+    return sum(covered) / len(answer) if answer else 0.0

@@ -34,9 +34,11 @@ from lab.field.document_tasks import (
     SOURCES,
     TASKS,
     Task,
+    copied_share,
     document_message,
     fingerprint,
     read_source,
+    repeated_share,
 )
 from lab.field.paired import alternating, median_ratio
 from lab.peer_api import OURS, PEER_SPEC_TYPES, peer_cpu_flags, server
@@ -143,14 +145,16 @@ def _same(runs: list[dict[str, Any]], task: str, a: str, b: str) -> int:
     return sum(r["answers"][task][a]["text"] == r["answers"][task][b]["text"] for r in runs)
 
 
-def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """Per task and per category: medians of same-round ratios, text equality, Auto's drafting."""
+def summarize(runs: list[dict[str, Any]], texts: dict[str, str]) -> dict[str, Any]:
+    """Per task and per category: medians of same-round ratios, text equality, Auto's drafting,
+    and what off's answers were (the share quoted from the document, the share repeating itself)."""
     peers = list(PEER_SPEC_TYPES)
     tasks: list[dict[str, Any]] = []
     for task in TASKS:
         speeds = {n: [_speed(r, task.name, n) for r in runs] for n in CONFIGS}
         best_peer = max(peers, key=lambda p: statistics.median(speeds[p]))
         auto = [r["answers"][task.name]["ours auto"] for r in runs]
+        off_texts = [r["answers"][task.name]["ours off"]["text"] for r in runs]
         tasks.append(
             {
                 "task": task.name,
@@ -171,6 +175,10 @@ def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
                     sum(a["tokens"] for a in auto) / max(sum(a["target_passes"] for a in auto), 1), 2
                 ),
                 "auto_drafters": sorted({a["drafter"] for a in auto}),
+                "copied_from_document": round(
+                    statistics.median(copied_share(t, texts[task.source]) for t in off_texts), 2
+                ),
+                "repeats_itself": round(statistics.median(repeated_share(t) for t in off_texts), 2),
             }
         )
     categories: dict[str, Any] = {}
@@ -204,7 +212,7 @@ def documents_bench(args: argparse.Namespace) -> dict[str, Any]:
         "questions": {
             t.name: {"category": t.category, "question": t.question, "max_tokens": t.max_tokens} for t in TASKS
         },
-        **summarize(runs),
+        **summarize(runs, texts),
         "runs": runs,
     }
 
@@ -224,6 +232,8 @@ def documents_table(report: dict[str, Any]) -> str:
                 f"{t['best_peer']} {s[t['best_peer']]:.1f}",
                 f"{t['auto_vs_best_peer']:.2f}x",
                 f"{t['auto_acceptance']:.2f}",
+                f"{t['copied_from_document']:.0%}",
+                f"{t['repeats_itself']:.0%}",
                 t["auto_text_same_as_off"],
             ]
         )
@@ -233,7 +243,8 @@ def documents_table(report: dict[str, Any]) -> str:
         "ratios: median of same-round ratios"
     )
     headers = ["task", "kind", "tokens", "off tok/s", "Auto tok/s", "Auto / off", "best llama-server tok/s"]
-    headers += ["Auto / best llama-server", "Auto's acceptance", "Auto's text = off's"]
+    headers += ["Auto / best llama-server", "Auto's acceptance", "quoted from the document", "repeats itself"]
+    headers += ["Auto's text = off's"]
     verdict = []
     for category, c in report["categories"].items():
         met = "met" if c["target_met"] else "**not met**"
