@@ -14,7 +14,8 @@ Scenarios, each runnable alone, each writing ``SCENARIO.json`` and ``SCENARIO.md
   SpecChat vs llama-server (``--peer DIR``), at each ``--doc-tokens``;
 - ``prompt-read``: cold prompt reading at each ``--read-tokens``, SpecChat vs llama-server;
 - ``documents``: questions over real documents (quotes, extraction, rewrites; summaries, short
-  answers) through the API, Auto vs off vs llama-server plain and n-gram (issue 50).
+  answers) through the API, Auto vs off vs llama-server plain and n-gram (issue 50);
+  ``document-copies``: the same with requests to repeat a document, which the built-in model does.
 
 Every comparison is paired: both sides in the same round, the first alternating, figures given as
 medians over ``--rounds`` of same-round ratios, each round after the machine went quiet.
@@ -181,12 +182,21 @@ def _documents(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     return report, documents_table(report)
 
 
+def _document_copies(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    from lab.field.document_tasks import COPY_TASKS
+    from lab.field.documents_bench import documents_bench, documents_table
+
+    report = documents_bench(_peer_args(args), COPY_TASKS)
+    return report, documents_table(report)
+
+
 SCENARIOS: dict[str, Callable[[argparse.Namespace], tuple[dict[str, Any], str]]] = {
     "first-answer": _first_answer,
     "busy": _busy,
     "interleaved": _interleaved,
     "prompt-read": _prompt_read,
     "documents": _documents,
+    "document-copies": _document_copies,
     "window-busy": _window_busy,  # the window scenarios last: they start Qt in this process
     "window-vs-cli": _window_vs_cli,
 }

@@ -103,6 +103,25 @@ TASKS = (  # grouped by document, as a user asks several things of one file
     ),
 )
 
+# Copies the built-in SmolLM2-135M really makes: asked to quote a part, it mostly writes its own
+# words and loops (the first run, docs/benchmarks/2026-12-05-documents.md); asked to repeat a short
+# document or an entry, most of its answer is the document's text.
+COPY_TASKS = (
+    Task("bsd-repeat", QUOTE, "BSD", "Repeat the document above exactly, word for word.", 300),
+    Task(
+        "bsd-repeat-renamed",
+        QUOTE,
+        "BSD",
+        "Repeat the document above exactly, but write Example Corp instead of The Regents of the University of "
+        "California.",
+        300,
+    ),
+    Task("changelog-repeat", QUOTE, "bash-changelog", "Repeat the document above exactly, word for word.", 300),
+    Task(
+        "changelog-first-entry", QUOTE, "bash-changelog", "Repeat the first entry of the document above exactly.", 200
+    ),
+)
+
 
 def read_source(source: Source) -> str:
     """The document's text as a user would attach it (a ``.gz`` file read unpacked)."""

@@ -100,15 +100,15 @@ def all_servers(args: argparse.Namespace, names: list[str]) -> Iterator[dict[str
         yield live
 
 
-def _round(args: argparse.Namespace, r: int, texts: dict[str, str]) -> dict[str, Any]:
+def _round(args: argparse.Namespace, r: int, texts: dict[str, str], tasks: tuple[Task, ...]) -> dict[str, Any]:
     """Every task once on every configuration: per task, per configuration, the answer."""
     wait_for_quiet(args.quiet_wait)
     load_before = os.getloadavg()
-    answers: dict[str, dict[str, Decoded]] = {t.name: {} for t in TASKS}
+    answers: dict[str, dict[str, Decoded]] = {t.name: {} for t in tasks}
     start = time.monotonic()
     with all_servers(args, alternating(CONFIGS, r)) as live:
         load_start = os.getloadavg()
-        for i, task in enumerate(TASKS):
+        for i, task in enumerate(tasks):
             content = document_message(task.source, texts[task.source], task.question)
             for name in alternating(CONFIGS, r + i):
                 url, extra = live[name]
@@ -145,17 +145,17 @@ def _same(runs: list[dict[str, Any]], task: str, a: str, b: str) -> int:
     return sum(r["answers"][task][a]["text"] == r["answers"][task][b]["text"] for r in runs)
 
 
-def summarize(runs: list[dict[str, Any]], texts: dict[str, str]) -> dict[str, Any]:
+def summarize(runs: list[dict[str, Any]], texts: dict[str, str], tasks: tuple[Task, ...] = TASKS) -> dict[str, Any]:
     """Per task and per category: medians of same-round ratios, text equality, Auto's drafting,
     and what off's answers were (the share quoted from the document, the share repeating itself)."""
     peers = list(PEER_SPEC_TYPES)
-    tasks: list[dict[str, Any]] = []
-    for task in TASKS:
+    per_task: list[dict[str, Any]] = []
+    for task in tasks:
         speeds = {n: [_speed(r, task.name, n) for r in runs] for n in CONFIGS}
         best_peer = max(peers, key=lambda p: statistics.median(speeds[p]))
         auto = [r["answers"][task.name]["ours auto"] for r in runs]
         off_texts = [r["answers"][task.name]["ours off"]["text"] for r in runs]
-        tasks.append(
+        per_task.append(
             {
                 "task": task.name,
                 "category": task.category,
@@ -183,8 +183,10 @@ def summarize(runs: list[dict[str, Any]], texts: dict[str, str]) -> dict[str, An
         )
     categories: dict[str, Any] = {}
     for category in CATEGORIES:
-        chosen = [t for t in TASKS if t.category == category]
-        rows = [t for t in tasks if t["category"] == category]
+        chosen = [t for t in tasks if t.category == category]
+        if not chosen:
+            continue
+        rows = [t for t in per_task if t["category"] == category]
         pooled = {n: [_pooled(r, chosen, n) for r in runs] for n in CONFIGS}
         median_of_tasks = round(statistics.median(t["auto_vs_off"] for t in rows), 3)
         categories[category] = {
@@ -196,12 +198,12 @@ def summarize(runs: list[dict[str, Any]], texts: dict[str, str]) -> dict[str, An
             "target": TARGETS[category],
             "target_met": median_of_tasks >= TARGETS[category],
         }
-    return {"tasks": tasks, "categories": categories}
+    return {"tasks": per_task, "categories": categories}
 
 
-def documents_bench(args: argparse.Namespace) -> dict[str, Any]:
+def documents_bench(args: argparse.Namespace, tasks: tuple[Task, ...] = TASKS) -> dict[str, Any]:
     texts = {s.name: read_source(s) for s in SOURCES}
-    runs = [_round(args, r, texts) for r in range(args.repeats)]
+    runs = [_round(args, r, texts, tasks) for r in range(args.repeats)]
     return {
         "model": str(args.model),
         "threads": args.threads,
@@ -210,9 +212,9 @@ def documents_bench(args: argparse.Namespace) -> dict[str, Any]:
         "peer_flags": peer_cpu_flags(),
         "documents": {s.name: {"path": str(s.path), "sha256_16": fingerprint(texts[s.name])} for s in SOURCES},
         "questions": {
-            t.name: {"category": t.category, "question": t.question, "max_tokens": t.max_tokens} for t in TASKS
+            t.name: {"category": t.category, "question": t.question, "max_tokens": t.max_tokens} for t in tasks
         },
-        **summarize(runs, texts),
+        **summarize(runs, texts, tasks),
         "runs": runs,
     }
 
