@@ -17,11 +17,10 @@ Pure functions (no engine, no Qt): the window runs them off its thread with its 
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-
-import numpy as np
 
 from desktop_app.documents.reading import PAGE_MARKER_RE
 
@@ -118,8 +117,10 @@ def _scores(question: str, texts: list[str], embed: Embed) -> list[float]:
     vectors = [embed([question])[0]]
     for start in range(0, len(texts), EMBED_BATCH):
         vectors.extend(embed(texts[start : start + EMBED_BATCH]))
-    matrix = np.asarray(vectors, dtype=np.float32)
-    return [float(s) for s in matrix[1:] @ matrix[0]]  # unit vectors: the dot product is the cosine
+    # Unit vectors: the dot product is the cosine. Plain Python (a few hundred passages of a few
+    # hundred values): the window's process, which calls this, loads no numpy.
+    question_vector = vectors[0]
+    return [math.fsum(a * b for a, b in zip(v, question_vector, strict=True)) for v in vectors[1:]]
 
 
 def _units(text: str, count: Count, size: int) -> list[tuple[str, int, int]]:
