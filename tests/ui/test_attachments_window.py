@@ -286,3 +286,24 @@ def test_the_footer_says_what_an_answer_copied_from_a_document(
     assert line == f"copied {share} % from motto.txt" and share >= 50
     stored = window.history.messages(window.session.conversation_id)[-1].stats
     assert stored["documents"] == [line]  # kept with the answer
+
+
+def test_unsent_files_stay_with_their_conversation(
+    qtbot: Any, make_window: Any, models: Any, tmp_path: Path, monkeypatch: Any
+) -> None:
+    notes = tmp_path / "keeper-log.txt"
+    notes.write_text(NOTES)
+    window = make_window(target_path=models.target, drafter="none", max_tokens=4)
+    send(qtbot, window, "Hello")
+    first = window.session.conversation_id
+    monkeypatch.setattr(QFileDialog, "getOpenFileNames", lambda *a, **k: ([str(notes)], ""))
+    qtbot.mouseClick(window.attach.button, Qt.MouseButton.LeftButton)
+    chips_counted(qtbot, window, ["keeper-log.txt"])
+    window.session.open(None)  # New chat: the file is not this conversation's
+    qtbot.waitUntil(lambda: window.attach.files.files == [] and not window.attach.chips.isVisible(), timeout=5000)
+    watch = send(qtbot, window, "Anything?")
+    assert "keeper-log.txt" not in watch.handle.request.messages[-1]["content"]
+    window.session.open(first)  # back: the file is there again, counted, and goes with the next message
+    chips_counted(qtbot, window, ["keeper-log.txt"])
+    watch = send(qtbot, window, "When was the lamp lit?")
+    assert 'name="keeper-log.txt"' in watch.handle.request.messages[-1]["content"]

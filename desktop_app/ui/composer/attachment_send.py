@@ -22,6 +22,7 @@ from desktop_app.engine.context_size import PromptSize
 from desktop_app.store.message_files import unseen
 from desktop_app.ui.composer.attachment_chips import BLIND, AttachButton, ComposerChips
 from desktop_app.ui.composer.attachments import ComposerFiles, FileDrops
+from desktop_app.ui.composer.files_by_conversation import FilesByConversation
 from desktop_app.ui.composer.input_drafts import InputDrafts
 from desktop_app.ui.composer.message_input import MessageInput
 from desktop_app.ui.composer.passage_search import PassageSearch, SearchResult
@@ -69,6 +70,7 @@ class AttachmentComposer(QObject):
         self.session, self.drafts, self.client, self.request_for = session, drafts, client, request_for
         self.show_error = show_error
         self.files = ComposerFiles(self)
+        self.by_conversation = FilesByConversation(session, self.files, self)  # unsent files stay with their chat
         self.chips = ComposerChips(self.files)
         self.button = AttachButton(self.files)
         place(box, self.chips, self.button)
