@@ -100,6 +100,14 @@ def run_peer_api(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_copies(args: argparse.Namespace) -> int:
+    from lab.copies import measure, summary
+
+    report = measure(args)
+    _write_json(args, "copies", report, summary(report))
+    return 0
+
+
 def run_overhead(args: argparse.Namespace) -> int:
     from desktop_app.bench.runner import chosen_prompts
     from lab.overhead import cmd_overhead
@@ -178,6 +186,11 @@ BENCHES: dict[str, tuple[str, Callable[[argparse.Namespace], int]]] = {
         "streamed through HTTP: new prompts, repeated requests and a replayed agent loop",
         run_peer_api,
     ),
+    "copies": (
+        "long copies on held-out prompts (code edits, rewrites, extractions): SpecChat's API (off, auto) "
+        "against llama-server in DIR (plain, ngram-simple, ngram-mod), each request new and sent again",
+        run_copies,
+    ),
     "overhead": ("the loop's own overhead (vs llama-cpp-python, vs the speed-up formula)", run_overhead),
     "api-overhead": ("streamed tokens/s over the local API against the same engine in-process", run_api_overhead),
     "load": (
@@ -229,6 +242,10 @@ def build_parser() -> argparse.ArgumentParser:
             from lab.field import add_field_args
 
             add_field_args(bench)
+        if name == "copies":
+            from lab.copies import add_copies_args
+
+            add_copies_args(bench)
         if name in ("peer", "peer-api"):
             bench.add_argument("peer", type=Path, metavar="DIR", help="the folder of llama.cpp's built tools")
     return parser

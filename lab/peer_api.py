@@ -35,9 +35,9 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx2 as httpx
 
@@ -47,6 +47,7 @@ OURS = {"ours off": "off", "ours auto": "auto"}
 PEER_SPEC_TYPES = {"peer plain": None, "peer ngram-simple": "ngram-simple", "peer ngram-mod": "ngram-mod"}
 REPEATS = 4  # requests per `repeat` round; the figure is the mean of the repeats after the first
 NEW_CATEGORIES = ("code", "rewrite", "chat")
+T = TypeVar("T")
 
 _FILE = '''import json
 from pathlib import Path
@@ -103,6 +104,7 @@ class Answer:
     text: str
     tokens: int
     seconds: float  # from sending the request to the last token
+    timings: dict[str, Any] = field(default_factory=dict)  # the server's own, from its last chunk
 
     @property
     def tokens_per_s(self) -> float:
@@ -113,7 +115,8 @@ def ask(
     url: str, messages: list[dict[str, str]], max_tokens: int, extra: dict[str, Any], count: Callable[[str], int]
 ) -> Answer:
     """A streamed request; its tokens are ``count(text)`` for both servers alike (llama-server's
-    usage counts the end-of-generation token, ours does not: one token in 70 on a short answer)."""
+    usage counts the end-of-generation token, ours does not: one token in 70 on a short answer).
+    Both servers send their ``timings`` (decode ms, drafted and accepted tokens) with the last chunk."""
     body = {
         "model": "any",
         "messages": messages,
@@ -124,6 +127,7 @@ def ask(
         **extra,
     }
     pieces: list[str] = []
+    timings: dict[str, Any] = {}
     with httpx.Client(timeout=600) as client:
         start = time.perf_counter()
         with client.stream("POST", url + "/v1/chat/completions", json=body) as reply:
@@ -132,11 +136,12 @@ def ask(
                 if not line.startswith("data: {"):
                     continue
                 chunk = json.loads(line[6:])
+                timings = chunk.get("timings") or timings
                 for choice in chunk.get("choices") or []:
                     pieces.append((choice.get("delta") or {}).get("content") or "")
         seconds = time.perf_counter() - start
     text = "".join(pieces)
-    return Answer(text, count(text), seconds)
+    return Answer(text, count(text), seconds, timings)
 
 
 def token_counter(model: Path) -> Callable[[str], int]:
@@ -224,6 +229,21 @@ def server(name: str, model: Path, peer_bin: Path, threads: int, ctx: int) -> It
                 process.wait()
 
 
+@contextlib.contextmanager
+def live_servers(
+    names: list[str], args: argparse.Namespace, peer_bin: Path, count: Callable[[str], int]
+) -> Iterator[dict[str, tuple[str, dict[str, Any]]]]:
+    """A fresh server per configuration (``args``: model, threads, ctx, quiet_wait), all alive at
+    once, each past its first connection and first pass, once the machine went quiet (a server
+    still measuring: Auto calibrates after loading). Per name: its URL and request fields."""
+    with contextlib.ExitStack() as stack:
+        live = {n: stack.enter_context(server(n, args.model, peer_bin, args.threads, args.ctx)) for n in names}
+        for url, extra in live.values():
+            ask(url, [{"role": "user", "content": "Hi"}], 4, extra, count)
+        wait_for_quiet(args.quiet_wait)
+        yield live
+
+
 def _steps(new_prompts: dict[str, list[str]], tokens: int) -> list[tuple[str, list[dict[str, str]], int]]:
     """A round's requests in order: (workload, messages, max_tokens)."""
     steps = [(f"new {c}", [{"role": "user", "content": p}], tokens) for c, ps in new_prompts.items() for p in ps]
@@ -233,7 +253,7 @@ def _steps(new_prompts: dict[str, list[str]], tokens: int) -> list[tuple[str, li
     return steps
 
 
-def _rotated(items: list[str], by: int) -> list[str]:
+def rotated(items: list[T], by: int) -> list[T]:
     """Every item, starting from the ``by``-th (round r starts the category at its r-th prompt)."""
     start = by % len(items)
     return items[start:] + items[:start]
@@ -251,13 +271,9 @@ def _round(
     rotating step by step), so a machine that slows down for a minute slows every side alike.
     Tokens/s per configuration and workload, and the texts."""
     answers: dict[str, dict[str, list[Answer]]] = {n: {} for n in names}
-    with contextlib.ExitStack() as stack:
-        live = {n: stack.enter_context(server(n, args.model, peer_bin, args.threads, args.ctx)) for n in names}
-        for url, extra in live.values():
-            ask(url, [{"role": "user", "content": "Hi"}], 4, extra, count)  # first connection, first pass
-        wait_for_quiet(args.quiet_wait)  # a server still measuring (Auto calibrates after loading)
+    with live_servers(names, args, peer_bin, count) as live:
         for i, (workload, messages, tokens) in enumerate(_steps(new_prompts, args.max_tokens)):
-            for n in names[i % len(names) :] + names[: i % len(names)]:
+            for n in rotated(names, i):
                 url, extra = live[n]
                 answers[n].setdefault(workload, []).append(ask(url, messages, tokens, extra, count))
     out: dict[str, dict[str, Any]] = {}
@@ -285,7 +301,7 @@ def measure(args: argparse.Namespace, prompts: dict[str, list[str]]) -> dict[str
     count = token_counter(Path(args.model))
     per_round: list[dict[str, dict[str, Any]]] = []
     for r in range(rounds):
-        new_prompts = {c: _rotated(prompts[c], r) for c in NEW_CATEGORIES}
+        new_prompts = {c: rotated(prompts[c], r) for c in NEW_CATEGORIES}
         results = _round(names[r % len(names) :] + names[: r % len(names)], args, peer_bin, new_prompts, count)
         for name in names:
             shown = "  ".join(f"{w} {v:6.1f}" for w, v in results[name].items() if w != "texts")

@@ -303,6 +303,7 @@ def test_the_lab_has_a_subcommand_per_bench_with_the_bench_options() -> None:
         "unused-draft",
         "peer",
         "peer-api",
+        "copies",
         "repeat",
         "overhead",
         "api-overhead",
@@ -320,7 +321,7 @@ def test_the_lab_has_a_subcommand_per_bench_with_the_bench_options() -> None:
     assert (field.scenarios, field.repeats, field.loads) == (["busy", "interleaved"], 5, ["busy", "llama"])
     assert field.doc_tokens == [2500] and field.read_tokens == [2500, 6000, 26000] and field.answer_tokens == 2000
     assert parser.parse_args(["field", "all", "--rounds", "1"]).repeats == 1
-    for name in set(BENCHES) - {"replay", "peer", "peer-api", "repeat", "field"}:
+    for name in set(BENCHES) - {"replay", "peer", "peer-api", "copies", "repeat", "field"}:
         args = parser.parse_args([name, "--max-tokens", "8", "--out", "x"])
         assert (args.bench, args.max_tokens, args.out) == (name, 8, Path("x"))
 
@@ -351,16 +352,16 @@ def test_each_peer_round_asks_every_new_prompt_starting_from_another_one() -> No
     """A round's new-prompt figure covers every prompt of its category (one 128-token answer
     moves several % between identical requests), and each round starts the category elsewhere,
     so no prompt is always the first a fresh server sees."""
-    from lab.peer_api import REPEATS, _rotated, _steps
+    from lab.peer_api import REPEATS, _steps, rotated
 
     prompts = {"code": ["c0", "c1", "c2"], "rewrite": ["r0", "r1"], "chat": ["h0"]}
-    assert [_rotated(prompts["code"], r) for r in range(4)] == [
+    assert [rotated(prompts["code"], r) for r in range(4)] == [
         ["c0", "c1", "c2"],
         ["c1", "c2", "c0"],
         ["c2", "c0", "c1"],
         ["c0", "c1", "c2"],
     ]
-    steps = _steps({c: _rotated(ps, 1) for c, ps in prompts.items()}, 128)
+    steps = _steps({c: rotated(ps, 1) for c, ps in prompts.items()}, 128)
     new = [(w, m[0]["content"]) for w, m, _ in steps if w.startswith("new")]
     assert new == [
         ("new code", "c1"),

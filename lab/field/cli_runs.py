@@ -166,7 +166,7 @@ def busy(args: argparse.Namespace, prompts: dict[str, list[str]]) -> dict[str, A
     """Per load, Auto against off on one prompt of each category per round (each round starting
     each category at another prompt), one home per load kept across answers (a warm-up answer of
     each mode first): decoding tokens/s of the round's answers, tokens over seconds."""
-    from lab.peer_api import _rotated
+    from lab.peer_api import rotated
 
     rows: list[dict[str, Any]] = []
     for load in args.loads:
@@ -183,7 +183,7 @@ def busy(args: argparse.Namespace, prompts: dict[str, list[str]]) -> dict[str, A
                 seconds = {s: 0.0 for s in SIDES}
                 with background(load):
                     for i, category in enumerate(prompts):
-                        prompt = _rotated(prompts[category], r)[0]
+                        prompt = rotated(prompts[category], r)[0]
                         texts = {}
                         for spec in alternating(SIDES, r + i):
                             run = generate(args, prompt, spec, home, args.max_tokens)

@@ -25,7 +25,7 @@ TARGET = 0.97  # issue 45's done-when: Auto >= 0.97x of off under load, in the w
 
 def window_busy(args: argparse.Namespace, prompts: dict[str, list[str]]) -> dict[str, Any]:
     from desktop_app.ui.transcript.message_format import format_speedup
-    from lab.peer_api import _rotated
+    from lab.peer_api import rotated
     from lab.window import WindowDriver
 
     rows: list[dict[str, Any]] = []
@@ -45,7 +45,7 @@ def window_busy(args: argparse.Namespace, prompts: dict[str, list[str]]) -> dict
                 seconds = {s: 0.0 for s in SIDES}
                 with background(load):
                     for i, category in enumerate(prompts):
-                        prompt = _rotated(prompts[category], r)[0]
+                        prompt = rotated(prompts[category], r)[0]
                         texts = {}
                         for spec in alternating(SIDES, r + i):
                             done = driver.answer(prompt, spec)
