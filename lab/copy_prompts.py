@@ -3,7 +3,7 @@
 Written for that bench and kept out of every set Auto was tuned on (resources/bench/prompts.json,
 lab/peer_api.py, lab/field/): Auto was not tuned on them, so a figure on them says how it does on
 copies it has never met. Each prompt asks the model to mostly copy what it was given: a small
-code edit shown whole (several languages, 8 to 30 lines), a rewrite of a paragraph or a list, or
+code edit shown whole (several languages, 8 to 25 lines), a rewrite of a paragraph or a list, or
 an extraction quoting part of a text. Two disjoint groups: ``again`` (each request sent several
 times) and ``new`` (code edits asked once a round).
 """
