@@ -47,6 +47,19 @@ def test_our_build_has_the_batch_kernels() -> None:
     assert cpu_has_batch_rows() == _has_avx2()
 
 
+def _has_avx512_vnni() -> bool:
+    flags = _cpu_flags() or ""
+    return all(f" {flag}" in flags for flag in ("avx512f", "avx512bw", "avx512dq", "avx512_vnni"))
+
+
+@pytest.mark.skipif(not X86, reason="the patch's kernels are for x86 CPUs (elsewhere llama.cpp's own run)")
+def test_our_build_multiplies_verify_passes_with_the_avx512_kernels_where_the_cpu_has_them() -> None:
+    """packaging/llama/verify-cols.patch: on an AVX-512 CPU a verify pass of 65 rows costs 0.76x
+    what the AVX2 batch kernels took (docs/engine-notes.md); the tests below check its rows."""
+    features = llama_cpp.llama_print_system_info().decode()
+    assert ("SPECCHAT_PACKED_COLS = 1" in features) == _has_avx512_vnni()
+
+
 def test_the_patch_keeps_the_largest_verify_pass_on_the_single_row_kernels() -> None:
     """Its K-quant limit (a C constant) must cover every draft size the app lets a user choose."""
     limit = re.search(r"^\+#define SPECCHAT_EXACT_ROWS (\d+)$", PATCH.read_text(), re.MULTILINE)
