@@ -22,10 +22,10 @@ from pathlib import Path
 from desktop_app.engine.api import FinishReason, GenerateRequest, WorkerAddress
 from desktop_app.engine.events import Event, Finished, PromptProgress, StatsUpdate, TextChunk
 from desktop_app.engine.stats import GenerationStats
+from desktop_app.engine_process.auto_measuring import AutoMeasuring
 from desktop_app.engine_process.prompt_counter import PromptCounter
 from desktop_app.engine_process.protocol import (
     STREAM_FLUSH_S,
-    AutoPlan,
     Cancel,
     CountPrompt,
     Done,
@@ -121,9 +121,7 @@ class _Worker:
         self.aside = 0  # how deep the job thread is in answers run aside (answer_waiting)
         self._send_lock = threading.Lock()
         self.counter = PromptCounter(self.engine, self.send)  # the context meter's questions
-        # Auto's costs still to measure (the load's plan) when a request cut the measuring short:
-        # taken up again the next time the queue is empty (measure_when_idle)
-        self.unmeasured: AutoPlan | None = None
+        self.measuring = AutoMeasuring(self.engine, self.jobs)  # Auto's costs, after a load and when idle
 
     def send(self, event: EngineEvent) -> None:
         with self._send_lock:
@@ -134,29 +132,11 @@ class _Worker:
 
     # ------------------------------------------------------------------ jobs
     def run_jobs(self) -> None:
-        while (job := self.next_job()) is not None:
+        while True:
+            self.measuring.when_idle()
+            if (job := self.jobs.get()) is None:
+                return
             self.run(job)
-
-    def next_job(self) -> Load | Generate | Embed | None:
-        if self.unmeasured is not None and self.jobs.empty():
-            self.measure_auto(self.unmeasured)
-        return self.jobs.get()
-
-    def measure_auto(self, plan: AutoPlan) -> None:
-        """Measure Auto's costs for ``plan`` unless a job comes: it stops between two timed passes
-        and is taken up again when the queue is next empty. Left undone, the answers would plan
-        with the prior for the process's life, and the long passes the prior overrates never
-        measured (a client that asks at once, as an agent does after starting `specchat serve`,
-        got passes of 6 rows where 33 paid)."""
-        self.unmeasured = plan
-        try:
-            costs = self.engine.prepare_auto(plan.drafter, plan.draft_max, should_stop=lambda: not self.jobs.empty())
-        except Exception:  # noqa: BLE001 - auto measures lazily on first use instead
-            traceback.print_exc()
-            self.unmeasured = None
-            return
-        if costs is not None or self.jobs.empty():  # measured, or nothing to measure
-            self.unmeasured = None
 
     def run(self, job: Load | Generate | Embed) -> None:
         try:
@@ -239,9 +219,7 @@ class _Worker:
         self.send(Loaded(self.engine.loaded(draft_error=draft_error, compatibility=compatibility)))
         # Auto mode's cost measurement (about a second) now, while the user types, instead of
         # in the first answer. A later message simply waits in the job queue.
-        self.unmeasured = None
-        if job.plan.measure:
-            self.measure_auto(job.plan)
+        self.measuring.after_load(job.plan)
         # The n-gram cache learns the history in the background (not beside the measurement:
         # its Python work would skew the timings).
         self.history = Path(job.history) if job.history else None
