@@ -302,7 +302,7 @@ def measure(args: argparse.Namespace, prompts: dict[str, list[str]]) -> dict[str
     per_round: list[dict[str, dict[str, Any]]] = []
     for r in range(rounds):
         new_prompts = {c: rotated(prompts[c], r) for c in NEW_CATEGORIES}
-        results = _round(names[r % len(names) :] + names[: r % len(names)], args, peer_bin, new_prompts, count)
+        results = _round(rotated(names, r), args, peer_bin, new_prompts, count)
         for name in names:
             shown = "  ".join(f"{w} {v:6.1f}" for w, v in results[name].items() if w != "texts")
             print(f"  round {r + 1} {name:18} {shown}", file=sys.stderr, flush=True)
